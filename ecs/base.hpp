@@ -1,0 +1,84 @@
+#pragma once
+// Portable basics shared by g++, nvcc and NVRTC: fixed-width integers, the
+// host/device qualifier and the few atomics the ECS needs. No host-only
+// includes may appear here: NVRTC compiles this file at run time.
+
+#if defined(__CUDACC_RTC__)
+namespace orrery {
+using int8_t = signed char;
+using uint8_t = unsigned char;
+using int16_t = short;
+using uint16_t = unsigned short;
+using int32_t = int;
+using uint32_t = unsigned int;
+using int64_t = long long;
+using uint64_t = unsigned long long;
+using size_t = unsigned long;
+} // namespace orrery
+#else
+#include <cstddef>
+#include <cstdint>
+namespace orrery {
+using std::int16_t;
+using std::int32_t;
+using std::int64_t;
+using std::int8_t;
+using std::size_t;
+using std::uint16_t;
+using std::uint32_t;
+using std::uint64_t;
+using std::uint8_t;
+} // namespace orrery
+#endif
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define ORRERY_HD __host__ __device__
+#define ORRERY_DEVICE_CODE 1
+#else
+#define ORRERY_HD
+#endif
+
+#if defined(__CUDA_ARCH__)
+#define ORRERY_ON_DEVICE 1
+#endif
+
+/// Marks a system (a free function the engine calls for each world or entity).
+/// It expands to `inline` plus the host/device qualifiers so one definition
+/// serves the CPU executor and the NVRTC megakernel.
+#define ORRERY_SYSTEM inline ORRERY_HD
+
+namespace orrery {
+
+/// Atomically adds `v` to `*p` and returns the old value. Safe on both backends.
+ORRERY_HD inline uint32_t atomic_add(uint32_t* p, uint32_t v) {
+#if defined(ORRERY_ON_DEVICE)
+    return atomicAdd(p, v);
+#else
+    return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/// Atomically subtracts `v` from `*p`, returns the old value.
+ORRERY_HD inline int32_t atomic_sub(int32_t* p, int32_t v) {
+#if defined(ORRERY_ON_DEVICE)
+    return atomicSub(p, v);
+#else
+    return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+/// Stores `v` into `*p` only if `*p` is zero (first error wins). Returns the old value.
+ORRERY_HD inline uint32_t atomic_set_if_zero(uint32_t* p, uint32_t v) {
+#if defined(ORRERY_ON_DEVICE)
+    return atomicCAS(p, 0u, v);
+#else
+    uint32_t expected = 0;
+    __atomic_compare_exchange_n(p, &expected, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+    return expected;
+#endif
+}
+
+template <class T> ORRERY_HD constexpr T min_of(T a, T b) { return a < b ? a : b; }
+template <class T> ORRERY_HD constexpr T max_of(T a, T b) { return a < b ? b : a; }
+
+} // namespace orrery

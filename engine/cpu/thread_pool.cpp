@@ -1,0 +1,65 @@
+// Workers sleep on a condition variable between passes and claim items with
+// an atomic counter during one, so uneven items balance themselves.
+
+#include "engine/cpu/thread_pool.hpp"
+
+namespace orrery {
+
+ThreadPool::ThreadPool(uint32_t threads) {
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    for (uint32_t i = 1; i < threads; ++i) {
+        workers_.emplace_back([this] {
+            uint64_t seen = 0;
+            for (;;) {
+                std::unique_lock<std::mutex> lock(mu_);
+                wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
+                if (stop_) return;
+                seen = generation_;
+                ++busy_;
+                lock.unlock();
+                drain();
+                lock.lock();
+                if (--busy_ == 0) done_.notify_all();
+            }
+        });
+    }
+}
+
+ThreadPool::~ThreadPool() {
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        stop_ = true;
+    }
+    wake_.notify_all();
+    for (std::thread& t : workers_) t.join();
+}
+
+void ThreadPool::drain() {
+    for (;;) {
+        uint32_t i = next_.fetch_add(1, std::memory_order_relaxed);
+        if (i >= n_) return;
+        (*fn_)(i);
+    }
+}
+
+void ThreadPool::parallel_for(uint32_t n, const std::function<void(uint32_t)>& fn) {
+    if (workers_.empty() || n <= 1) {
+        for (uint32_t i = 0; i < n; ++i) fn(i);
+        return;
+    }
+    {
+        std::lock_guard<std::mutex> lock(mu_);
+        fn_ = &fn;
+        n_ = n;
+        next_.store(0, std::memory_order_relaxed);
+        ++generation_;
+    }
+    wake_.notify_all();
+    drain();
+    std::unique_lock<std::mutex> lock(mu_);
+    // Workers that woke late find no items left and leave at once.
+    done_.wait(lock, [&] { return busy_ == 0 && next_.load() >= n_; });
+    fn_ = nullptr;
+}
+
+} // namespace orrery

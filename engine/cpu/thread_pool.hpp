@@ -1,0 +1,45 @@
+#pragma once
+// A fixed pool of worker threads for the CPU executor. One parallel_for at a
+// time; the calling thread works too, so threads == 1 runs inline.
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace orrery {
+
+class ThreadPool {
+  public:
+    /// `threads` workers in all, the caller included; 0 means every hardware thread.
+    explicit ThreadPool(uint32_t threads);
+    ~ThreadPool();
+    ThreadPool(const ThreadPool&) = delete;
+    ThreadPool& operator=(const ThreadPool&) = delete;
+
+    uint32_t threads() const { return uint32_t(workers_.size()) + 1; }
+
+    /// Calls fn(i) for every i in [0, n) across the pool; returns when all are done.
+    /// @warning not reentrant: fn must not call parallel_for.
+    void parallel_for(uint32_t n, const std::function<void(uint32_t)>& fn);
+
+  private:
+    void work(uint64_t generation);
+    void drain();
+
+    std::vector<std::thread> workers_;
+    std::mutex mu_;
+    std::condition_variable wake_, done_;
+    uint64_t generation_ = 0;
+    bool stop_ = false;
+    const std::function<void(uint32_t)>* fn_ = nullptr;
+    uint32_t n_ = 0;
+    std::atomic<uint32_t> next_{0};
+    std::atomic<uint32_t> finished_{0};
+    uint32_t busy_ = 0;
+};
+
+} // namespace orrery

@@ -1,0 +1,125 @@
+#pragma once
+// What a system sees: one world's storage plus the engine's per-world services
+// (episode and step counters, random numbers, the env config, episode ends and
+// error codes), and the adapters that run a system over worlds or entities.
+// Compiles under g++, nvcc and NVRTC; the CPU executor and the megakernel call
+// the same run_world / run_each instantiations.
+
+#include "ecs/storage.hpp"
+#include "engine/rng.hpp"
+
+namespace orrery {
+
+/// How a node maps onto worlds and entities.
+enum class NodeKind : uint8_t {
+    kPerWorld,      ///< F(Ctx&) once per world
+    kPerEntity,     ///< F(Ctx&, components...) per live entity having those components
+    kApplyDestroys, ///< built-in destruction barrier
+};
+
+/// Which part of a step a node belongs to. kReobserve is the observe list run a
+/// second time, only in worlds reset late in the step (same-step autoreset).
+enum class Phase : uint8_t { kInit, kStep, kObserve, kReobserve };
+
+/// Whether nodes of `phase` run in world w during this step.
+ORRERY_HD inline bool phase_active(const Storage& s, uint32_t w, Phase phase) {
+    uint32_t f = s.meta[w].flags;
+    switch (phase) {
+    case Phase::kInit: return (f & kResetting) != 0;
+    case Phase::kStep: return (f & kSkipStep) == 0;
+    case Phase::kObserve: return true;
+    case Phase::kReobserve: return (f & kResetting) != 0;
+    }
+    return false;
+}
+
+/// The context every system receives: a WorldView plus engine services.
+class Ctx : public WorldView {
+  public:
+    ORRERY_HD Ctx(const Storage& s, uint32_t world) : WorldView(s, world) {}
+
+    /// Episodes this world has started since the last full reset (0-based).
+    ORRERY_HD uint32_t episode() const { return s_->meta[world_].episode; }
+    /// Steps taken in the current episode before this one (0 during reset).
+    ORRERY_HD uint32_t step() const { return s_->meta[world_].step; }
+    /// The entity a per-entity system is running for (null in per-world systems).
+    ORRERY_HD Entity self() const { return self_; }
+
+    /// Random numbers keyed by (seed, world, episode, step, stream). Use distinct
+    /// streams for distinct purposes; per-entity systems should fold in the row.
+    ORRERY_HD Rng rng(uint32_t stream = 0) const {
+        const WorldMeta& m = s_->meta[world_];
+        return Rng(m.seed, world_, m.episode, m.step, stream);
+    }
+
+    /// The env's configuration struct, as registered with EnvSpec::config.
+    template <class C> ORRERY_HD const C& config() const {
+        return *reinterpret_cast<const C*>(s_->config);
+    }
+
+    /// Ends the episode: the env reached a terminal state.
+    ORRERY_HD void terminate() const { s_->terminated[world_] = 1; }
+    /// Ends the episode by a time limit or other cut that is not terminal.
+    ORRERY_HD void truncate() const { s_->truncated[world_] = 1; }
+
+    Entity self_{};
+};
+
+namespace detail {
+
+template <class P> struct Fetch; // how a per-entity system parameter is read from a row
+template <class T> struct Fetch<T&> {
+    using Component = T;
+    ORRERY_HD static T& get(const Ctx& c, uint32_t arch, uint32_t row) {
+        const ArchetypeTable& t = c.storage().tables[arch];
+        return reinterpret_cast<T*>(t.columns[component_id<T>])[c.slot(t, row)];
+    }
+};
+template <class T> struct Fetch<const T&> {
+    using Component = T;
+    ORRERY_HD static const T& get(const Ctx& c, uint32_t arch, uint32_t row) {
+        return Fetch<T&>::get(c, arch, row);
+    }
+};
+template <class T> struct Fetch<Array<T>> {
+    using Component = T;
+    ORRERY_HD static Array<T> get(const Ctx& c, uint32_t arch, uint32_t row) {
+        return c.template array_at<T>(arch, row);
+    }
+};
+
+template <class... Ps>
+ORRERY_HD void each_entity(void (*f)(Ctx&, Ps...), const Storage& s, uint32_t w) {
+    Ctx ctx(s, w);
+    for (uint32_t a = 0; a < s.num_archetypes; ++a) {
+        const ArchetypeTable& t = s.tables[a];
+        bool match = true;
+        uint32_t ids[] = {component_id<typename Fetch<Ps>::Component>..., 0u};
+        for (uint32_t i = 0; i < sizeof...(Ps); ++i) match = match && t.columns[ids[i]] != nullptr;
+        if (!match) continue;
+        uint32_t end = min_of(t.high_water[w], t.capacity);
+        for (uint32_t row = 0; row < end; ++row) {
+            uint32_t r = ctx.slot(t, row);
+            if (!t.alive[r]) continue;
+            ctx.self_ = Entity::make(a, row, t.generation[r]);
+            f(ctx, Fetch<Ps>::get(ctx, a, row)...);
+        }
+    }
+}
+
+} // namespace detail
+
+/// Runs per-world system F on world w (skipped in worlds reset by this step
+/// when `skippable`).
+template <auto F> ORRERY_HD void run_world(const Storage& s, uint32_t w) {
+    Ctx ctx(s, w);
+    F(ctx);
+}
+
+/// Runs per-entity system F over every live entity of world w whose archetype
+/// has all of F's component parameters.
+template <auto F> ORRERY_HD void run_each(const Storage& s, uint32_t w) {
+    detail::each_entity(F, s, w);
+}
+
+} // namespace orrery

@@ -1,0 +1,242 @@
+#pragma once
+// The registration table of an env: its components, archetypes, config, the
+// task graph of its systems and the tensors it exports. One table drives ECS
+// storage, the CPU executor, megakernel generation, the Python binding and the
+// viewer; an env states each fact here once.
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "engine/ctx.hpp"
+#include "engine/error.hpp"
+
+namespace orrery {
+
+/// Runs one node over the worlds in [begin, end) where `phase` is active.
+using CpuNodeFn = void (*)(const Storage&, uint32_t begin, uint32_t end, Phase phase);
+
+/// A system as the task graph sees it: its name (the C++ function name, used by
+/// the megakernel generator) and its CPU entry point.
+struct SystemRef {
+    const char* name;
+    NodeKind kind;
+    CpuNodeFn cpu;
+};
+
+namespace detail {
+template <auto F> void cpu_world_node(const Storage& s, uint32_t b, uint32_t e, Phase p) {
+    for (uint32_t w = b; w < e; ++w)
+        if (phase_active(s, w, p)) run_world<F>(s, w);
+}
+template <auto F> void cpu_each_node(const Storage& s, uint32_t b, uint32_t e, Phase p) {
+    for (uint32_t w = b; w < e; ++w)
+        if (phase_active(s, w, p)) run_each<F>(s, w);
+}
+inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p) {
+    for (uint32_t w = b; w < e; ++w)
+        if (phase_active(s, w, p)) apply_destroys(s, w);
+}
+} // namespace detail
+
+/// A per-world system: `void fn(orrery::Ctx&)`.
+#define ORRERY_PER_WORLD(fn)                                                                       \
+    ::orrery::SystemRef { #fn, ::orrery::NodeKind::kPerWorld, &::orrery::detail::cpu_world_node<&fn> }
+/// A per-entity system: `void fn(orrery::Ctx&, A&, const B&, orrery::Array<C>, ...)`.
+#define ORRERY_PER_ENTITY(fn)                                                                      \
+    ::orrery::SystemRef { #fn, ::orrery::NodeKind::kPerEntity, &::orrery::detail::cpu_each_node<&fn> }
+
+/// Element type of an exported tensor (DLPack codes follow from it).
+enum class DType : uint8_t { kU8, kI8, kI32, kU32, kF32, kI64 };
+size_t dtype_size(DType t);
+const char* dtype_name(DType t);
+
+template <class E> constexpr DType dtype_of() {
+    if constexpr (std::is_same_v<E, uint8_t> || std::is_same_v<E, bool>) return DType::kU8;
+    else if constexpr (std::is_same_v<E, int8_t>) return DType::kI8;
+    else if constexpr (std::is_same_v<E, int32_t>) return DType::kI32;
+    else if constexpr (std::is_same_v<E, uint32_t>) return DType::kU32;
+    else if constexpr (std::is_same_v<E, float>) return DType::kF32;
+    else if constexpr (std::is_same_v<E, int64_t>) return DType::kI64;
+    else static_assert(sizeof(E) == 0, "unsupported element type");
+}
+
+namespace detail {
+template <class T, class = void> struct ElementOf {
+    using type = uint8_t;
+};
+template <class T> struct ElementOf<T, std::void_t<typename T::Element>> {
+    using type = typename T::Element;
+};
+} // namespace detail
+
+struct ComponentSpec {
+    std::string name;
+    uint32_t row_bytes = 0;      ///< 0 until an array component's dims are set
+    DType dtype = DType::kU8;
+    std::vector<uint32_t> dims;  ///< shape of one row in elements
+    bool is_array = false;
+};
+
+struct ArchetypeSpec {
+    std::string name;
+    uint32_t capacity = 0;
+    bool singleton = false;
+    std::vector<uint32_t> components;
+};
+
+struct NodeSpec {
+    SystemRef system;
+    Phase phase;
+    std::vector<uint32_t> deps; ///< indices of nodes of the same phase this one waits for
+};
+
+/// A tensor the env shares with its users: a whole column, [worlds, capacity, dims...].
+struct ExportSpec {
+    std::string name;
+    uint32_t archetype;
+    uint32_t component;
+    bool input; ///< written by the user (actions), read by systems
+};
+
+/// Node handle returned by EnvSpec::add, used to state dependencies.
+struct NodeId {
+    uint32_t index;
+};
+
+/// The registration table of one env. Build it in the env's factory function.
+class EnvSpec {
+  public:
+    /// `source` is the header holding the env's components and systems, relative
+    /// to the repository root; the megakernel generator includes it.
+    EnvSpec(std::string name, std::string source) : name_(std::move(name)), source_(std::move(source)) {}
+
+    /// Registers every component of the env's ORRERY_COMPONENTS list.
+    template <class... Ts> void components(List<Ts...>) { (component<Ts>(), ...); }
+
+    /// Sets the row shape of array component T (required before simulation).
+    template <class T> void dims(std::vector<uint32_t> dims) {
+        ComponentSpec& c = components_.at(component_id<T>);
+        uint32_t n = 1;
+        for (uint32_t d : dims) n *= d;
+        c.dims = std::move(dims);
+        c.row_bytes = n * uint32_t(sizeof(typename T::Element));
+    }
+
+    /// Declares archetype A with `capacity` rows per world. A singleton holds
+    /// per-world state: capacity 1, its one row always live.
+    template <class A> void archetype(uint32_t capacity, bool singleton = false) {
+        uint32_t id = archetype_id<A>;
+        if (archetypes_.size() <= id) archetypes_.resize(id + 1);
+        ArchetypeSpec& a = archetypes_[id];
+        a.name = A::kName;
+        a.capacity = singleton ? 1 : capacity;
+        a.singleton = singleton;
+        a.components = ids_of(typename A::Components{});
+    }
+
+    /// Stores the env's config struct; systems read it with ctx.config<C>().
+    template <class C> void config(const C& c) {
+        static_assert(std::is_trivially_copyable_v<C>, "config must be trivially copyable");
+        config_.resize(sizeof(C));
+        std::memcpy(config_.data(), &c, sizeof(C));
+    }
+
+    /// Adds a system to a phase; it runs after `deps` (nodes of the same phase).
+    NodeId add(Phase phase, SystemRef s, std::vector<NodeId> deps = {});
+    /// Adds the destruction barrier to a phase (one is appended to every phase
+    /// that lacks one at its end).
+    NodeId add_destroy_barrier(Phase phase, std::vector<NodeId> deps = {});
+
+    /// Exports column T of archetype A: an output (obs, reward) or an input (actions).
+    template <class A, class T> void export_output(std::string name) {
+        static_assert(has_component<A, T>, "archetype lacks this component");
+        exports_.push_back({std::move(name), archetype_id<A>, component_id<T>, false});
+    }
+    template <class A, class T> void export_input(std::string name) {
+        static_assert(has_component<A, T>, "archetype lacks this component");
+        exports_.push_back({std::move(name), archetype_id<A>, component_id<T>, true});
+    }
+
+    /// Range of valid values of an integer input tensor, checked before each step.
+    void input_range(const std::string& name, int64_t lo, int64_t hi) { ranges_[name] = {lo, hi}; }
+
+    /// Throws orrery::Error if the table is incomplete or inconsistent.
+    void validate() const;
+    /// Nodes of a phase in a dependency-respecting order.
+    std::vector<const NodeSpec*> ordered(Phase phase) const;
+
+    const std::string& name() const { return name_; }
+    const std::string& source() const { return source_; }
+    const std::vector<ComponentSpec>& component_specs() const { return components_; }
+    const std::vector<ArchetypeSpec>& archetype_specs() const { return archetypes_; }
+    const std::vector<NodeSpec>& nodes() const { return nodes_; }
+    const std::vector<ExportSpec>& exports() const { return exports_; }
+    const std::vector<uint8_t>& config_bytes() const { return config_; }
+    const std::map<std::string, std::pair<int64_t, int64_t>>& input_ranges() const { return ranges_; }
+    /// Free-form key/value description (layout name, sizes) recorded in checkpoints.
+    std::map<std::string, std::string>& info() { return info_; }
+    const std::map<std::string, std::string>& info() const { return info_; }
+
+  private:
+    template <class T> void component() {
+        uint32_t id = component_id<T>;
+        if (components_.size() <= id) components_.resize(id + 1);
+        ComponentSpec& c = components_[id];
+        c.name = component_name(id);
+        if constexpr (detail::IsArrayComponent<T>::value) {
+            c.is_array = true;
+            c.dtype = dtype_of<typename T::Element>();
+        } else {
+            static_assert(std::is_trivially_copyable_v<T>, "components must be trivially copyable");
+            using E = typename detail::ElementOf<T>::type;
+            c.dtype = dtype_of<E>();
+            c.row_bytes = uint32_t(sizeof(T));
+            c.dims = {uint32_t(sizeof(T) / sizeof(E))};
+        }
+    }
+    template <class... Ts> std::vector<uint32_t> ids_of(List<Ts...>) { return {component_id<Ts>...}; }
+    std::string component_name(uint32_t id);
+
+  public:
+    /// The env's ORRERY_COMPONENTS names, comma separated (set by ORRERY_ENV_NAMES).
+    std::string component_names_;
+
+  private:
+    std::string name_, source_;
+    std::vector<ComponentSpec> components_;
+    std::vector<ArchetypeSpec> archetypes_;
+    std::vector<NodeSpec> nodes_;
+    std::vector<ExportSpec> exports_;
+    std::vector<uint8_t> config_;
+    std::map<std::string, std::pair<int64_t, int64_t>> ranges_;
+    std::map<std::string, std::string> info_;
+};
+
+/// Env options given by users at make() time, as strings (layout=..., agents=...).
+using EnvOptions = std::map<std::string, std::string>;
+/// Builds an env's registration table from user options; throws orrery::Error on bad options.
+using EnvFactory = std::function<EnvSpec(const EnvOptions&)>;
+
+/// Registers a named env factory (done once per env in envs/registry.cpp).
+void register_env(const std::string& name, EnvFactory factory, std::string summary);
+/// Builds the named env; throws orrery::Error naming the known envs if unknown.
+EnvSpec make_env_spec(const std::string& name, const EnvOptions& options);
+/// Names and one-line summaries of every registered env.
+std::vector<std::pair<std::string, std::string>> registered_envs();
+
+} // namespace orrery
+
+/// Starts an env's registration table: `orrery::EnvSpec spec = ORRERY_ENV_SPEC("tag", "envs/tutorial/tag.hpp");`
+/// Must be used inside the env's namespace so its component names are found.
+#define ORRERY_ENV_SPEC(name, source)                                                              \
+    [&] {                                                                                          \
+        ::orrery::EnvSpec s_(name, source);                                                        \
+        s_.component_names_ = kOrreryComponentNames;                                               \
+        s_.components(OrreryComponents{});                                                         \
+        return s_;                                                                                 \
+    }()

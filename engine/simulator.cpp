@@ -1,0 +1,346 @@
+// Simulator: the host-side owner of one batch of worlds. World snapshots and
+// checkpoints are built from the per-world regions of the storage layout, so
+// they hold exactly what a step reads and writes.
+
+#include "engine/simulator.hpp"
+
+#include <zlib.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+#include "engine/cpu/cpu_backend.hpp"
+
+namespace orrery {
+
+namespace {
+CudaBackendFactory g_cuda_factory = nullptr;
+
+constexpr char kMagic[8] = {'O', 'R', 'R', 'E', 'R', 'Y', 'C', 'K'};
+constexpr uint32_t kCheckpointVersion = 1;
+
+int cuda_index(const std::string& device) {
+    if (device == "cuda") return 0;
+    try {
+        size_t used = 0;
+        int i = std::stoi(device.substr(5), &used);
+        if (used + 5 == device.size() && i >= 0) return i;
+    } catch (const std::exception&) {
+    }
+    throw Error("device='" + device + "' is not understood; expected 'cpu', 'cuda', 'cuda:N' or 'auto'");
+}
+} // namespace
+
+void set_cuda_backend_factory(CudaBackendFactory f) { g_cuda_factory = f; }
+
+size_t TensorView::bytes() const {
+    size_t n = dtype_size(dtype);
+    for (int64_t d : shape) n *= size_t(d);
+    return n;
+}
+
+std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
+                                      const StorageLayout& layout, const SimOptions& opts) {
+    const std::string& d = opts.device;
+    if (d == "cpu") return std::make_unique<CpuBackend>(spec, plan, layout, opts.threads);
+    if (d == "auto") {
+        if (g_cuda_factory) {
+            try {
+                return g_cuda_factory(spec, plan, layout, opts, 0);
+            } catch (const Error& e) {
+                std::fprintf(stderr, "orrery: device='auto': CUDA unavailable (%s); using the CPU\n", e.what());
+            }
+        } else {
+            std::fprintf(stderr, "orrery: device='auto': this build has no CUDA backend; using the CPU\n");
+        }
+        return std::make_unique<CpuBackend>(spec, plan, layout, opts.threads);
+    }
+    if (d.rfind("cuda", 0) == 0) {
+        int index = cuda_index(d);
+        if (!g_cuda_factory) throw Error("device='" + d + "' was asked for, but this build of Orrery has no CUDA backend");
+        return g_cuda_factory(spec, plan, layout, opts, index);
+    }
+    throw Error("device='" + d + "' is not understood; expected 'cpu', 'cuda', 'cuda:N' or 'auto'");
+}
+
+Simulator::Simulator(EnvSpec spec, SimOptions opts)
+    : spec_(std::move(spec)), opts_(std::move(opts)) {
+    spec_.validate();
+    plan_ = make_plan(spec_, opts_.autoreset);
+    layout_ = make_layout(spec_, opts_.num_worlds, opts_.autoreset);
+    backend_ = make_backend(spec_, plan_, layout_, opts_);
+    const Storage& s = backend_->storage();
+    if (s.config_bytes)
+        backend_->copy_from_host(const_cast<uint8_t*>(s.config), spec_.config_bytes().data(), s.config_bytes);
+    regions_ = layout_.regions(s);
+
+    const DeviceKind dev = backend_->device();
+    const int index = backend_->device_index();
+    const int64_t W = opts_.num_worlds;
+    uint32_t final_i = 0;
+    for (const ExportSpec& e : spec_.exports()) {
+        const ComponentSpec& c = spec_.component_specs()[e.component];
+        TensorView t;
+        t.name = e.name;
+        t.data = s.tables[e.archetype].columns[e.component];
+        t.dtype = c.dtype;
+        t.shape = {W, int64_t(spec_.archetype_specs()[e.archetype].capacity)};
+        for (uint32_t d : c.dims) t.shape.push_back(d);
+        t.device = dev;
+        t.device_index = index;
+        t.input = e.input;
+        tensors_.push_back(t);
+        if (!e.input && opts_.autoreset == AutoReset::kSameStep) {
+            TensorView f = t;
+            f.name = "final_" + e.name;
+            f.data = s.final_dst[final_i++];
+            tensors_.push_back(f);
+        }
+    }
+    tensors_.push_back({"terminated", s.terminated, DType::kU8, {W}, dev, index, false});
+    tensors_.push_back({"truncated", s.truncated, DType::kU8, {W}, dev, index, false});
+    tensors_.push_back({"errors", s.errors, DType::kU32, {W}, dev, index, false});
+    reset(0);
+}
+
+Simulator::~Simulator() = default;
+
+const TensorView& Simulator::tensor(const std::string& name) const {
+    std::string names;
+    for (const TensorView& t : tensors_) {
+        if (t.name == name) return t;
+        names += (names.empty() ? "" : ", ") + t.name;
+    }
+    throw Error("no tensor named '" + name + "'; this env has: " + names);
+}
+
+void Simulator::reset(uint64_t seed) {
+    const Storage& s = backend_->storage();
+    std::vector<WorldMeta> meta(opts_.num_worlds);
+    for (WorldMeta& m : meta) m.seed = seed;
+    std::vector<uint8_t> request(opts_.num_worlds, 2);
+    backend_->copy_from_host(s.meta, meta.data(), meta.size() * sizeof(WorldMeta));
+    backend_->copy_from_host(s.reset_request, request.data(), request.size());
+    backend_->run(plan_.reset);
+}
+
+void Simulator::reset_worlds(const std::vector<uint8_t>& mask) {
+    if (mask.size() != opts_.num_worlds)
+        throw Error("reset mask has " + std::to_string(mask.size()) + " entries; expected num_worlds = " +
+                    std::to_string(opts_.num_worlds));
+    std::vector<uint8_t> request(mask.size());
+    for (size_t i = 0; i < mask.size(); ++i) request[i] = mask[i] ? 1 : 0;
+    backend_->copy_from_host(backend_->storage().reset_request, request.data(), request.size());
+    backend_->run(plan_.reset);
+}
+
+void Simulator::check_inputs() {
+    if (backend_->device() != DeviceKind::kCpu) return; // the device records kBadAction instead
+    for (const auto& [name, range] : spec_.input_ranges()) {
+        const TensorView& t = tensor(name);
+        size_t n = t.bytes() / dtype_size(t.dtype);
+        size_t per_world = n / opts_.num_worlds;
+        for (size_t i = 0; i < n; ++i) {
+            int64_t v = 0;
+            const uint8_t* p = static_cast<const uint8_t*>(t.data) + i * dtype_size(t.dtype);
+            switch (t.dtype) {
+            case DType::kU8: v = *p; break;
+            case DType::kI8: v = *reinterpret_cast<const int8_t*>(p); break;
+            case DType::kI32: v = *reinterpret_cast<const int32_t*>(p); break;
+            case DType::kU32: v = *reinterpret_cast<const uint32_t*>(p); break;
+            case DType::kI64: v = *reinterpret_cast<const int64_t*>(p); break;
+            case DType::kF32: continue;
+            }
+            if (v < range.first || v > range.second)
+                throw Error("'" + name + "' holds " + std::to_string(v) + " at world " +
+                            std::to_string(i / per_world) + ", index " + std::to_string(i % per_world) +
+                            "; expected a value in [" + std::to_string(range.first) + ", " +
+                            std::to_string(range.second) + "]");
+        }
+    }
+}
+
+void Simulator::step() {
+    check_inputs();
+    backend_->run(plan_.step);
+}
+
+void Simulator::synchronize() { backend_->synchronize(); }
+
+std::vector<uint32_t> Simulator::errors() {
+    std::vector<uint32_t> out(opts_.num_worlds);
+    backend_->synchronize();
+    backend_->copy_to_host(out.data(), backend_->storage().errors, out.size() * 4);
+    return out;
+}
+
+void Simulator::check_errors() {
+    std::vector<uint32_t> e = errors();
+    std::ostringstream msg;
+    int shown = 0, total = 0;
+    for (uint32_t w = 0; w < e.size(); ++w) {
+        if (!e[w]) continue;
+        ++total;
+        if (shown++ < 8) msg << (shown > 1 ? ", " : "") << "world " << w << ": code " << e[w];
+    }
+    if (total)
+        throw Error(std::to_string(total) + " world(s) reported errors in the last step (" + msg.str() +
+                    "; 1 = capacity overflow, 2 = stale entity, 3 = bad action, >= 256 env-specific)");
+}
+
+void Simulator::check_world(uint32_t w, const char* what) const {
+    if (w >= opts_.num_worlds)
+        throw Error(std::string(what) + " = " + std::to_string(w) + " is out of range; expected 0 <= " + what +
+                    " < " + std::to_string(opts_.num_worlds));
+}
+
+size_t Simulator::snapshot_bytes() const {
+    size_t n = 0;
+    for (const Region& r : regions_) n += r.bytes_per_world;
+    return n;
+}
+
+WorldSnapshot Simulator::save_world(uint32_t world) {
+    check_world(world, "world");
+    backend_->synchronize();
+    WorldSnapshot snap;
+    snap.bytes.resize(snapshot_bytes());
+    size_t at = 0;
+    for (const Region& r : regions_) {
+        backend_->copy_to_host(snap.bytes.data() + at, r.base + r.bytes_per_world * world, r.bytes_per_world);
+        at += r.bytes_per_world;
+    }
+    return snap;
+}
+
+void Simulator::restore_world(uint32_t world, const WorldSnapshot& snap) {
+    check_world(world, "world");
+    if (snap.bytes.size() != snapshot_bytes())
+        throw Error("snapshot holds " + std::to_string(snap.bytes.size()) + " bytes; expected " +
+                    std::to_string(snapshot_bytes()) + " for env '" + spec_.name() + "'");
+    backend_->synchronize();
+    size_t at = 0;
+    for (const Region& r : regions_) {
+        backend_->copy_from_host(r.base + r.bytes_per_world * world, snap.bytes.data() + at, r.bytes_per_world);
+        at += r.bytes_per_world;
+    }
+}
+
+void Simulator::copy_world(uint32_t src, uint32_t dst) {
+    check_world(src, "src");
+    check_world(dst, "dst");
+    if (src == dst) return;
+    backend_->synchronize();
+    for (const Region& r : regions_)
+        backend_->copy_within(r.base + r.bytes_per_world * dst, r.base + r.bytes_per_world * src, r.bytes_per_world);
+}
+
+uint64_t Simulator::state_hash(uint32_t world) {
+    WorldSnapshot s = save_world(world);
+    uint64_t h = 1469598103934665603ull;
+    for (uint8_t b : s.bytes) h = (h ^ b) * 1099511628211ull;
+    return h;
+}
+
+std::string Simulator::schema_text() const {
+    std::ostringstream out;
+    out << "env=" << spec_.name() << "\n";
+    out << "num_worlds=" << opts_.num_worlds << "\n";
+    out << "autoreset=" << int(opts_.autoreset) << "\n";
+    for (const ComponentSpec& c : spec_.component_specs())
+        out << "component=" << c.name << ":" << c.row_bytes << "\n";
+    for (const ArchetypeSpec& a : spec_.archetype_specs()) out << "archetype=" << a.name << ":" << a.capacity << "\n";
+    for (const auto& [k, v] : spec_.info()) out << "info." << k << "=" << v << "\n";
+    out << "config_bytes=" << spec_.config_bytes().size() << "\n";
+    out << "snapshot_bytes=" << snapshot_bytes() << "\n";
+    return out.str();
+}
+
+namespace {
+void put_u32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
+void put_u64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
+uint32_t crc(const std::string& s, size_t n) {
+    uLong c = crc32(0L, Z_NULL, 0);
+    size_t at = 0;
+    while (at < n) {
+        uInt chunk = uInt(std::min<size_t>(n - at, 1u << 30));
+        c = crc32(c, reinterpret_cast<const Bytef*>(s.data() + at), chunk);
+        at += chunk;
+    }
+    return uint32_t(c);
+}
+std::string first_difference(const std::string& a, const std::string& b) {
+    std::istringstream x(a), y(b);
+    std::string la, lb;
+    while (true) {
+        bool ga = bool(std::getline(x, la)), gb = bool(std::getline(y, lb));
+        if (!ga && !gb) return "";
+        if (la != lb || ga != gb) return "file has '" + (ga ? la : "") + "', this simulator has '" + (gb ? lb : "") + "'";
+    }
+}
+} // namespace
+
+void Simulator::save_checkpoint(const std::string& path) {
+    std::string header = schema_text();
+    std::string out(kMagic, 8);
+    put_u32(out, kCheckpointVersion);
+    put_u32(out, uint32_t(header.size()));
+    out += header;
+    size_t per_world = snapshot_bytes();
+    put_u64(out, uint64_t(per_world) * opts_.num_worlds);
+    for (uint32_t w = 0; w < opts_.num_worlds; ++w) {
+        WorldSnapshot s = save_world(w);
+        out.append(reinterpret_cast<const char*>(s.bytes.data()), s.bytes.size());
+    }
+    put_u32(out, crc(out, out.size()));
+
+    std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    FILE* f = std::fopen(tmp.c_str(), "wb");
+    if (!f) throw Error("cannot open '" + tmp + "' for writing: " + std::strerror(errno));
+    bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
+    ok = std::fflush(f) == 0 && ok;
+    ok = ::fsync(fileno(f)) == 0 && ok;
+    ok = std::fclose(f) == 0 && ok;
+    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::remove(tmp.c_str());
+        throw Error("cannot write checkpoint '" + path + "': " + std::strerror(errno));
+    }
+}
+
+void Simulator::load_checkpoint(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("cannot open checkpoint '" + path + "'");
+    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    auto bad = [&](const std::string& why) { throw Error("checkpoint '" + path + "' rejected: " + why); };
+    if (data.size() < 8 + 4 + 4 + 8 + 4) bad("truncated (" + std::to_string(data.size()) + " bytes)");
+    if (std::memcmp(data.data(), kMagic, 8) != 0) bad("not an Orrery checkpoint (bad magic)");
+    uint32_t version, header_len;
+    std::memcpy(&version, data.data() + 8, 4);
+    std::memcpy(&header_len, data.data() + 12, 4);
+    if (version != kCheckpointVersion)
+        bad("format version " + std::to_string(version) + "; expected " + std::to_string(kCheckpointVersion));
+    if (16 + size_t(header_len) + 8 + 4 > data.size()) bad("truncated inside the header");
+    uint64_t payload;
+    std::memcpy(&payload, data.data() + 16 + header_len, 8);
+    size_t payload_at = 16 + size_t(header_len) + 8;
+    if (payload_at + payload + 4 != data.size())
+        bad("truncated or padded: " + std::to_string(data.size()) + " bytes; the header promises " +
+            std::to_string(payload_at + payload + 4));
+    uint32_t stored;
+    std::memcpy(&stored, data.data() + data.size() - 4, 4);
+    if (crc(data, data.size() - 4) != stored) bad("checksum mismatch (the file is corrupt)");
+    std::string diff = first_difference(data.substr(16, header_len), schema_text());
+    if (!diff.empty()) bad("written for a different simulator: " + diff);
+    size_t per_world = snapshot_bytes();
+    WorldSnapshot snap;
+    snap.bytes.resize(per_world);
+    for (uint32_t w = 0; w < opts_.num_worlds; ++w) {
+        std::memcpy(snap.bytes.data(), data.data() + payload_at + per_world * w, per_world);
+        restore_world(w, snap);
+    }
+}
+
+} // namespace orrery

@@ -1,0 +1,186 @@
+#pragma once
+// The public host API: a batch of worlds of one env on one device. Step and
+// reset them, read and write their exported tensors (fixed addresses for the
+// simulator's life), save, restore and copy worlds, checkpoint to disk.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/env.hpp"
+#include "engine/world_ops.hpp"
+
+namespace orrery {
+
+enum class DeviceKind : uint8_t { kCpu, kCuda };
+
+/// How a simulator is created.
+struct SimOptions {
+    uint32_t num_worlds = 1;
+    uint32_t threads = 0;          ///< CPU worker threads; 0 uses every hardware thread
+    AutoReset autoreset = AutoReset::kNextStep;
+    std::string device = "cpu";    ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
+    bool per_node_launches = false; ///< GPU: one launch per node instead of the megakernel
+};
+
+/// An exported tensor: dense, row-major, at a fixed address for the simulator's life.
+struct TensorView {
+    std::string name;
+    void* data = nullptr;
+    DType dtype = DType::kU8;
+    std::vector<int64_t> shape; ///< [worlds, rows, dims...] or [worlds]
+    DeviceKind device = DeviceKind::kCpu;
+    int device_index = 0;
+    bool input = false;         ///< users write it before step() (actions)
+    size_t bytes() const;
+};
+
+/// Bytes of device or host memory per archetype, from the declared capacities.
+struct MemoryReport {
+    struct Row {
+        std::string archetype;
+        uint32_t capacity;
+        size_t bytes_per_world;
+        size_t bytes;
+    };
+    std::vector<Row> archetypes;
+    size_t engine_bytes = 0; ///< per-world meta, flags, error codes, final buffers
+    size_t total_bytes = 0;
+    std::string to_string() const;
+};
+
+/// One op of a pass: an engine op, or an env node run in a phase.
+struct Op {
+    OpKind kind;
+    const NodeSpec* node = nullptr;
+    Phase phase = Phase::kStep;
+};
+
+/// The ordered ops of the step pass and of the reset pass, derived from the
+/// env's graph. Backends execute these; the megakernel generator emits them.
+struct Plan {
+    std::vector<Op> step;
+    std::vector<Op> reset;
+    AutoReset autoreset = AutoReset::kNextStep;
+};
+Plan make_plan(const EnvSpec& spec, AutoReset mode);
+
+/// A per-world region of storage: `count` bytes at base + world * count.
+struct Region {
+    uint8_t* base;
+    size_t bytes_per_world;
+};
+
+/// Where every array of Storage lives, relative to one allocation.
+struct StorageLayout {
+    size_t total_bytes = 0;
+    Storage bind(uint8_t* base, const uint8_t* config) const; ///< pointers into `base`
+    std::vector<Region> regions(const Storage& s) const;      ///< what a world snapshot holds
+    MemoryReport report;
+    struct Offsets;
+    std::shared_ptr<Offsets> offsets;
+};
+StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mode);
+
+/// Runs passes over the worlds in one memory space. The CPU backend is always
+/// present; the CUDA backend is loaded when a GPU is asked for.
+class Backend {
+  public:
+    virtual ~Backend() = default;
+    virtual DeviceKind device() const = 0;
+    virtual int device_index() const { return 0; }
+    /// Human-readable device description (model, threads).
+    virtual std::string describe() const = 0;
+    /// Storage pointers valid in this backend's memory space.
+    virtual const Storage& storage() const = 0;
+    /// Runs a pass (plan.step or plan.reset) over every world; may return before it completes.
+    virtual void run(const std::vector<Op>& ops) = 0;
+    /// Copies between host memory and this backend's memory (either pointer may be the backend's).
+    virtual void copy_to_host(void* dst, const void* src, size_t n) = 0;
+    virtual void copy_from_host(void* dst, const void* src, size_t n) = 0;
+    virtual void copy_within(void* dst, const void* src, size_t n) = 0;
+    /// Waits for queued work.
+    virtual void synchronize() = 0;
+};
+
+/// Creates a backend for `opts.device`. Throws orrery::Error when the device is
+/// unavailable (for "cuda"), logs a line and falls back to the CPU for "auto".
+std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
+                                      const StorageLayout& layout, const SimOptions& opts);
+
+/// Creates a CUDA backend on device `index`; set by the CUDA backend when it is built in.
+using CudaBackendFactory = std::unique_ptr<Backend> (*)(const EnvSpec&, const Plan&,
+                                                        const StorageLayout&, const SimOptions&,
+                                                        int index);
+void set_cuda_backend_factory(CudaBackendFactory f);
+
+/// A saved world: every per-world region, byte for byte.
+struct WorldSnapshot {
+    std::vector<uint8_t> bytes;
+};
+
+/// A batch of worlds of one env.
+class Simulator {
+  public:
+    Simulator(EnvSpec spec, SimOptions opts);
+    ~Simulator();
+    Simulator(const Simulator&) = delete;
+    Simulator& operator=(const Simulator&) = delete;
+
+    /// Starts episode 0 in every world with `seed`.
+    void reset(uint64_t seed);
+    /// Starts a new episode in the worlds where mask[w] != 0 (mask has num_worlds entries).
+    void reset_worlds(const std::vector<uint8_t>& mask);
+    /// Advances every world one step. Input tensors are range-checked first; a bad
+    /// value throws orrery::Error naming the tensor, world and value, before any change.
+    void step();
+    /// Waits for the device (no-op on the CPU).
+    void synchronize();
+
+    uint32_t num_worlds() const { return opts_.num_worlds; }
+    const EnvSpec& spec() const { return spec_; }
+    const SimOptions& options() const { return opts_; }
+    Backend& backend() { return *backend_; }
+
+    /// Every exported tensor, the engine's terminated/truncated/errors and, in
+    /// same-step mode, final_<name> for each output.
+    const std::vector<TensorView>& tensors() const { return tensors_; }
+    /// The named tensor; throws orrery::Error listing the names if unknown.
+    const TensorView& tensor(const std::string& name) const;
+
+    /// Per-world error codes of the last step (ErrorCode values).
+    std::vector<uint32_t> errors();
+    /// Throws orrery::Error describing the first worlds with a nonzero error code.
+    void check_errors();
+
+    /// Saves, restores and copies single worlds. A restored world continues bit-exactly.
+    WorldSnapshot save_world(uint32_t world);
+    void restore_world(uint32_t world, const WorldSnapshot& snap);
+    void copy_world(uint32_t src, uint32_t dst);
+    /// 64-bit FNV-1a hash of a world's whole state.
+    uint64_t state_hash(uint32_t world);
+
+    /// Writes every world to `path` atomically (temporary file, fsync, rename).
+    void save_checkpoint(const std::string& path);
+    /// Loads a checkpoint written for the same env, options and world count;
+    /// throws orrery::Error for a corrupt, truncated or mismatched file, state untouched.
+    void load_checkpoint(const std::string& path);
+
+    MemoryReport memory_report() const { return layout_.report; }
+
+  private:
+    void check_world(uint32_t w, const char* what) const;
+    void check_inputs();
+    std::string schema_text() const;
+    size_t snapshot_bytes() const;
+
+    EnvSpec spec_;
+    SimOptions opts_;
+    Plan plan_;
+    StorageLayout layout_;
+    std::unique_ptr<Backend> backend_;
+    std::vector<Region> regions_;
+    std::vector<TensorView> tensors_;
+};
+
+} // namespace orrery

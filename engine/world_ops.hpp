@@ -1,0 +1,84 @@
+#pragma once
+// The engine's own per-world operations between env nodes: starting a step,
+// auto-reset, counting steps and keeping final observations. Backends call
+// them in the order Plan gives; they compile under NVRTC too.
+
+#include "engine/ctx.hpp"
+
+namespace orrery {
+
+/// When finished worlds are reset (Gymnasium's autoreset modes).
+enum class AutoReset : uint8_t {
+    kNextStep = 0, ///< the step after the end resets the world and ignores its actions
+    kSameStep = 1, ///< the ending step resets at once; final_<name> keeps the last outputs
+    kDisabled = 2, ///< worlds stay finished until reset() names them
+};
+
+/// Clears the world and marks it for the init nodes of this pass.
+ORRERY_HD inline void begin_world_reset(const Storage& s, uint32_t w, uint32_t episode) {
+    clear_world(s, w);
+    WorldMeta& m = s.meta[w];
+    m.episode = episode;
+    m.step = 0;
+    m.flags = kResetting | kSkipStep;
+    s.terminated[w] = 0;
+    s.truncated[w] = 0;
+}
+
+/// First op of a step: clears last step's errors and, in next-step mode,
+/// starts the reset of worlds that finished in the previous step.
+ORRERY_HD inline void begin_step(const Storage& s, uint32_t w, AutoReset mode) {
+    s.errors[w] = 0;
+    s.meta[w].flags = 0;
+    bool done = s.terminated[w] || s.truncated[w];
+    if (done && mode == AutoReset::kNextStep) {
+        begin_world_reset(s, w, s.meta[w].episode + 1);
+        return;
+    }
+    if (done && mode == AutoReset::kDisabled) {
+        s.meta[w].flags = kSkipStep; // a finished world waits for reset()
+        return;
+    }
+    s.terminated[w] = 0;
+    s.truncated[w] = 0;
+}
+
+/// After the step nodes: counts the step in worlds that took it.
+ORRERY_HD inline void end_step(const Storage& s, uint32_t w) {
+    if (!(s.meta[w].flags & kSkipStep)) s.meta[w].step += 1;
+}
+
+/// Same-step mode, after the observe nodes: a world that just ended keeps its
+/// outputs in the final_<name> buffers and is reset; the init and re-observe
+/// nodes then build its next episode's first observation.
+ORRERY_HD inline void finish_same_step(const Storage& s, uint32_t w) {
+    if ((s.meta[w].flags & kSkipStep) || !(s.terminated[w] || s.truncated[w])) return;
+    for (uint32_t i = 0; i < s.num_finals; ++i) {
+        size_t n = s.final_bytes[i];
+        const uint8_t* src = s.final_src[i] + n * w;
+        uint8_t* dst = s.final_dst[i] + n * w;
+        for (size_t k = 0; k < n; ++k) dst[k] = src[k];
+    }
+    uint8_t term = s.terminated[w], trunc = s.truncated[w];
+    begin_world_reset(s, w, s.meta[w].episode + 1);
+    s.terminated[w] = term; // the step still reports how the episode ended
+    s.truncated[w] = trunc;
+    s.meta[w].flags = kResetting;
+}
+
+/// First op of a reset pass: resets the worlds whose reset_request is set
+/// (1: next episode, 2: episode 0 of a new seed already written to meta).
+ORRERY_HD inline void begin_requested_reset(const Storage& s, uint32_t w) {
+    uint8_t request = s.reset_request[w];
+    s.meta[w].flags = 0;
+    if (!request) return;
+    s.errors[w] = 0;
+    begin_world_reset(s, w, request == 2 ? 0 : s.meta[w].episode + 1);
+    s.meta[w].flags = kResetting;
+    s.reset_request[w] = 0;
+}
+
+/// The engine ops that sit between env nodes in a pass over the worlds.
+enum class OpKind : uint8_t { kBeginStep, kEndStep, kFinishSameStep, kBeginRequestedReset, kNode };
+
+} // namespace orrery

@@ -1,0 +1,34 @@
+#pragma once
+// Reads an env's string options (from make(name, key=value, ...)) with range
+// checks, and rejects unknown keys, so a typo is an error rather than a default.
+
+#include <set>
+#include <string>
+
+#include "engine/env.hpp"
+
+namespace orrery {
+
+class OptionReader {
+  public:
+    OptionReader(std::string env, const EnvOptions& options) : env_(std::move(env)), options_(options) {}
+
+    /// Integer option `key` in [lo, hi], `fallback` when absent.
+    uint32_t u32(const std::string& key, uint32_t fallback, uint32_t lo, uint32_t hi);
+    /// Boolean option (true/false/1/0).
+    bool flag(const std::string& key, bool fallback);
+    /// Float option in [lo, hi].
+    float f32(const std::string& key, float fallback, float lo, float hi);
+    /// String option, `fallback` when absent.
+    std::string str(const std::string& key, const std::string& fallback);
+    /// Throws orrery::Error naming any option no reader asked for.
+    void finish() const;
+
+  private:
+    const std::string* find(const std::string& key);
+    std::string env_;
+    const EnvOptions& options_;
+    std::set<std::string> known_;
+};
+
+} // namespace orrery

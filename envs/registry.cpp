@@ -1,0 +1,17 @@
+// The list of shipped envs: one line each.
+
+#include "envs/registry.hpp"
+
+#include "engine/env.hpp"
+
+namespace tag {
+orrery::EnvSpec make_spec(const orrery::EnvOptions& options);
+}
+
+namespace orrery {
+
+void register_builtin_envs() {
+    register_env("tag", tag::make_spec, "tutorial: pursuers chase evaders that eat pellets (continuous 2-D)");
+}
+
+} // namespace orrery

@@ -1,0 +1,48 @@
+// Tag's registration table: sizes, config, task graph and exported tensors.
+
+#include "envs/tutorial/tag.hpp"
+
+#include "engine/env.hpp"
+#include "envs/options.hpp"
+
+namespace tag {
+
+orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
+    orrery::OptionReader opt("tag", options);
+    Config cfg{};
+    cfg.pursuers = opt.u32("pursuers", 2, 1, 64);
+    cfg.evaders = opt.u32("evaders", 2, 1, 64);
+    cfg.pellets = opt.u32("pellets", 4, 0, 256);
+    cfg.horizon = opt.u32("horizon", 200, 1, 1u << 30);
+    cfg.tag_limit = opt.u32("tag_limit", 10, 1, 1u << 30);
+    cfg.accel = 0.01f;
+    cfg.drag = 0.9f;
+    cfg.radius = 0.05f;
+    opt.finish();
+    uint32_t agents = cfg.pursuers + cfg.evaders;
+
+    orrery::EnvSpec spec = ORRERY_ENV_SPEC("tag", "envs/tutorial/tag.hpp");
+    spec.dims<Obs>({7 + 4 * (agents - 1)});
+    spec.archetype<Agent>(agents);
+    spec.archetype<Pellet>(2 * cfg.pellets + 1); // eaten pellets free their rows at the barrier
+    spec.archetype<Arena>(1, /*singleton=*/true);
+    spec.config(cfg);
+
+    spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
+    auto accel = spec.add(orrery::Phase::kStep, ORRERY_PER_ENTITY(accelerate));
+    auto move = spec.add(orrery::Phase::kStep, ORRERY_PER_ENTITY(integrate), {accel});
+    auto tags = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(tag_evaders), {move});
+    auto eat = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(eat_pellets), {move});
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {tags, eat});
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY(observe));
+
+    spec.export_input<Agent, Action>("action");
+    spec.input_range("action", 0, kNumActions - 1);
+    spec.export_output<Agent, Obs>("obs");
+    spec.export_output<Agent, Reward>("reward");
+    spec.export_output<Agent, Position>("position");
+    spec.export_output<Agent, Role>("role");
+    return spec;
+}
+
+} // namespace tag

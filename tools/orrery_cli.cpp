@@ -1,0 +1,188 @@
+// The `orrery` command-line tool (C++ side): list envs, report memory, and
+// measure env-steps per second. The Python package's `orrery` command adds
+// view/record and forwards bench here when the native tool is installed.
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/simulator.hpp"
+#include "envs/registry.hpp"
+
+namespace {
+
+struct BenchArgs {
+    std::vector<std::string> envs;
+    std::string device = "auto";
+    std::vector<uint32_t> worlds = {1024, 65536};
+    uint32_t steps = 0; ///< 0: enough steps for about 0.5 s per point
+    uint32_t threads = 0;
+    std::string json;
+    orrery::EnvOptions options;
+    bool per_node = false;
+};
+
+std::vector<uint32_t> parse_list(const std::string& s) {
+    std::vector<uint32_t> out;
+    std::stringstream in(s);
+    std::string item;
+    while (std::getline(in, item, ',')) out.push_back(uint32_t(std::stoul(item)));
+    return out;
+}
+
+/// Fills every ranged input tensor with uniform values (xorshift on the host for
+/// the CPU; the device path writes through the backend copy).
+void fill_inputs(orrery::Simulator& sim, uint64_t& state, std::vector<uint8_t>& scratch) {
+    for (const auto& [name, range] : sim.spec().input_ranges()) {
+        const orrery::TensorView& t = sim.tensor(name);
+        size_t n = t.bytes() / orrery::dtype_size(t.dtype);
+        scratch.resize(t.bytes());
+        uint64_t span = uint64_t(range.second - range.first + 1);
+        for (size_t i = 0; i < n; ++i) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            int64_t v = range.first + int64_t((state >> 11) % span);
+            uint8_t* p = scratch.data() + i * orrery::dtype_size(t.dtype);
+            switch (t.dtype) {
+            case orrery::DType::kU8: *p = uint8_t(v); break;
+            case orrery::DType::kI8: *reinterpret_cast<int8_t*>(p) = int8_t(v); break;
+            case orrery::DType::kI32: *reinterpret_cast<int32_t*>(p) = int32_t(v); break;
+            case orrery::DType::kU32: *reinterpret_cast<uint32_t*>(p) = uint32_t(v); break;
+            case orrery::DType::kI64: *reinterpret_cast<int64_t*>(p) = v; break;
+            case orrery::DType::kF32: break;
+            }
+        }
+        sim.backend().copy_from_host(t.data, scratch.data(), scratch.size());
+    }
+}
+
+int bench(const BenchArgs& a) {
+    std::vector<std::string> envs = a.envs;
+    if (envs.empty())
+        for (auto& [name, summary] : orrery::registered_envs()) envs.push_back(name);
+    std::ostringstream json;
+    json << "[";
+    bool first = true;
+    std::printf("%-12s %-10s %-22s %10s %8s %10s %16s\n", "env", "device", "backend", "worlds", "steps",
+                "seconds", "env-steps/s");
+    for (const std::string& env : envs) {
+        for (uint32_t n : a.worlds) {
+            orrery::SimOptions o;
+            o.num_worlds = n;
+            o.threads = a.threads;
+            o.device = a.device;
+            o.per_node_launches = a.per_node;
+            orrery::Simulator sim(orrery::make_env_spec(env, a.options), o);
+            uint64_t rng = 0x9E3779B97F4A7C15ull;
+            std::vector<uint8_t> scratch;
+            // Actions are generated before timing: a pool of 16 action sets, replayed.
+            std::vector<std::vector<uint8_t>> pool;
+            for (int i = 0; i < 16; ++i) {
+                fill_inputs(sim, rng, scratch);
+                pool.push_back(scratch);
+            }
+            auto input_ptr = [&]() -> void* {
+                for (const auto& [name, range] : sim.spec().input_ranges()) return sim.tensor(name).data;
+                return nullptr;
+            }();
+            auto run = [&](uint32_t steps) {
+                for (uint32_t s = 0; s < steps; ++s) {
+                    if (input_ptr)
+                        sim.backend().copy_from_host(input_ptr, pool[s % 16].data(), pool[s % 16].size());
+                    sim.step();
+                }
+                sim.synchronize();
+            };
+            run(8); // warm-up
+            uint32_t steps = a.steps;
+            if (steps == 0) {
+                auto t0 = std::chrono::steady_clock::now();
+                run(16);
+                double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+                steps = uint32_t(std::max(16.0, std::min(1e6, 0.5 / (dt / 16))));
+            }
+            auto t0 = std::chrono::steady_clock::now();
+            run(steps);
+            double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+            sim.check_errors();
+            double rate = double(n) * steps / secs;
+            std::string backend = sim.backend().describe();
+            std::printf("%-12s %-10s %-22s %10u %8u %10.3f %16.0f\n", env.c_str(),
+                        sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda", backend.c_str(), n,
+                        steps, secs, rate);
+            std::fflush(stdout);
+            json << (first ? "" : ",") << "\n  {\"env\": \"" << env << "\", \"device\": \""
+                 << (sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda")
+                 << "\", \"backend\": \"" << backend << "\", \"num_worlds\": " << n << ", \"steps\": " << steps
+                 << ", \"seconds\": " << secs << ", \"env_steps_per_s\": " << rate << "}";
+            first = false;
+        }
+    }
+    json << "\n]\n";
+    if (!a.json.empty()) std::ofstream(a.json) << json.str();
+    return 0;
+}
+
+int usage() {
+    std::fprintf(stderr,
+                 "usage: orrery envs\n"
+                 "       orrery memory ENV [--worlds N] [--opt key=value ...]\n"
+                 "       orrery bench [ENV ...] [--device auto|cpu|cuda] [--worlds N,N,...] [--steps T]\n"
+                 "                    [--threads T] [--per-node] [--json FILE] [--opt key=value ...]\n");
+    return 2;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    orrery::register_builtin_envs();
+    if (argc < 2) return usage();
+    std::string cmd = argv[1];
+    try {
+        if (cmd == "envs") {
+            for (auto& [name, summary] : orrery::registered_envs()) std::printf("%-12s %s\n", name.c_str(), summary.c_str());
+            return 0;
+        }
+        BenchArgs a;
+        for (int i = 2; i < argc; ++i) {
+            std::string s = argv[i];
+            auto next = [&]() -> std::string {
+                if (i + 1 >= argc) throw orrery::Error(s + " needs a value");
+                return argv[++i];
+            };
+            if (s == "--device") a.device = next();
+            else if (s == "--worlds") a.worlds = parse_list(next());
+            else if (s == "--steps") a.steps = uint32_t(std::stoul(next()));
+            else if (s == "--threads") a.threads = uint32_t(std::stoul(next()));
+            else if (s == "--json") a.json = next();
+            else if (s == "--per-node") a.per_node = true;
+            else if (s == "--opt") {
+                std::string kv = next();
+                size_t eq = kv.find('=');
+                if (eq == std::string::npos) throw orrery::Error("--opt expects key=value, got '" + kv + "'");
+                a.options[kv.substr(0, eq)] = kv.substr(eq + 1);
+            } else if (s.rfind("--", 0) == 0) return usage();
+            else a.envs.push_back(s);
+        }
+        if (cmd == "bench") return bench(a);
+        if (cmd == "memory") {
+            if (a.envs.size() != 1) return usage();
+            orrery::SimOptions o;
+            o.num_worlds = a.worlds.empty() ? 1 : a.worlds[0];
+            o.threads = 1;
+            orrery::Simulator sim(orrery::make_env_spec(a.envs[0], a.options), o);
+            std::printf("%s", sim.memory_report().to_string().c_str());
+            return 0;
+        }
+        return usage();
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "orrery: error: %s\n", e.what());
+        return 1;
+    }
+}
