@@ -103,6 +103,12 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts)
     tensors_.push_back({"terminated", s.terminated, DType::kU8, {W}, dev, index, false});
     tensors_.push_back({"truncated", s.truncated, DType::kU8, {W}, dev, index, false});
     tensors_.push_back({"errors", s.errors, DType::kU32, {W}, dev, index, false});
+    scratch_layout_ = make_layout(spec_, 1, opts_.autoreset);
+    scratch_memory_.assign(scratch_layout_.total_bytes + 64, 0);
+    uint8_t* base = scratch_memory_.data() + (64 - reinterpret_cast<uintptr_t>(scratch_memory_.data()) % 64) % 64;
+    scratch_ = scratch_layout_.bind(base, nullptr);
+    if (scratch_.config_bytes)
+        std::memcpy(const_cast<uint8_t*>(scratch_.config), spec_.config_bytes().data(), scratch_.config_bytes);
     reset(0);
 }
 
@@ -236,6 +242,29 @@ void Simulator::copy_world(uint32_t src, uint32_t dst) {
     backend_->synchronize();
     for (const Region& r : regions_)
         backend_->copy_within(r.base + r.bytes_per_world * dst, r.base + r.bytes_per_world * src, r.bytes_per_world);
+}
+
+void Simulator::read_world(uint32_t world, const std::function<void(Ctx&)>& fn) {
+    WorldSnapshot snap = save_world(world);
+    size_t at = 0;
+    for (const Region& r : scratch_layout_.regions(scratch_)) {
+        std::memcpy(r.base, snap.bytes.data() + at, r.bytes_per_world);
+        at += r.bytes_per_world;
+    }
+    Ctx ctx(scratch_, 0);
+    fn(ctx);
+}
+
+void Simulator::edit_world(uint32_t world, const std::function<void(Ctx&)>& fn) {
+    read_world(world, fn);
+    WorldSnapshot snap;
+    snap.bytes.resize(snapshot_bytes());
+    size_t at = 0;
+    for (const Region& r : scratch_layout_.regions(scratch_)) {
+        std::memcpy(snap.bytes.data() + at, r.base, r.bytes_per_world);
+        at += r.bytes_per_world;
+    }
+    restore_world(world, snap);
 }
 
 uint64_t Simulator::state_hash(uint32_t world) {

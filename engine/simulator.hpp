@@ -157,6 +157,13 @@ class Simulator {
     WorldSnapshot save_world(uint32_t world);
     void restore_world(uint32_t world, const WorldSnapshot& snap);
     void copy_world(uint32_t src, uint32_t dst);
+    /// Calls fn with a Ctx over a host copy of world `world` (any backend). Use it
+    /// for host-side inspection: JSON state export, viewers, tests.
+    void read_world(uint32_t world, const std::function<void(Ctx&)>& fn);
+    /// Like read_world, then writes the copy back. If fn throws, the world is
+    /// left untouched and the exception propagates.
+    void edit_world(uint32_t world, const std::function<void(Ctx&)>& fn);
+
     /// 64-bit FNV-1a hash of a world's whole state.
     uint64_t state_hash(uint32_t world);
 
@@ -181,6 +188,9 @@ class Simulator {
     std::unique_ptr<Backend> backend_;
     std::vector<Region> regions_;
     std::vector<TensorView> tensors_;
+    StorageLayout scratch_layout_;          ///< a one-world host layout for read/edit_world
+    std::vector<uint8_t> scratch_memory_;
+    Storage scratch_;
 };
 
 } // namespace orrery
