@@ -178,6 +178,13 @@ class EnvSpec {
     const std::vector<ExportSpec>& exports() const { return exports_; }
     const std::vector<uint8_t>& config_bytes() const { return config_; }
     const std::map<std::string, std::pair<int64_t, int64_t>>& input_ranges() const { return ranges_; }
+    /// Optional JSON state exchange for the env (for example overcooked_ai's
+    /// OvercookedState.to_dict schema). to_json reads one world; from_json
+    /// writes one, throwing orrery::Error naming the bad field (the world is then
+    /// left untouched by Simulator::set_state_json).
+    std::function<std::string(Ctx&)> state_to_json;
+    std::function<void(Ctx&, const std::string&)> state_from_json;
+
     /// Free-form key/value description (layout name, sizes) recorded in checkpoints.
     std::map<std::string, std::string>& info() { return info_; }
     const std::map<std::string, std::string>& info() const { return info_; }

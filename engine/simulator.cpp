@@ -267,6 +267,18 @@ void Simulator::edit_world(uint32_t world, const std::function<void(Ctx&)>& fn) 
     restore_world(world, snap);
 }
 
+std::string Simulator::get_state_json(uint32_t world) {
+    if (!spec_.state_to_json) throw Error("env '" + spec_.name() + "' has no JSON state form");
+    std::string out;
+    read_world(world, [&](Ctx& ctx) { out = spec_.state_to_json(ctx); });
+    return out;
+}
+
+void Simulator::set_state_json(uint32_t world, const std::string& json) {
+    if (!spec_.state_from_json) throw Error("env '" + spec_.name() + "' has no JSON state form");
+    edit_world(world, [&](Ctx& ctx) { spec_.state_from_json(ctx, json); });
+}
+
 uint64_t Simulator::state_hash(uint32_t world) {
     WorldSnapshot s = save_world(world);
     uint64_t h = 1469598103934665603ull;

@@ -164,6 +164,11 @@ class Simulator {
     /// left untouched and the exception propagates.
     void edit_world(uint32_t world, const std::function<void(Ctx&)>& fn);
 
+    /// The env's JSON form of one world's state (EnvSpec::state_to_json).
+    std::string get_state_json(uint32_t world);
+    /// Replaces one world's state from the env's JSON form; on error the world is untouched.
+    void set_state_json(uint32_t world, const std::string& json);
+
     /// 64-bit FNV-1a hash of a world's whole state.
     uint64_t state_hash(uint32_t world);
 
