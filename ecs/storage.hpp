@@ -58,7 +58,7 @@ struct WorldMeta {
     uint32_t episode = 0;
     uint32_t step = 0;  ///< steps taken in this episode
     uint32_t flags = 0; ///< WorldFlag bits
-    uint32_t reserved = 0;
+    uint32_t identity = 0; ///< RNG key: the world's index at reset; travels with copies
 };
 static_assert(sizeof(WorldMeta) == 24, "WorldMeta is checkpointed byte for byte");
 

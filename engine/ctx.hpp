@@ -45,11 +45,13 @@ class Ctx : public WorldView {
     /// The entity a per-entity system is running for (null in per-world systems).
     ORRERY_HD Entity self() const { return self_; }
 
-    /// Random numbers keyed by (seed, world, episode, step, stream). Use distinct
-    /// streams for distinct purposes; per-entity systems should fold in the row.
+    /// Random numbers keyed by (seed, world, episode, step, stream). The world
+    /// key is the index the world had at reset, so a copied world draws the same
+    /// numbers as its original. Use distinct streams for distinct purposes;
+    /// per-entity systems should fold in the row.
     ORRERY_HD Rng rng(uint32_t stream = 0) const {
         const WorldMeta& m = s_->meta[world_];
-        return Rng(m.seed, world_, m.episode, m.step, stream);
+        return Rng(m.seed, m.identity, m.episode, m.step, stream);
     }
 
     /// The env's configuration struct, as registered with EnvSpec::config.

@@ -18,6 +18,7 @@ void assert_fail(const char* cond, const char* msg, const char* file, int line) 
 size_t dtype_size(DType t) {
     switch (t) {
     case DType::kU8: case DType::kI8: return 1;
+    case DType::kU16: case DType::kI16: return 2;
     case DType::kI32: case DType::kU32: case DType::kF32: return 4;
     case DType::kI64: return 8;
     }
@@ -28,6 +29,8 @@ const char* dtype_name(DType t) {
     switch (t) {
     case DType::kU8: return "uint8";
     case DType::kI8: return "int8";
+    case DType::kU16: return "uint16";
+    case DType::kI16: return "int16";
     case DType::kI32: return "int32";
     case DType::kU32: return "uint32";
     case DType::kF32: return "float32";

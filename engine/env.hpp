@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/ctx.hpp"
+#include "engine/draw.hpp"
 #include "engine/error.hpp"
 
 namespace orrery {
@@ -51,13 +52,15 @@ inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p) 
     ::orrery::SystemRef { #fn, ::orrery::NodeKind::kPerEntity, &::orrery::detail::cpu_each_node<&fn> }
 
 /// Element type of an exported tensor (DLPack codes follow from it).
-enum class DType : uint8_t { kU8, kI8, kI32, kU32, kF32, kI64 };
+enum class DType : uint8_t { kU8, kI8, kU16, kI16, kI32, kU32, kF32, kI64 };
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 
 template <class E> constexpr DType dtype_of() {
     if constexpr (std::is_same_v<E, uint8_t> || std::is_same_v<E, bool>) return DType::kU8;
     else if constexpr (std::is_same_v<E, int8_t>) return DType::kI8;
+    else if constexpr (std::is_same_v<E, uint16_t>) return DType::kU16;
+    else if constexpr (std::is_same_v<E, int16_t>) return DType::kI16;
     else if constexpr (std::is_same_v<E, int32_t>) return DType::kI32;
     else if constexpr (std::is_same_v<E, uint32_t>) return DType::kU32;
     else if constexpr (std::is_same_v<E, float>) return DType::kF32;
@@ -72,6 +75,8 @@ template <class T, class = void> struct ElementOf {
 template <class T> struct ElementOf<T, std::void_t<typename T::Element>> {
     using type = typename T::Element;
 };
+template <class T, class = void> struct HasElement : std::false_type {};
+template <class T> struct HasElement<T, std::void_t<typename T::Element>> : std::true_type {};
 } // namespace detail
 
 struct ComponentSpec {
@@ -155,10 +160,12 @@ class EnvSpec {
     /// Exports column T of archetype A: an output (obs, reward) or an input (actions).
     template <class A, class T> void export_output(std::string name) {
         static_assert(has_component<A, T>, "archetype lacks this component");
+        static_assert(detail::HasElement<T>::value, "exported components declare `using Element = ...;`");
         exports_.push_back({std::move(name), archetype_id<A>, component_id<T>, false});
     }
     template <class A, class T> void export_input(std::string name) {
         static_assert(has_component<A, T>, "archetype lacks this component");
+        static_assert(detail::HasElement<T>::value, "exported components declare `using Element = ...;`");
         exports_.push_back({std::move(name), archetype_id<A>, component_id<T>, true});
     }
 
@@ -184,6 +191,9 @@ class EnvSpec {
     /// left untouched by Simulator::set_state_json).
     std::function<std::string(Ctx&)> state_to_json;
     std::function<void(Ctx&, const std::string&)> state_from_json;
+
+    /// What the viewer and recorder draw (render/ reads only this); empty by default.
+    DrawSpec draw;
 
     /// Free-form key/value description (layout name, sizes) recorded in checkpoints.
     std::map<std::string, std::string>& info() { return info_; }

@@ -126,7 +126,10 @@ const TensorView& Simulator::tensor(const std::string& name) const {
 void Simulator::reset(uint64_t seed) {
     const Storage& s = backend_->storage();
     std::vector<WorldMeta> meta(opts_.num_worlds);
-    for (WorldMeta& m : meta) m.seed = seed;
+    for (uint32_t w = 0; w < meta.size(); ++w) {
+        meta[w].seed = seed;
+        meta[w].identity = w;
+    }
     std::vector<uint8_t> request(opts_.num_worlds, 2);
     backend_->copy_from_host(s.meta, meta.data(), meta.size() * sizeof(WorldMeta));
     backend_->copy_from_host(s.reset_request, request.data(), request.size());
@@ -155,6 +158,8 @@ void Simulator::check_inputs() {
             switch (t.dtype) {
             case DType::kU8: v = *p; break;
             case DType::kI8: v = *reinterpret_cast<const int8_t*>(p); break;
+            case DType::kU16: v = *reinterpret_cast<const uint16_t*>(p); break;
+            case DType::kI16: v = *reinterpret_cast<const int16_t*>(p); break;
             case DType::kI32: v = *reinterpret_cast<const int32_t*>(p); break;
             case DType::kU32: v = *reinterpret_cast<const uint32_t*>(p); break;
             case DType::kI64: v = *reinterpret_cast<const int64_t*>(p); break;

@@ -52,6 +52,8 @@ void fill_inputs(orrery::Simulator& sim, uint64_t& state, std::vector<uint8_t>& 
             switch (t.dtype) {
             case orrery::DType::kU8: *p = uint8_t(v); break;
             case orrery::DType::kI8: *reinterpret_cast<int8_t*>(p) = int8_t(v); break;
+            case orrery::DType::kU16: *reinterpret_cast<uint16_t*>(p) = uint16_t(v); break;
+            case orrery::DType::kI16: *reinterpret_cast<int16_t*>(p) = int16_t(v); break;
             case orrery::DType::kI32: *reinterpret_cast<int32_t*>(p) = int32_t(v); break;
             case orrery::DType::kU32: *reinterpret_cast<uint32_t*>(p) = uint32_t(v); break;
             case orrery::DType::kI64: *reinterpret_cast<int64_t*>(p) = v; break;

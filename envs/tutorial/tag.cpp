@@ -36,6 +36,19 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {tags, eat});
     spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY(observe));
 
+    // What the viewer draws: pursuers red, evaders blue, pellets small and green.
+    using orrery::Shape;
+    spec.draw.bounds = {0.0f, 0.0f, 1.0f, 1.0f};
+    spec.draw.entity<Pellet>().at(orrery::field(&Position::x), orrery::field(&Position::y))
+        .style({Shape::kCircle, {90, 200, 90, 255}, 0.03f, ""});
+    spec.draw.entity<Agent>().at(orrery::field(&Position::x), orrery::field(&Position::y))
+        .style_of(orrery::field(&Role::value),
+                  orrery::Palette()
+                      .set(kPursuer, {Shape::kCircle, {220, 60, 50, 255}, 2 * cfg.radius, "#"})
+                      .set(kEvader, {Shape::kCircle, {60, 110, 230, 255}, 2 * cfg.radius, "#"}));
+    spec.draw.keys = {{orrery::Key::kNoop, kNoop}, {orrery::Key::kUp, kUp}, {orrery::Key::kDown, kDown},
+                      {orrery::Key::kLeft, kLeft}, {orrery::Key::kRight, kRight}};
+
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);
     spec.export_output<Agent, Obs>("obs");

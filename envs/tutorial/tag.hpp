@@ -19,7 +19,7 @@ struct Config {
 
 struct Position { using Element = float; float x, y; };         // [worlds, agents, 2] f32
 struct Velocity { using Element = float; float x, y; };
-struct Role { int32_t value; };
+struct Role { using Element = int32_t; int32_t value; };           // [worlds, agents, 1] i32
 struct Action { using Element = int32_t; int32_t value; };      // [worlds, agents, 1] i32, input
 struct Reward { using Element = float; float value; };          // [worlds, agents, 1] f32
 struct Obs : ArrayOf<float> {};                                 // [worlds, agents, 7 + 4 (agents - 1)] f32

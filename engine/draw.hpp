@@ -1,0 +1,217 @@
+#pragma once
+// What an env draws, declared as data in its registration table (EnvSpec::draw):
+// which fields place an archetype's entities, how a value picks a shape and
+// colour, which per-world grids form the background, and which keys map to
+// which actions. The viewer and recorder in render/ read only this table, so no
+// env needs viewer code of its own. Host-only (std containers).
+
+#include <array>
+#include <cstring>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "ecs/types.hpp"
+
+namespace orrery {
+
+/// What one mark looks like. 2-D shapes are drawn as flat instanced quads;
+/// kCube and kSphere are meshes of the 3-D view.
+enum class Shape : uint8_t { kNone, kSquare, kCircle, kTriangle, kRing, kCube, kSphere };
+
+/// An 8-bit sRGB colour.
+struct Rgba {
+    uint8_t r = 0, g = 0, b = 0, a = 255;
+};
+
+/// Scalar types a drawn field may have (derived from the member's C++ type).
+enum class ScalarType : uint8_t { kU8, kI8, kU16, kI16, kI32, kU32, kF32 };
+
+template <class E> constexpr ScalarType scalar_type_of() {
+    if constexpr (std::is_same_v<E, uint8_t> || std::is_same_v<E, bool> || std::is_same_v<E, char>)
+        return ScalarType::kU8;
+    else if constexpr (std::is_same_v<E, int8_t>) return ScalarType::kI8;
+    else if constexpr (std::is_same_v<E, uint16_t>) return ScalarType::kU16;
+    else if constexpr (std::is_same_v<E, int16_t>) return ScalarType::kI16;
+    else if constexpr (std::is_same_v<E, int32_t> || std::is_enum_v<E>) return ScalarType::kI32;
+    else if constexpr (std::is_same_v<E, uint32_t>) return ScalarType::kU32;
+    else if constexpr (std::is_same_v<E, float>) return ScalarType::kF32;
+    else static_assert(sizeof(E) == 0, "drawn fields must be 8/16/32-bit integers or float");
+}
+
+/// A number read from an entity's row (or from the env config): the scalar at
+/// `offset` bytes into component `component`, then `value * scale + bias`.
+/// An absent field (component == kAbsent) reads as `bias`.
+struct Field {
+    static constexpr int32_t kAbsent = -1;
+    static constexpr int32_t kConfig = -2; ///< read from the env's config blob
+    int32_t component = kAbsent;
+    uint32_t offset = 0;
+    ScalarType type = ScalarType::kF32;
+    float scale = 1.0f;
+    float bias = 0.0f;
+    bool present() const { return component != kAbsent; }
+};
+
+namespace detail {
+template <class C, class M> uint32_t member_offset(M C::*member) {
+    alignas(C) unsigned char storage[sizeof(C)] = {};
+    const C* object = reinterpret_cast<const C*>(storage);
+    return uint32_t(reinterpret_cast<const unsigned char*>(&(object->*member)) - storage);
+}
+} // namespace detail
+
+/// Field `member` of component C (an array member means its first element):
+/// `field(&Position::x)`, `field(&Cell::x, 1.0f, 0.5f)` to centre on a grid cell.
+template <class C, class M> Field field(M C::*member, float scale = 1.0f, float bias = 0.0f) {
+    using E = std::remove_cv_t<std::remove_all_extents_t<M>>;
+    return Field{int32_t(component_id<C>), detail::member_offset(member), scalar_type_of<E>(), scale, bias};
+}
+
+/// Field `member` of the env's config struct (static per simulator, e.g. a layout's terrain).
+template <class C, class M> Field config_field(M C::*member, float scale = 1.0f, float bias = 0.0f) {
+    using E = std::remove_cv_t<std::remove_all_extents_t<M>>;
+    return Field{Field::kConfig, detail::member_offset(member), scalar_type_of<E>(), scale, bias};
+}
+
+/// A constant (an absent field reads as its bias).
+inline Field constant(float v) { return Field{Field::kAbsent, 0, ScalarType::kF32, 1.0f, v}; }
+
+/// How one value looks: shape, colour, size in world units, and a short label
+/// (`#` in a label is replaced by the entity's row, i.e. its agent index).
+struct Style {
+    Shape shape = Shape::kNone;
+    Rgba color;
+    float size = 1.0f;
+    std::string label;
+};
+
+/// Styles picked by an integer value; values without a style draw nothing.
+struct Palette {
+    std::vector<std::pair<int32_t, Style>> entries;
+    /// Adds (or replaces) the style of `value`; returns *this for chaining.
+    Palette& set(int32_t value, Style s) {
+        for (auto& e : entries) {
+            if (e.first != value) continue;
+            e.second = std::move(s);
+            return *this;
+        }
+        entries.emplace_back(value, std::move(s));
+        return *this;
+    }
+    /// The style of `value`, or nullptr.
+    const Style* find(int32_t value) const {
+        for (const auto& e : entries)
+            if (e.first == value) return &e.second;
+        return nullptr;
+    }
+};
+
+/// One mark per live entity of an archetype. Several marks may draw the same
+/// archetype (a chef's body, then the item it holds, offset and smaller).
+struct EntityDraw {
+    uint32_t archetype = 0;
+    Field x, y, z;          ///< position in world units (2-D: y grows downwards)
+    Field style_by;         ///< integer that picks a style; absent: the style of value 0
+    Palette styles;
+    float dx = 0.0f, dy = 0.0f; ///< offset of the mark from the position
+    /// Orientation marker: an integer index into `headings` (unit vectors), or
+    /// radians when `headings` is empty. Absent: no marker.
+    Field heading;
+    std::vector<std::array<float, 2>> headings;
+    Field bar; ///< progress in [0, 1] drawn as a bar under the mark; absent or <= 0: none
+
+    /// Builder setters, each returning *this.
+    EntityDraw& at(Field fx, Field fy, Field fz = {}) {
+        x = fx;
+        y = fy;
+        z = fz;
+        return *this;
+    }
+    EntityDraw& style(Style s) {
+        styles.set(0, std::move(s));
+        return *this;
+    }
+    EntityDraw& style_of(Field by, Palette p) {
+        style_by = by;
+        styles = std::move(p);
+        return *this;
+    }
+    EntityDraw& offset(float ox, float oy) {
+        dx = ox;
+        dy = oy;
+        return *this;
+    }
+    EntityDraw& facing(Field h, std::vector<std::array<float, 2>> dirs = {}) {
+        heading = h;
+        headings = std::move(dirs);
+        return *this;
+    }
+    EntityDraw& progress(Field b) {
+        bar = b;
+        return *this;
+    }
+};
+
+/// A per-world (or config) grid of width x height integer cells, row-major,
+/// each drawn with the style of its value in a cell_size square whose top-left
+/// corner is (x0 + col, y0 + row) * cell_size. Terrain, counters' items, pots.
+struct GridDraw {
+    uint32_t archetype = 0;      ///< singleton archetype holding `cells` (unused for config fields)
+    Field cells;                 ///< first cell; field() or config_field() of an array member
+    uint32_t width = 0, height = 0;
+    uint32_t stride = 0;         ///< bytes from one cell to the next; 0: the scalar's size
+    float x0 = 0.0f, y0 = 0.0f, cell_size = 1.0f;
+    Palette styles;
+    Field bar;                   ///< per-cell progress (same layout and stride as `bar`'s own array)
+    uint32_t bar_stride = 0;
+};
+
+/// Keys the viewer maps to action values of the controlled agent.
+enum class Key : uint8_t { kNoop, kUp, kDown, kLeft, kRight, kInteract };
+
+/// Everything the viewer needs to draw and play an env.
+struct DrawSpec {
+    enum class View : uint8_t { k2D, k3D };
+    View view = View::k2D;
+    /// World rectangle (x0, y0, x1, y1) the 2-D camera frames; in 3-D its centre
+    /// is the orbit camera's target on the ground plane (z up).
+    std::array<float, 4> bounds = {0.0f, 0.0f, 1.0f, 1.0f};
+    Rgba background{24, 24, 30, 255};
+    std::vector<GridDraw> grids;       ///< drawn first, in order
+    std::vector<EntityDraw> entities;  ///< then these, in order
+    /// Tensors the viewer shows for the selected agent, and the one keys write.
+    std::string obs = "obs", reward = "reward", action = "action";
+    std::vector<std::pair<Key, int32_t>> keys; ///< e.g. {Key::kUp, 1}: the action value a key sends
+
+    /// Starts a mark for archetype A: `spec.draw.entity<Agent>().at(...).style(...)`.
+    template <class A> EntityDraw& entity() {
+        entities.emplace_back();
+        entities.back().archetype = archetype_id<A>;
+        return entities.back();
+    }
+    /// Adds a background grid read from singleton archetype A (or from the config).
+    template <class A> GridDraw& grid(Field cells, uint32_t width, uint32_t height) {
+        grids.emplace_back();
+        GridDraw& g = grids.back();
+        g.archetype = archetype_id<A>;
+        g.cells = cells;
+        g.width = width;
+        g.height = height;
+        return g;
+    }
+    /// Adds a background grid read from the env's config (static terrain).
+    GridDraw& config_grid(Field cells, uint32_t width, uint32_t height) {
+        grids.emplace_back();
+        GridDraw& g = grids.back();
+        g.cells = cells;
+        g.width = width;
+        g.height = height;
+        return g;
+    }
+    /// True when the env declared nothing to draw.
+    bool empty() const { return grids.empty() && entities.empty(); }
+};
+
+} // namespace orrery
