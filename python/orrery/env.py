@@ -1,0 +1,423 @@
+"""orrery.make() and Env: a batch of worlds of one env behind a step/reset API.
+
+Every tensor the env exports is shared with the caller without copying: the
+arrays returned by reset() and step() are views of the simulator's memory at
+fixed addresses, refreshed in place by every step. Copy them (``obs.copy()``,
+``obs.clone()``) to keep a value across steps.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import operator
+import os
+import re
+from typing import Any, Dict, Mapping, Optional, Tuple
+
+import numpy as np
+
+from orrery import _core
+from orrery._actions import write_input
+
+__all__ = ["Env", "make", "list_envs", "describe_envs", "AUTORESET_MODES", "FRAMEWORKS"]
+
+AUTORESET_MODES = ("next_step", "same_step", "disabled")
+FRAMEWORKS = ("numpy", "torch", "jax", "dlpack")
+_ENGINE_TENSORS = ("terminated", "truncated", "errors")
+_DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
+
+
+def list_envs() -> list:
+    """Names of every registered env, in registration order."""
+    return [name for name, _ in _core.list_envs()]
+
+
+def describe_envs() -> Dict[str, str]:
+    """Name -> one-line summary of every registered env."""
+    return dict(_core.list_envs())
+
+
+def make(name: str, num_worlds: int = 1, device: str = "auto", seed: Optional[int] = None,
+         autoreset: str = "next_step", threads: int = 0, framework: Optional[str] = None,
+         **env_kwargs: Any) -> "Env":
+    """Creates ``num_worlds`` worlds of env ``name``.
+
+    device: "auto" (CUDA when usable, else the CPU), "cpu", "cuda" or "cuda:N".
+    seed: seed of the first reset (None draws one from the OS).
+    autoreset: "next_step", "same_step" or "disabled" (Gymnasium's modes).
+    threads: CPU worker threads (0: every hardware thread).
+    framework: array type returned by reset/step: "numpy" (default on the CPU),
+        "torch" (default on CUDA), "jax", or "dlpack" (orrery.Tensor objects).
+    env_kwargs: the env's own options, e.g. ``layout="cramped_room"``.
+    """
+    return Env(name, num_worlds=num_worlds, device=device, seed=seed, autoreset=autoreset,
+               threads=threads, framework=framework, **env_kwargs)
+
+
+def _option_string(key: str, value: Any) -> str:
+    """Env options travel as strings: bools as true/false, numbers as text."""
+    if isinstance(value, (bool, np.bool_)):
+        return "true" if value else "false"
+    if isinstance(value, (int, np.integer)):
+        return str(int(value))
+    if isinstance(value, (float, np.floating)):
+        if not math.isfinite(value):
+            raise ValueError(f"env option {key}={value!r} is invalid; expected a finite number")
+        return repr(float(value))
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"env option {key}={value!r} has type {type(value).__name__}; "
+                    "expected a str, bool, int or float")
+
+
+def _check_int(name: str, value: Any, lo: int, hi: Optional[int] = None) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{name}={value!r} has type {type(value).__name__}; expected an int")
+    value = int(value)
+    if value < lo or (hi is not None and value > hi):
+        bound = f"an int >= {lo}" if hi is None else f"an int in [{lo}, {hi}]"
+        raise ValueError(f"{name}={value} is out of range; expected {bound}")
+    return value
+
+
+def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name}={value!r} has type {type(value).__name__}; expected one of {choices}")
+    if value not in choices:
+        raise ValueError(f"{name}={value!r} is not understood; expected one of {choices}")
+    return value
+
+
+class Env:
+    """A batch of ``num_worlds`` worlds of one env, stepped in lockstep.
+
+    Attributes: ``num_worlds``, ``device`` ("cpu" or "cuda:N"), ``autoreset``,
+    ``framework``, ``num_agents``, ``obs`` / ``actions`` (the live views),
+    ``tensors`` (every export as an orrery.Tensor, DLPack-capable).
+    """
+
+    def __init__(self, name: str, num_worlds: int = 1, device: str = "auto", seed: Optional[int] = None,
+                 autoreset: str = "next_step", threads: int = 0, framework: Optional[str] = None,
+                 **env_kwargs: Any):
+        if not isinstance(name, str):
+            raise TypeError(f"name={name!r} has type {type(name).__name__}; expected a str")
+        num_worlds = _check_int("num_worlds", num_worlds, 1, 2**32 - 1)
+        threads = _check_int("threads", threads, 0, 4096)
+        autoreset = _check_choice("autoreset", autoreset, AUTORESET_MODES)
+        if not isinstance(device, str) or not _DEVICE.match(device):
+            raise (TypeError if not isinstance(device, str) else ValueError)(
+                f"device={device!r} is not understood; expected 'auto', 'cpu', 'cuda' or 'cuda:N'")
+        if seed is not None:
+            seed = _check_int("seed", seed, 0, 2**64 - 1)
+        options = {k: _option_string(k, v) for k, v in env_kwargs.items()}
+        self._closed = True  # until the simulator exists, so close()/__del__ are safe
+        self._sim = _core.Simulator(name, options, num_worlds, device, autoreset, threads)
+        self._closed = False
+        self.name = name
+        self.options = options
+        self.num_worlds = num_worlds
+        self.autoreset = autoreset
+        self.device = self._sim.device
+        if framework is None:
+            framework = "numpy" if self.device == "cpu" else "torch"
+        self.framework = _check_choice("framework", framework, FRAMEWORKS)
+        if self.framework == "numpy" and self.device != "cpu":
+            self.close()
+            raise ValueError(f"framework='numpy' needs device='cpu'; this env is on {self.device} "
+                             "(use framework='torch', 'jax' or 'dlpack')")
+        self._exports = {e["name"]: e for e in self._sim.exports()}
+        self.tensors = self._shaped_tensors()
+        self.input_ranges = dict(self._sim.input_ranges())
+        self._views: Dict[str, Any] = {}
+        self._host: Dict[str, np.ndarray] = {}
+        self._seeds = np.random.default_rng(seed)
+        self._next_seed = seed
+        self.reset()
+
+    # ----- shapes and views ------------------------------------------------
+
+    def _user_shape(self, export: Mapping[str, Any]) -> list:
+        """[worlds] + [rows unless per-world] + [dims unless a scalar component]."""
+        shape = [self.num_worlds]
+        if not export["singleton"]:
+            shape.append(export["capacity"])
+        if list(export["dims"]) != [1]:
+            shape.extend(export["dims"])
+        return shape
+
+    def _shaped_tensors(self) -> Dict[str, "_core.Tensor"]:
+        out = {}
+        for name, t in self._sim.tensors().items():
+            export = self._exports.get(name[len("final_"):] if name.startswith("final_") else name)
+            if export is not None:
+                out[name] = t.view(t.dtype, self._user_shape(export))
+            elif name in ("terminated", "truncated"):
+                out[name] = t.view("bool", list(t.shape))
+            else:
+                out[name] = t
+        return out
+
+    def view(self, name: str) -> Any:
+        """The live view of tensor ``name`` in this env's framework (made once, zero-copy)."""
+        if name not in self.tensors:
+            raise ValueError(f"no tensor named {name!r}; this env has: {', '.join(self.tensors)}")
+        if self.framework == "jax":  # JAX arrays are values: a fresh (still zero-copy) wrapper per call
+            import jax.dlpack
+            return jax.dlpack.from_dlpack(self.tensors[name])
+        view = self._views.get(name)
+        if view is None:
+            view = self._views[name] = self._wrap(self.tensors[name])
+        return view
+
+    def _wrap(self, tensor: "_core.Tensor") -> Any:
+        if self.framework == "numpy":
+            return np.from_dlpack(tensor)
+        if self.framework == "torch":
+            import torch
+            return torch.from_dlpack(tensor)
+        return tensor
+
+    def host_view(self, name: str) -> np.ndarray:
+        """A NumPy view of tensor ``name`` (CPU envs only)."""
+        if self.device != "cpu":
+            raise ValueError(f"host_view({name!r}) needs a CPU env; this env is on {self.device}")
+        view = self._host.get(name)
+        if view is None:
+            view = self._host[name] = np.from_dlpack(self.tensors[name])
+        return view
+
+    @property
+    def inputs(self) -> Tuple[str, ...]:
+        """Names of the tensors users write before step() (usually just "action")."""
+        return tuple(n for n, e in self._exports.items() if e["input"])
+
+    @property
+    def outputs(self) -> Tuple[str, ...]:
+        """Names of the env's own output tensors (obs, reward and the rest)."""
+        return tuple(n for n, e in self._exports.items() if not e["input"])
+
+    @property
+    def obs(self) -> Any:
+        return self.view("obs")
+
+    @property
+    def actions(self) -> Any:
+        """The live action tensor: write into it in place, then call step()."""
+        return self.view(self._action_name())
+
+    @property
+    def num_agents(self) -> int:
+        """Rows of the action tensor per world (1 for a per-world action)."""
+        export = self._exports[self._action_name()]
+        return 1 if export["singleton"] else int(export["capacity"])
+
+    @property
+    def action_range(self) -> Optional[Tuple[int, int]]:
+        """Inclusive (low, high) of the action values, when the env declares one."""
+        return self.input_ranges.get(self._action_name())
+
+    @property
+    def env_info(self) -> Dict[str, str]:
+        """The env's description (layout name, sizes), as recorded in checkpoints."""
+        return dict(self._live().env_info)
+
+    @property
+    def backend(self) -> str:
+        return self._live().backend
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _action_name(self) -> str:
+        names = self.inputs
+        if "action" in names:
+            return "action"
+        if len(names) == 1:
+            return names[0]
+        raise ValueError(f"env {self.name!r} has inputs {names}; pass step() a dict of them")
+
+    def _live(self) -> "_core.Simulator":
+        if self._closed:
+            raise ValueError(f"this {self.name!r} env is closed; make a new one with orrery.make()")
+        return self._sim
+
+    # ----- stepping --------------------------------------------------------
+
+    def reset(self, seed: Optional[int] = None) -> Tuple[Any, Dict[str, Any]]:
+        """Starts episode 0 in every world; returns (obs, info).
+
+        seed None continues the seed sequence of make(seed=...)."""
+        sim = self._live()
+        if seed is None:
+            seed, self._next_seed = self._next_seed, None
+            if seed is None:
+                seed = int(self._seeds.integers(0, 2**63 - 1))
+        else:
+            seed = _check_int("seed", seed, 0, 2**64 - 1)
+            self._seeds = np.random.default_rng(seed)
+        sim.reset(seed)
+        self.seed = seed
+        return self.view("obs") if "obs" in self.tensors else None, self._info()
+
+    def reset_worlds(self, mask: Any) -> Tuple[Any, Dict[str, Any]]:
+        """Starts the next episode in the worlds where ``mask`` (shape [num_worlds]) is true."""
+        sim = self._live()
+        host = _host_array(mask)
+        if host.shape != (self.num_worlds,):
+            raise ValueError(f"reset mask has shape {host.shape}; expected ({self.num_worlds},)")
+        if host.dtype.kind not in "biu":
+            raise TypeError(f"reset mask has dtype {host.dtype}; expected bool or an integer dtype")
+        sim.reset_worlds(np.ascontiguousarray(host != 0, dtype=np.uint8))
+        return self.view("obs") if "obs" in self.tensors else None, self._info()
+
+    def step(self, actions: Any = None) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:
+        """Advances every world one step; returns (obs, reward, terminated, truncated, info).
+
+        actions: an array of the action tensor's shape (NumPy, torch, JAX or any
+        DLPack producer on this env's device), a dict of input name -> array,
+        or None to use what was written into ``env.actions`` in place. Bad
+        actions raise ValueError/TypeError before any state changes.
+        """
+        sim = self._live()
+        if actions is not None:
+            if isinstance(actions, Mapping):
+                for name in actions:
+                    if name not in self.inputs:
+                        raise ValueError(f"step() got input {name!r}; this env's inputs are {self.inputs}")
+                for name, value in actions.items():
+                    write_input(self, name, value)
+            else:
+                write_input(self, self._action_name(), actions)
+        sim.step()
+        return self._outputs()
+
+    def _outputs(self) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:
+        obs = self.view("obs") if "obs" in self.tensors else None
+        reward = self.view("reward") if "reward" in self.tensors else None
+        term, trunc = self.view("terminated"), self.view("truncated")
+        if self.autoreset == "same_step" and reward is not None:
+            reward = self._final_where(term, trunc, "reward")
+        return obs, reward, term, trunc, self._info()
+
+    def _final_where(self, term: Any, trunc: Any, name: str) -> Any:
+        """Same-step mode resets a finished world inside the step, so its last
+        value lives in final_<name>; this merges the two (a new array)."""
+        final, now = self.view("final_" + name), self.view(name)
+        done = term | trunc
+        done = done.reshape(done.shape + (1,) * (len(now.shape) - 1))
+        if self.framework == "torch":
+            import torch
+            return torch.where(done, final, now)
+        if self.framework == "jax":
+            import jax.numpy as jnp
+            return jnp.where(done, final, now)
+        if self.framework == "dlpack":
+            return np.where(done, np.from_dlpack(final), np.from_dlpack(now))
+        return np.where(done, final, now)
+
+    def _info(self) -> Dict[str, Any]:
+        """Every other output by name (final_<name> too, in same-step mode)."""
+        skip = {"obs", "reward", *_ENGINE_TENSORS}
+        return {n: self.view(n) for n, t in self.tensors.items() if n not in skip and not t.is_input}
+
+    def synchronize(self) -> None:
+        """Waits for queued device work (no-op on the CPU)."""
+        self._live().synchronize()
+
+    def errors(self) -> np.ndarray:
+        """Per-world error codes of the last step (0: none; 1 capacity overflow,
+        2 stale entity, 3 bad action, >= 256 env-specific). Synchronises."""
+        return self._live().errors()
+
+    def check_errors(self) -> None:
+        """Raises ValueError describing the worlds that recorded an error in the last step."""
+        self._live().check_errors()
+
+    # ----- world state -----------------------------------------------------
+
+    def _world(self, world: Any, what: str = "world") -> int:
+        try:
+            w = operator.index(world)
+        except TypeError:
+            raise TypeError(f"{what}={world!r} has type {type(world).__name__}; expected an int") from None
+        if isinstance(world, (bool, np.bool_)):
+            raise TypeError(f"{what}={world!r} is a bool; expected an int")
+        if not 0 <= w < self.num_worlds:
+            raise ValueError(f"{what}={w} is out of range; expected 0 <= {what} < {self.num_worlds}")
+        return w
+
+    def get_state(self, world: int) -> Dict[str, Any]:
+        """The env's JSON state of one world, as a dict (for example overcooked_ai's state dict)."""
+        return json.loads(self._live().get_state_json(self._world(world)))
+
+    def set_state(self, world: int, state: Any) -> None:
+        """Replaces one world's state from get_state()'s form (dict or JSON text); on error it is untouched."""
+        if isinstance(state, (bytes, bytearray)):
+            state = state.decode()
+        if not isinstance(state, str):
+            if not isinstance(state, Mapping):
+                raise TypeError(f"state has type {type(state).__name__}; expected a dict or JSON text")
+            state = json.dumps(state)
+        self._live().set_state_json(self._world(world), state)
+
+    def state_hash(self, world: int) -> int:
+        """64-bit hash of one world's whole state (equal states, equal hashes)."""
+        return self._live().state_hash(self._world(world))
+
+    def save_world(self, world: int) -> bytes:
+        """A byte snapshot of one world, for restore_world()."""
+        return self._live().save_world(self._world(world))
+
+    def restore_world(self, world: int, snapshot: bytes) -> None:
+        """Restores a save_world() snapshot into slot ``world``; it continues bit-exactly."""
+        if not isinstance(snapshot, (bytes, bytearray)):
+            raise TypeError(f"snapshot has type {type(snapshot).__name__}; expected bytes from save_world()")
+        self._live().restore_world(self._world(world), bytes(snapshot))
+
+    def copy_world(self, src: int, dst: int) -> None:
+        """Copies world ``src`` over world ``dst``."""
+        self._live().copy_world(self._world(src, "src"), self._world(dst, "dst"))
+
+    def save_checkpoint(self, path: "os.PathLike[str] | str") -> None:
+        """Writes every world to ``path`` (atomically)."""
+        self._live().save_checkpoint(os.fspath(path))
+
+    def load_checkpoint(self, path: "os.PathLike[str] | str") -> None:
+        """Loads a checkpoint of the same env, options and world count; a bad file raises ValueError."""
+        self._live().load_checkpoint(os.fspath(path))
+
+    def memory_report(self) -> Dict[str, Any]:
+        """Bytes per archetype from the declared capacities, and the total."""
+        return self._live().memory_report()
+
+    # ----- lifetime ----------------------------------------------------------
+
+    def close(self) -> None:
+        """Releases the simulator. Views already taken stay valid until dropped."""
+        if not self._closed:
+            self._closed = True
+            self._views.clear()
+            self._host.clear()
+            self._sim.close()
+
+    def __enter__(self) -> "Env":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else self.backend
+        return (f"orrery.Env({self.name!r}, num_worlds={self.num_worlds}, device={self.device!r}, "
+                f"autoreset={self.autoreset!r}, framework={self.framework!r}, {state})")
+
+
+def _host_array(value: Any) -> np.ndarray:
+    """A NumPy array of ``value`` (copied to the host if it lives on a device)."""
+    if isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "detach") and hasattr(value, "cpu"):  # torch
+        return value.detach().cpu().numpy()
+    return np.asarray(value)

@@ -1,0 +1,206 @@
+// The orrery._core extension: one Simulator class over the C++ engine, the env
+// registry, and Tensor views (tensor.cpp). The pure-Python package `orrery`
+// builds the user API (make, Env, adapters) on top of this thin layer.
+
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include "envs/registry.hpp"
+#include "python/src/tensor.hpp"
+
+namespace py = pybind11;
+
+namespace orrery::python {
+
+namespace {
+
+AutoReset parse_autoreset(const std::string& mode) {
+    if (mode == "next_step") return AutoReset::kNextStep;
+    if (mode == "same_step") return AutoReset::kSameStep;
+    if (mode == "disabled") return AutoReset::kDisabled;
+    throw Error("autoreset='" + mode + "' is not understood; expected 'next_step', 'same_step' or 'disabled'");
+}
+
+const char* autoreset_name(AutoReset mode) {
+    switch (mode) {
+    case AutoReset::kNextStep: return "next_step";
+    case AutoReset::kSameStep: return "same_step";
+    case AutoReset::kDisabled: return "disabled";
+    }
+    return "?";
+}
+
+/// Owns the simulator through a shared pointer that every Tensor also holds,
+/// so close() drops this handle while live views keep the memory valid.
+class PySimulator {
+  public:
+    PySimulator(const std::string& env, const EnvOptions& options, uint32_t num_worlds, const std::string& device,
+                const std::string& autoreset, uint32_t threads) {
+        SimOptions o;
+        if (num_worlds == 0) throw Error("num_worlds=0 is invalid; expected an integer >= 1");
+        o.num_worlds = num_worlds;
+        o.device = device;
+        o.autoreset = parse_autoreset(autoreset);
+        o.threads = threads;
+        EnvSpec spec = make_env_spec(env, options);
+        py::gil_scoped_release unlocked;
+        sim_ = std::make_shared<Simulator>(std::move(spec), std::move(o));
+    }
+
+    /// The live simulator; throws orrery::Error once closed.
+    std::shared_ptr<Simulator> get() const {
+        if (!sim_) throw Error("this env is closed; make a new one with orrery.make()");
+        return sim_;
+    }
+    void close() { sim_.reset(); }
+    bool closed() const { return !sim_; }
+
+    py::dict tensors() const {
+        std::shared_ptr<Simulator> s = get();
+        py::dict out;
+        for (const TensorView& v : s->tensors()) out[py::str(v.name)] = Tensor(s, v);
+        return out;
+    }
+
+    py::list exports() const;
+    py::dict memory_report() const;
+
+  private:
+    std::shared_ptr<Simulator> sim_;
+};
+
+py::list PySimulator::exports() const {
+    std::shared_ptr<Simulator> s = get();
+    const EnvSpec& spec = s->spec();
+    py::list out;
+    for (const ExportSpec& e : spec.exports()) {
+        const ArchetypeSpec& a = spec.archetype_specs()[e.archetype];
+        const ComponentSpec& c = spec.component_specs()[e.component];
+        py::dict d;
+        d["name"] = e.name;
+        d["input"] = e.input;
+        d["archetype"] = a.name;
+        d["capacity"] = a.capacity;
+        d["singleton"] = a.singleton;
+        d["component"] = c.name;
+        d["dims"] = c.dims;
+        d["array"] = c.is_array;
+        d["dtype"] = element_type(c.dtype).name;
+        out.append(d);
+    }
+    return out;
+}
+
+py::dict PySimulator::memory_report() const {
+    MemoryReport r = get()->memory_report();
+    py::list rows;
+    for (const MemoryReport::Row& row : r.archetypes)
+        rows.append(py::dict(py::arg("archetype") = row.archetype, py::arg("capacity") = row.capacity,
+                             py::arg("bytes_per_world") = row.bytes_per_world, py::arg("bytes") = row.bytes));
+    return py::dict(py::arg("archetypes") = rows, py::arg("engine_bytes") = r.engine_bytes,
+                    py::arg("total_bytes") = r.total_bytes, py::arg("text") = r.to_string());
+}
+
+/// Runs `fn` on the live simulator with the GIL released (the CPU backend uses
+/// its own threads; other Python threads may run meanwhile).
+template <class F> auto unlocked(const PySimulator& p, F fn) {
+    std::shared_ptr<Simulator> s = p.get();
+    py::gil_scoped_release release;
+    return fn(*s);
+}
+
+void translate_errors() {
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const TypeError& e) {
+            PyErr_SetString(PyExc_TypeError, e.what());
+        } catch (const Error& e) {
+            PyErr_SetString(PyExc_ValueError, e.what());
+        }
+    });
+}
+
+} // namespace
+
+void bind_simulator(py::module_& m) {
+    using Mask = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
+    using Self = const PySimulator&;
+    py::class_<PySimulator>(m, "Simulator", "A batch of worlds of one env (see orrery.make for the user API).")
+        .def(py::init<const std::string&, const EnvOptions&, uint32_t, const std::string&, const std::string&,
+                      uint32_t>(),
+             py::arg("env"), py::arg("options"), py::arg("num_worlds"), py::arg("device") = "cpu",
+             py::arg("autoreset") = "next_step", py::arg("threads") = 0)
+        .def("close", &PySimulator::close, "Drops the simulator; live tensor views keep its memory valid.")
+        .def_property_readonly("closed", &PySimulator::closed)
+        .def_property_readonly("env_name", [](Self p) { return p.get()->spec().name(); })
+        .def_property_readonly("num_worlds", [](Self p) { return p.get()->num_worlds(); })
+        .def_property_readonly("autoreset", [](Self p) { return autoreset_name(p.get()->options().autoreset); })
+        .def_property_readonly("backend", [](Self p) { return p.get()->backend().describe(); })
+        .def_property_readonly("device", [](Self p) {
+            Backend& b = p.get()->backend();
+            return b.device() == DeviceKind::kCpu ? std::string("cpu") : "cuda:" + std::to_string(b.device_index());
+        })
+        .def_property_readonly("env_info", [](Self p) { return p.get()->spec().info(); })
+        .def("tensors", &PySimulator::tensors, "Every exported tensor by name (views, no copies).")
+        .def("exports", &PySimulator::exports, "The env's export table: archetype, capacity, dims of each tensor.")
+        .def("input_ranges", [](Self p) { return p.get()->spec().input_ranges(); })
+        .def("memory_report", &PySimulator::memory_report)
+        .def("reset", [](Self p, uint64_t seed) { unlocked(p, [&](Simulator& s) { s.reset(seed); }); },
+             py::arg("seed"))
+        .def("reset_worlds",
+             [](Self p, Mask mask) {
+                 std::vector<uint8_t> v(mask.data(), mask.data() + mask.size());
+                 unlocked(p, [&](Simulator& s) { s.reset_worlds(v); });
+             },
+             py::arg("mask"))
+        .def("step", [](Self p) { unlocked(p, [](Simulator& s) { s.step(); }); })
+        .def("synchronize", [](Self p) { unlocked(p, [](Simulator& s) { s.synchronize(); }); })
+        .def("errors", [](Self p) {
+            std::vector<uint32_t> e = unlocked(p, [](Simulator& s) { return s.errors(); });
+            return py::array_t<uint32_t>(py::ssize_t(e.size()), e.data());
+        })
+        .def("check_errors", [](Self p) { unlocked(p, [](Simulator& s) { s.check_errors(); }); })
+        .def("save_world",
+             [](Self p, uint32_t w) {
+                 WorldSnapshot snap = unlocked(p, [&](Simulator& s) { return s.save_world(w); });
+                 return py::bytes(reinterpret_cast<const char*>(snap.bytes.data()), snap.bytes.size());
+             },
+             py::arg("world"))
+        .def("restore_world",
+             [](Self p, uint32_t w, const py::bytes& data) {
+                 std::string_view v = data;
+                 WorldSnapshot snap{std::vector<uint8_t>(v.begin(), v.end())};
+                 unlocked(p, [&](Simulator& s) { s.restore_world(w, snap); });
+             },
+             py::arg("world"), py::arg("snapshot"))
+        .def("copy_world", [](Self p, uint32_t a, uint32_t b) { unlocked(p, [&](Simulator& s) { s.copy_world(a, b); }); },
+             py::arg("src"), py::arg("dst"))
+        .def("get_state_json",
+             [](Self p, uint32_t w) { return unlocked(p, [&](Simulator& s) { return s.get_state_json(w); }); },
+             py::arg("world"))
+        .def("set_state_json",
+             [](Self p, uint32_t w, const std::string& j) { unlocked(p, [&](Simulator& s) { s.set_state_json(w, j); }); },
+             py::arg("world"), py::arg("state"))
+        .def("state_hash", [](Self p, uint32_t w) { return unlocked(p, [&](Simulator& s) { return s.state_hash(w); }); },
+             py::arg("world"))
+        .def("save_checkpoint",
+             [](Self p, const std::string& f) { unlocked(p, [&](Simulator& s) { s.save_checkpoint(f); }); },
+             py::arg("path"))
+        .def("load_checkpoint",
+             [](Self p, const std::string& f) { unlocked(p, [&](Simulator& s) { s.load_checkpoint(f); }); },
+             py::arg("path"));
+}
+
+} // namespace orrery::python
+
+PYBIND11_MODULE(_core, m) {
+    using namespace orrery::python;
+    m.doc() = "Orrery's native core: simulators of batched game worlds and zero-copy tensor views.";
+    orrery::register_builtin_envs();
+    translate_errors();
+    bind_tensor(m);
+    bind_simulator(m);
+    m.def("list_envs", &orrery::registered_envs, "(name, summary) of every registered env.");
+}
