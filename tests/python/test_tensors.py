@@ -1,0 +1,162 @@
+"""Zero-copy tensor export: NumPy, PyTorch and JAX views share the
+simulator's memory, a view taken once sees every later step, and views keep
+the simulator's memory alive after the env is closed or dropped."""
+
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import orrery
+from conftest import requires_jax, requires_torch
+
+
+@pytest.fixture
+def env():
+    e = orrery.make("tag", num_worlds=6, device="cpu", seed=4, threads=1)
+    yield e
+    e.close()
+
+
+def step_random(env, seed):
+    rng = np.random.default_rng(seed)
+    env.step(rng.integers(0, 5, size=(6, 4)).astype(np.int32))
+
+
+def test_every_export_is_a_tensor(env):
+    t = env.tensors
+    for name in ("obs", "reward", "action", "terminated", "truncated", "errors", "position", "role"):
+        assert isinstance(t[name], orrery.Tensor), name
+    assert t["obs"].shape == (6, 4, 19) and t["obs"].dtype == "float32"
+    assert t["terminated"].dtype == "bool" and t["terminated"].shape == (6,)
+    assert t["action"].is_input and not t["obs"].is_input
+    assert t["obs"].device == "cpu" and t["obs"].__dlpack_device__() == (1, 0)
+    assert t["obs"].nbytes == 6 * 4 * 19 * 4
+    assert "obs" in repr(t["obs"])
+
+
+def test_numpy_from_dlpack_is_zero_copy_and_live(env):
+    t = env.tensors["obs"]
+    view = np.from_dlpack(t)
+    assert view.ctypes.data == t.data_ptr
+    assert view.shape == (6, 4, 19) and view.dtype == np.float32
+    before = view.copy()
+    step_random(env, 1)
+    assert not np.array_equal(view, before)
+    np.testing.assert_array_equal(view, env.obs)
+
+
+def test_numpy_array_interface_is_zero_copy(env):
+    arr = np.asarray(env.tensors["position"])
+    assert arr.ctypes.data == env.tensors["position"].data_ptr
+    step_random(env, 2)
+    np.testing.assert_array_equal(arr, env.view("position"))
+
+
+def test_bool_views_of_done_flags(env):
+    term = np.from_dlpack(env.tensors["truncated"])
+    assert term.dtype == np.bool_ and term.ctypes.data == env.tensors["truncated"].data_ptr
+
+
+def test_legacy_and_versioned_capsules(env):
+    t = env.tensors["reward"]
+    legacy = t.__dlpack__()
+    assert "dltensor" in repr(legacy) and "versioned" not in repr(legacy)
+    versioned = t.__dlpack__(max_version=(1, 0))
+    assert "dltensor_versioned" in repr(versioned)
+    old = t.__dlpack__(max_version=(0, 8))
+    assert "versioned" not in repr(old)
+    t.__dlpack__(stream=None, dl_device=(1, 0), copy=False)
+    with pytest.raises(BufferError, match="copy=True is not supported"):
+        t.__dlpack__(copy=True)
+    with pytest.raises(BufferError, match="lives on cpu"):
+        t.__dlpack__(dl_device=(2, 0))
+    with pytest.raises(AttributeError):
+        t.__cuda_array_interface__
+
+
+def test_views_keep_memory_alive_after_close_and_delete():
+    env = orrery.make("tag", num_worlds=3, device="cpu", seed=1)
+    obs = np.from_dlpack(env.tensors["obs"])
+    arr = np.asarray(env.tensors["obs"])
+    expected = obs.copy()
+    env.close()
+    del env
+    gc.collect()
+    np.testing.assert_array_equal(obs, expected)
+    np.testing.assert_array_equal(arr, expected)
+    # the memory is still writable and owned: touch every byte
+    obs += 1.0
+    np.testing.assert_array_equal(arr, expected + 1.0)
+
+
+def test_capsules_release_their_reference():
+    env = orrery.make("tag", num_worlds=2, device="cpu")
+    t = env.tensors["obs"]
+    base = sys.getrefcount(t)
+    held = [t.__dlpack__() for _ in range(10)]
+    assert sys.getrefcount(t) == base + 10  # each capsule keeps its producer alive
+    del held  # dropped without a consumer: the capsule destructor lets go
+    assert sys.getrefcount(t) == base
+    consumed = [np.from_dlpack(t) for _ in range(10)]
+    assert sys.getrefcount(t) > base
+    del consumed  # the consumer called the deleter
+    assert sys.getrefcount(t) == base
+
+
+def test_view_reshapes_without_copying(env):
+    t = env.tensors["obs"]
+    flat = t.view("float32", [6 * 4, 19])
+    assert flat.data_ptr == t.data_ptr and flat.shape == (24, 19)
+    with pytest.raises(ValueError, match="covers .* bytes; expected"):
+        t.view("float32", [5, 19])
+    with pytest.raises(TypeError, match="cannot be viewed as int32"):
+        t.view("int32", [6, 4, 19])
+
+
+@requires_torch
+def test_torch_from_dlpack_is_zero_copy_and_live(env):
+    import torch
+
+    obs = torch.from_dlpack(env.tensors["obs"])
+    assert obs.data_ptr() == env.tensors["obs"].data_ptr
+    before = obs.clone()
+    step_random(env, 3)
+    assert not torch.equal(obs, before)
+    term = torch.from_dlpack(env.tensors["terminated"])
+    assert term.dtype == torch.bool
+
+
+@requires_torch
+def test_torch_framework_returns_the_same_tensors_each_step():
+    import torch
+
+    env = orrery.make("tag", num_worlds=2, device="cpu", framework="torch", seed=0)
+    obs, _ = env.reset()
+    acts = torch.randint(0, 5, (2, 4))
+    obs2, reward, term, trunc, info = env.step(acts)
+    assert obs2 is obs and isinstance(reward, torch.Tensor) and term.dtype == torch.bool
+    assert obs.data_ptr() == env.tensors["obs"].data_ptr
+    env.actions.copy_(torch.zeros(2, 4, dtype=torch.int32))  # write in place through torch
+    env.step()
+    assert torch.all(env.actions == 0)
+
+
+@requires_jax
+def test_jax_from_dlpack_is_zero_copy():
+    import jax
+
+    env = orrery.make("tag", num_worlds=6, device="cpu", seed=4, framework="jax")
+    arr = jax.dlpack.from_dlpack(env.tensors["obs"])
+    assert arr.unsafe_buffer_pointer() == env.tensors["obs"].data_ptr
+    step_random(env, 5)
+    obs, *_ = env.step(np.zeros((6, 4), np.int32))
+    assert obs.unsafe_buffer_pointer() == env.tensors["obs"].data_ptr
+    np.testing.assert_array_equal(np.asarray(obs), np.from_dlpack(env.tensors["obs"]))
+
+
+def test_dlpack_framework_returns_tensors():
+    env = orrery.make("tag", num_worlds=2, device="cpu", framework="dlpack")
+    obs, reward, term, trunc, info = env.step(np.zeros((2, 4), np.int32))
+    assert isinstance(obs, orrery.Tensor) and isinstance(term, orrery.Tensor)
