@@ -8,10 +8,15 @@ namespace tag {
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options);
 }
 
+namespace overcooked {
+orrery::EnvSpec make_spec(const orrery::EnvOptions& options);
+}
+
 namespace orrery {
 
 void register_builtin_envs() {
     register_env("tag", tag::make_spec, "tutorial: pursuers chase evaders that eat pellets (continuous 2-D)");
+    register_env("overcooked", overcooked::make_spec, "Overcooked (overcooked_ai rules): 2 chefs cook onion soup; lossless 26-channel observations");
 }
 
 } // namespace orrery

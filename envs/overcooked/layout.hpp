@@ -1,0 +1,60 @@
+#pragma once
+// Host-side Overcooked kitchens: overcooked_ai .layout files and bare grids
+// parsed and checked (errors name the line), the recipe rules resolved into
+// per-recipe tables, and the JSON state codec. Device code never sees this file.
+
+#include <array>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/env.hpp"
+#include "envs/overcooked/overcooked.hpp"
+
+namespace overcooked {
+
+/// A kitchen as overcooked_ai describes it (OvercookedGridworld parameters).
+struct Layout {
+    std::string name;
+    uint32_t width = 0, height = 0;
+    std::vector<std::string> terrain;            ///< rows, player digits replaced by floor
+    std::array<uint32_t, kNumPlayers> start{};   ///< start cell (y * width + x) per player
+    std::vector<uint32_t> all_orders, bonus_orders; ///< recipe indices; empty all_orders: every recipe
+    double order_bonus = 2;
+    std::optional<double> cook_time, delivery_reward, onion_value, tomato_value, onion_time, tomato_time;
+    std::vector<double> recipe_values, recipe_times; ///< parallel to all_orders when given
+    double placement_in_pot = 3, dish_pickup = 3, soup_pickup = 5;
+    bool old_dynamics = false;
+};
+
+/// The built-in layouts (envs/overcooked/layouts/*.layout), by overcooked_ai name.
+const std::map<std::string, std::string>& builtin_layouts();
+
+/// Parses the text of an overcooked_ai .layout file (a Python dict literal).
+/// `source` names the file in errors, which also give the line.
+Layout parse_layout_file(const std::string& text, const std::string& source);
+/// Parses a bare grid: rows separated by newlines or '|'.
+Layout parse_layout_grid(const std::string& grid);
+
+/// Cook time and sparse reward of every recipe (onions + 4 * tomatoes), by
+/// overcooked_ai's Recipe rules; throws orrery::Error on contradictory settings.
+struct RecipeTables {
+    std::array<double, kNumRecipes> time{}, delivery{};
+};
+RecipeTables resolve_recipes(const Layout& layout);
+
+/// All orders a kitchen accepts (every recipe when the layout lists none),
+/// sorted as overcooked_ai sorts Recipe objects.
+std::vector<uint32_t> effective_orders(const Layout& layout);
+/// overcooked_ai's Recipe.__int__, the sort key of orders.
+uint32_t recipe_sort_key(uint32_t recipe);
+
+/// The JSON state codec (overcooked_ai OvercookedState.to_dict schema).
+struct StateCodec {
+    std::vector<uint32_t> all_orders, bonus_orders;
+    std::string to_json(orrery::Ctx& ctx) const;
+    /// Replaces the world's state; throws orrery::Error naming the bad field.
+    void from_json(orrery::Ctx& ctx, const std::string& text) const;
+};
+
+} // namespace overcooked

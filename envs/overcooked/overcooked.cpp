@@ -1,0 +1,190 @@
+// Overcooked's registration table: options, the layout turned into the
+// device-side Config, the task graph, the exported tensors and the JSON codec.
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "envs/options.hpp"
+#include "envs/overcooked/layout.hpp"
+
+namespace overcooked {
+namespace {
+
+using orrery::Error;
+
+/// JaxMARL's start cells (x, y) for its versions of the classic kitchens.
+const std::map<std::string, std::array<std::array<uint32_t, 2>, kNumPlayers>> kJaxmarlStarts = {
+    {"cramped_room", {{{1, 1}, {3, 1}}}},
+    {"asymmetric_advantages", {{{2, 3}, {5, 3}}}},
+    {"coordination_ring", {{{2, 1}, {1, 2}}}},
+    {"forced_coordination", {{{1, 2}, {3, 1}}}},
+    {"counter_circuit_o_1order", {{{2, 1}, {6, 3}}}},
+};
+
+Layout load_layout(orrery::OptionReader& opt, const orrery::EnvOptions& options) {
+    std::string name = opt.str("layout", "cramped_room");
+    std::string file = opt.str("layout_file", "");
+    std::string grid = opt.str("layout_grid", "");
+    if (int(options.count("layout")) + int(options.count("layout_file")) + int(options.count("layout_grid")) > 1)
+        throw Error("overcooked: give only one of layout, layout_file and layout_grid");
+    if (options.count("layout_grid")) return parse_layout_grid(grid);
+    if (options.count("layout_file")) {
+        std::ifstream in(file);
+        if (!in) throw Error("overcooked: layout_file=" + file + " cannot be read");
+        std::stringstream text;
+        text << in.rdbuf();
+        Layout L = parse_layout_file(text.str(), file);
+        L.name = file;
+        return L;
+    }
+    auto it = builtin_layouts().find(name);
+    if (it == builtin_layouts().end()) {
+        std::string names;
+        for (const auto& [n, text] : builtin_layouts()) names += (names.empty() ? "" : ", ") + n;
+        throw Error("overcooked: layout=" + name + " is unknown; expected one of: " + names +
+                    " (or give layout_file or layout_grid)");
+    }
+    Layout L = parse_layout_file(it->second, name + ".layout");
+    L.name = name;
+    return L;
+}
+
+uint8_t tile_of(char c) {
+    switch (c) {
+    case 'P': return kPot;
+    case 'X': return kCounter;
+    case 'O': return kOnionSource;
+    case 'T': return kTomatoSource;
+    case 'D': return kDishSource;
+    case 'S': return kServe;
+    default: return kFloor;
+    }
+}
+
+void fill_cells(Config& cfg, const Layout& L) {
+    cfg.width = uint8_t(L.width);
+    cfg.height = uint8_t(L.height);
+    cfg.num_cells = uint16_t(L.width * L.height);
+    for (uint32_t c = 0; c < cfg.num_cells; ++c) {
+        uint8_t t = tile_of(L.terrain[c / L.width][c % L.width]);
+        cfg.tile[c] = t;
+        if (t == kPot) {
+            cfg.slot[c] = cfg.num_pots;
+            cfg.pot_cell[cfg.num_pots++] = uint8_t(c);
+        } else if (t == kCounter) {
+            cfg.slot[c] = uint8_t(cfg.num_counters);
+            cfg.counter_cell[cfg.num_counters++] = uint8_t(c);
+        } else if (t == kFloor) {
+            cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
+        }
+    }
+}
+
+void fill_recipes(Config& cfg, const Layout& L) {
+    RecipeTables t = resolve_recipes(L);
+    for (uint32_t r = 0; r < kNumRecipes; ++r) {
+        if (r % 4 + r / 4 == 0 || r % 4 + r / 4 > 3) continue;
+        double time = t.time[r];
+        if (time != std::floor(time) || time < 0 || time > 250)
+            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " +
+                        std::to_string(r / 4) + " tomatoes) is " + std::to_string(time) +
+                        "; expected a whole number of ticks in [0, 250]");
+        cfg.cook_time[r] = uint8_t(time);
+        cfg.delivery[r] = float(t.delivery[r]);
+    }
+}
+
+void fill_starts(Config& cfg, const Layout& L, const std::string& mode) {
+    cfg.start_cell[0] = uint8_t(L.start[0]);
+    cfg.start_cell[1] = uint8_t(L.start[1]);
+    if (mode == "standard") cfg.start_mode = kStartStandard;
+    else if (mode == "random") cfg.start_mode = kStartRandom;
+    else if (mode == "jaxmarl") cfg.start_mode = kStartJaxmarl;
+    else throw Error("overcooked: option start=" + mode + " is invalid; expected standard, random or jaxmarl");
+    if (cfg.start_mode == kStartRandom && cfg.num_floor < kNumPlayers)
+        throw Error("overcooked: start=random needs at least 2 floor cells");
+    if (cfg.start_mode != kStartJaxmarl) return;
+    auto it = kJaxmarlStarts.find(L.name);
+    if (it == kJaxmarlStarts.end())
+        throw Error("overcooked: start=jaxmarl is defined for the 5 classic layouts only, not " + L.name);
+    for (uint32_t i = 0; i < kNumPlayers; ++i) cfg.start_cell[i] = uint8_t(it->second[i][1] * L.width + it->second[i][0]);
+}
+
+Config make_config(orrery::OptionReader& opt, const orrery::EnvOptions& options, Layout& L) {
+    L.old_dynamics = opt.flag("old_dynamics", L.old_dynamics);
+    L.placement_in_pot = opt.f32("placement_in_pot", float(L.placement_in_pot), -1e6f, 1e6f);
+    L.dish_pickup = opt.f32("dish_pickup", float(L.dish_pickup), -1e6f, 1e6f);
+    L.soup_pickup = opt.f32("soup_pickup", float(L.soup_pickup), -1e6f, 1e6f);
+    uint32_t cook_time = opt.u32("cook_time", 20, 1, 250);
+    float soup_value = opt.f32("soup_value", 20, 1e-6f, 1e6f);
+    if (options.count("cook_time")) { // replaces every per-recipe time of the layout
+        L.cook_time = cook_time;
+        L.recipe_times.clear(), L.onion_time.reset(), L.tomato_time.reset();
+    }
+    if (options.count("soup_value")) {
+        L.delivery_reward = soup_value;
+        L.recipe_values.clear(), L.onion_value.reset(), L.tomato_value.reset();
+    }
+    if (L.old_dynamics)
+        for (uint32_t r : effective_orders(L))
+            if (r % 4 + r / 4 != 3) throw Error("overcooked: old_dynamics=true needs every order to have 3 ingredients");
+    Config cfg{};
+    cfg.horizon = opt.u32("horizon", 400, 1, 1u << 30);
+    cfg.old_dynamics = L.old_dynamics;
+    cfg.placement_in_pot = float(L.placement_in_pot);
+    cfg.dish_pickup = float(L.dish_pickup);
+    cfg.soup_pickup = float(L.soup_pickup);
+    fill_cells(cfg, L);
+    fill_recipes(cfg, L);
+    fill_starts(cfg, L, opt.str("start", "standard"));
+    return cfg;
+}
+
+} // namespace
+
+orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
+    orrery::OptionReader opt("overcooked", options);
+    Layout layout = load_layout(opt, options);
+    Config cfg = make_config(opt, options, layout);
+    opt.finish();
+
+    orrery::EnvSpec spec = ORRERY_ENV_SPEC("overcooked", "envs/overcooked/overcooked.hpp");
+    spec.dims<Action>({});
+    spec.dims<Reward>({});
+    spec.dims<SparseReward>({});
+    spec.dims<ShapedReward>({});
+    spec.dims<Obs>({kNumChannels, cfg.height, cfg.width});
+    spec.dims<Counters>({std::max<uint32_t>(1, cfg.num_counters)});
+    spec.archetype<Chef>(kNumPlayers);
+    spec.archetype<Kitchen>(1, /*singleton=*/true);
+    spec.config(cfg);
+
+    spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(start_kitchen));
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(step_kitchen));
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe_kitchen));
+
+    spec.export_input<Chef, Action>("action");
+    spec.input_range("action", 0, kNumActions - 1);
+    spec.export_output<Chef, Obs>("obs");
+    spec.export_output<Chef, Reward>("reward");
+    spec.export_output<Chef, SparseReward>("sparse_r_by_agent");
+    spec.export_output<Chef, ShapedReward>("shaped_r_by_agent");
+
+    auto codec = std::make_shared<StateCodec>();
+    codec->all_orders = effective_orders(layout);
+    codec->bonus_orders = layout.bonus_orders;
+    std::sort(codec->bonus_orders.begin(), codec->bonus_orders.end(),
+              [](uint32_t a, uint32_t b) { return recipe_sort_key(a) < recipe_sort_key(b); });
+    spec.state_to_json = [codec](orrery::Ctx& ctx) { return codec->to_json(ctx); };
+    spec.state_from_json = [codec](orrery::Ctx& ctx, const std::string& text) { codec->from_json(ctx, text); };
+    spec.info()["layout"] = layout.name;
+    spec.info()["old_dynamics"] = cfg.old_dynamics ? "true" : "false";
+    std::string terrain;
+    for (const std::string& row : layout.terrain) terrain += (terrain.empty() ? "" : "|") + row;
+    spec.info()["terrain"] = terrain;
+    return spec;
+}
+
+} // namespace overcooked
