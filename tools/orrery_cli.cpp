@@ -115,6 +115,11 @@ int bench(const BenchArgs& a) {
             sim.check_errors();
             double rate = double(n) * steps / secs;
             std::string backend = sim.backend().describe();
+            // Output tensors (and the done flags) are what every step writes out.
+            size_t bytes_per_step = 0;
+            for (const orrery::TensorView& t : sim.tensors())
+                if (!t.input && t.name != "errors" && t.name.rfind("final_", 0) != 0) bytes_per_step += t.bytes();
+            auto layout = a.options.find("layout");
             std::printf("%-12s %-10s %-22s %10u %8u %10.3f %16.0f\n", env.c_str(),
                         sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda", backend.c_str(), n,
                         steps, secs, rate);
@@ -122,7 +127,10 @@ int bench(const BenchArgs& a) {
             json << (first ? "" : ",") << "\n  {\"env\": \"" << env << "\", \"device\": \""
                  << (sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda")
                  << "\", \"backend\": \"" << backend << "\", \"num_worlds\": " << n << ", \"steps\": " << steps
-                 << ", \"seconds\": " << secs << ", \"env_steps_per_s\": " << rate << "}";
+                 << ", \"seconds\": " << secs << ", \"env_steps_per_s\": " << rate
+                 << ", \"bytes_moved_per_step\": " << bytes_per_step;
+            if (layout != a.options.end()) json << ", \"layout\": \"" << layout->second << "\"";
+            json << "}";
             first = false;
         }
     }
