@@ -295,18 +295,22 @@ class Env:
 
     def _outputs(self) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:
         obs = self.view("obs") if "obs" in self.tensors else None
-        reward = self.view("reward") if "reward" in self.tensors else None
         term, trunc = self.view("terminated"), self.view("truncated")
-        if self.autoreset == "same_step" and reward is not None:
-            reward = self._final_where(term, trunc, "reward")
-        return obs, reward, term, trunc, self._info()
+        if self.autoreset != "same_step":
+            reward = self.view("reward") if "reward" in self.tensors else None
+            return obs, reward, term, trunc, self._info()
+        # Same-step mode resets finished worlds inside the step: obs is the new
+        # episode's first, every other output describes the step just taken.
+        done = np.from_dlpack(term) | np.from_dlpack(trunc) if self.framework == "dlpack" else term | trunc
+        merged = {n: self._final_where(done, n) for n in self.outputs if n != "obs"}
+        reward = merged.pop("reward", None)
+        merged["final_obs"] = self.view("final_obs")
+        return obs, reward, term, trunc, merged
 
-    def _final_where(self, term: Any, trunc: Any, name: str) -> Any:
-        """Same-step mode resets a finished world inside the step, so its last
-        value lives in final_<name>; this merges the two (a new array)."""
+    def _final_where(self, done: Any, name: str) -> Any:
+        """final_<name> where the world just ended, else <name> (a new array)."""
         final, now = self.view("final_" + name), self.view(name)
-        done = term | trunc
-        done = done.reshape(done.shape + (1,) * (len(now.shape) - 1))
+        done = done.reshape(tuple(done.shape) + (1,) * (len(now.shape) - 1))
         if self.framework == "torch":
             import torch
             return torch.where(done, final, now)
@@ -318,9 +322,8 @@ class Env:
         return np.where(done, final, now)
 
     def _info(self) -> Dict[str, Any]:
-        """Every other output by name (final_<name> too, in same-step mode)."""
-        skip = {"obs", "reward", *_ENGINE_TENSORS}
-        return {n: self.view(n) for n, t in self.tensors.items() if n not in skip and not t.is_input}
+        """Every other output of the env by name."""
+        return {n: self.view(n) for n in self.outputs if n not in ("obs", "reward")}
 
     def synchronize(self) -> None:
         """Waits for queued device work (no-op on the CPU)."""

@@ -151,11 +151,11 @@ class OrreryVectorEnv(VectorEnv):
         obs = self._host(info["final_obs"], False)
         for w in np.flatnonzero(done):
             final_obs[w] = obs[w].copy()
-        final_info = {}
-        for name, value in info.items():
-            if name.startswith("final_") and name != "final_obs":
-                final_info[name[len("final_"):]] = self._host(value, True)
-                final_info["_" + name[len("final_"):]] = done.copy()
+        final_info: Dict[str, Any] = {}
+        for name in self.env.outputs:
+            if name != "obs":
+                final_info[name] = self._host(self.env.view("final_" + name), True)
+                final_info["_" + name] = done.copy()
         out["final_obs"], out["_final_obs"] = final_obs, done.copy()
         out["final_info"], out["_final_info"] = final_info, done.copy()
 

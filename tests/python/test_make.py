@@ -115,12 +115,15 @@ def test_same_step_autoreset_keeps_final_values():
     assert trunc.all()
     assert "final_obs" in info and info["final_obs"].shape == obs.shape
     assert not np.array_equal(info["final_obs"], obs)  # obs is the new episode's first
-    np.testing.assert_array_equal(reward, info["final_reward"])
+    np.testing.assert_array_equal(reward, env.view("final_reward"))
+    np.testing.assert_array_equal(info["position"], env.view("final_position"))  # the step just taken
+    assert not np.array_equal(info["position"], env.view("position"))  # the new episode's start
     twin = orrery.make("tag", num_worlds=3, device="cpu", seed=0, horizon=2, autoreset="disabled")
     twin.step(acts)
-    tobs, treward, _, _, _ = twin.step(acts)
+    tobs, treward, _, _, tinfo = twin.step(acts)
     np.testing.assert_array_equal(info["final_obs"], tobs)
     np.testing.assert_array_equal(reward, treward)
+    np.testing.assert_array_equal(info["position"], tinfo["position"])
 
 
 def test_disabled_autoreset_waits_for_reset_worlds():
