@@ -1,0 +1,93 @@
+// Option parsing and policy actions shared by the render front ends.
+
+#include "render/cli.hpp"
+
+#include <cstring>
+
+#include "envs/registry.hpp"
+
+namespace orrery::render {
+
+namespace {
+std::string value_of(int argc, char** argv, int& i) {
+    if (i + 1 >= argc) throw Error(std::string("option ") + argv[i] + " needs a value");
+    return argv[++i];
+}
+
+uint64_t number(const std::string& opt, const std::string& v) {
+    try {
+        size_t used = 0;
+        unsigned long long n = std::stoull(v, &used);
+        if (used != v.size()) throw std::invalid_argument(v);
+        return n;
+    } catch (const std::exception&) {
+        throw Error("option " + opt + " expects a non-negative integer, got '" + v + "'");
+    }
+}
+} // namespace
+
+bool parse_common(CommonArgs& a, int argc, char** argv, int& i) {
+    std::string arg = argv[i];
+    if (arg == "--layout") a.options["layout"] = value_of(argc, argv, i);
+    else if (arg == "--device") a.device = value_of(argc, argv, i);
+    else if (arg == "--vk-device") a.vk_device = value_of(argc, argv, i);
+    else if (arg == "--worlds") a.worlds = uint32_t(number(arg, value_of(argc, argv, i)));
+    else if (arg == "--seed") a.seed = number(arg, value_of(argc, argv, i));
+    else if (arg == "--policy") {
+        a.policy = value_of(argc, argv, i);
+        if (a.policy != "random" && a.policy != "noop")
+            throw Error("option --policy expects random or noop, got '" + a.policy + "'");
+    } else if (arg == "--opt") {
+        std::string kv = value_of(argc, argv, i);
+        size_t eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0) throw Error("option --opt expects key=value, got '" + kv + "'");
+        a.options[kv.substr(0, eq)] = kv.substr(eq + 1);
+    } else if (a.env.empty() && !arg.empty() && arg[0] != '-') {
+        a.env = arg;
+    } else {
+        return false;
+    }
+    return true;
+}
+
+std::unique_ptr<Simulator> make_simulator(const CommonArgs& a) {
+    register_builtin_envs();
+    if (a.env.empty()) throw Error("missing ENV (one of the registered envs, e.g. tag)");
+    if (a.worlds == 0) throw Error("option --worlds must be at least 1");
+    SimOptions o;
+    o.num_worlds = a.worlds;
+    o.device = a.device;
+    auto sim = std::make_unique<Simulator>(make_env_spec(a.env, a.options), o);
+    sim->reset(a.seed);
+    return sim;
+}
+
+void Policy::act(Simulator& sim) {
+    for (const auto& [name, range] : sim.spec().input_ranges()) {
+        const TensorView& t = sim.tensor(name);
+        size_t elem = dtype_size(t.dtype), n = t.bytes() / elem;
+        scratch_.assign(t.bytes(), 0);
+        uint64_t span = uint64_t(range.second - range.first + 1);
+        for (size_t i = 0; i < n; ++i) {
+            state_ ^= state_ << 13, state_ ^= state_ >> 7, state_ ^= state_ << 17;
+            int64_t v = kind_ == "random" ? range.first + int64_t((state_ >> 11) % span) : range.first;
+            float f = float(v);
+            if (t.dtype == DType::kF32) std::memcpy(scratch_.data() + i * elem, &f, elem);
+            else std::memcpy(scratch_.data() + i * elem, &v, elem); // little-endian: low bytes first
+        }
+        sim.backend().copy_from_host(t.data, scratch_.data(), scratch_.size());
+    }
+}
+
+void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint32_t agent, int32_t value) {
+    const TensorView& t = sim.tensor(tensor);
+    if (t.shape.size() < 2 || agent >= uint64_t(t.shape[1]))
+        throw Error("set_action: agent " + std::to_string(agent) + " out of range for tensor '" + tensor + "'");
+    size_t elem = dtype_size(t.dtype);
+    size_t per_row = t.bytes() / elem / size_t(t.shape[0] * t.shape[1]);
+    size_t at = ((size_t(world) * size_t(t.shape[1]) + agent) * per_row) * elem;
+    int64_t v = value;
+    sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + at, &v, elem);
+}
+
+} // namespace orrery::render

@@ -1,0 +1,49 @@
+#pragma once
+// Command-line plumbing shared by orrery-view and orrery-record: the common
+// options (ENV, --layout, --opt, --device, --worlds, --seed), building the
+// simulator, and writing policy actions into the input tensors.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/simulator.hpp"
+
+namespace orrery::render {
+
+/// Options both front ends accept.
+struct CommonArgs {
+    std::string env;
+    EnvOptions options;          ///< --layout L is options["layout"]; --opt key=value adds more
+    std::string device = "cpu";  ///< simulator device: cpu, cuda, cuda:N, auto
+    std::string vk_device;       ///< --vk-device: Vulkan device index or name substring
+    uint32_t worlds = 1;
+    uint64_t seed = 0;
+    std::string policy = "random"; ///< random or noop: how agents nobody controls act
+};
+
+/// Consumes the common option at argv[i] (and its value); returns false if it is not one.
+/// Throws orrery::Error naming the option when its value is missing or malformed.
+bool parse_common(CommonArgs& a, int argc, char** argv, int& i);
+
+/// Builds and resets the simulator the arguments describe.
+std::unique_ptr<Simulator> make_simulator(const CommonArgs& a);
+
+/// Writes the policy's actions for every world into each ranged input tensor
+/// ("random": uniform in the range, "noop": the range's low end).
+class Policy {
+  public:
+    Policy(std::string kind, uint64_t seed) : kind_(std::move(kind)), state_(seed * 2654435761u + 1) {}
+    void act(Simulator& sim);
+
+  private:
+    std::string kind_;
+    uint64_t state_;
+    std::vector<uint8_t> scratch_;
+};
+
+/// Writes one agent's action (element 0 of row `agent`) in world `world` of input `tensor`.
+void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint32_t agent, int32_t value);
+
+} // namespace orrery::render

@@ -1,0 +1,58 @@
+#pragma once
+// The public entry points of render/: offscreen frames of one world as RGBA8
+// (for orrery-record, tests and Gymnasium's render_mode="rgb_array"). Only the
+// chosen world is copied to the host (Simulator::read_world), never the batch.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/simulator.hpp"
+#include "render/renderer.hpp"
+
+namespace orrery::render {
+
+/// How an offscreen renderer is created.
+struct FrameOptions {
+    uint32_t width = 512, height = 512;
+    std::string device; ///< Vulkan device index or name substring; empty: best available
+};
+
+/// Renders scenes into an RGBA8 image and reads it back. Works wherever any
+/// Vulkan driver exists (lavapipe included); needs no display.
+class FrameRenderer {
+  public:
+    /// Throws orrery::Error when no Vulkan driver or device exists, or a size is 0.
+    explicit FrameRenderer(FrameOptions opts = {});
+    ~FrameRenderer();
+    FrameRenderer(const FrameRenderer&) = delete;
+    FrameRenderer& operator=(const FrameRenderer&) = delete;
+
+    /// RGBA8 pixels of world `world`, width * height * 4 bytes, rows from the top.
+    /// Throws orrery::Error when the world is out of range or the env draws nothing.
+    std::vector<uint8_t> render(Simulator& sim, uint32_t world, const Camera& cam = {});
+    /// RGBA8 pixels of an already built scene.
+    std::vector<uint8_t> render(const Scene& scene, const Camera& cam = {});
+
+    uint32_t width() const { return opts_.width; }
+    uint32_t height() const { return opts_.height; }
+    /// The Vulkan device the frames come from.
+    const std::string& device_name() const;
+
+  private:
+    struct Impl;
+    FrameOptions opts_;
+    std::unique_ptr<Impl> impl_;
+};
+
+/// One frame of world `world` as RGBA8 (height rows of width * 4 bytes, top row
+/// first), for Gymnasium's render_mode="rgb_array". Keeps one FrameRenderer per
+/// size for the life of the process; safe to call from several threads (serialised).
+std::vector<uint8_t> render_world_rgba(Simulator& sim, uint32_t world, uint32_t width = 512,
+                                       uint32_t height = 512);
+
+/// Builds the scene of world `world` of `sim` (reads only that world).
+Scene scene_of(Simulator& sim, uint32_t world);
+
+} // namespace orrery::render
