@@ -27,6 +27,9 @@ struct SystemRef {
     const char* name;
     NodeKind kind;
     CpuNodeFn cpu;
+    /// __PRETTY_FUNCTION__ of detail::system_signature<&fn>: holds the qualified
+    /// name ("tag::spawn") the megakernel generator must spell. Null for built-ins.
+    const char* (*signature)() = nullptr;
 };
 
 namespace detail {
@@ -42,14 +45,21 @@ inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p) 
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p)) apply_destroys(s, w);
 }
+template <auto F> const char* system_signature() { return __PRETTY_FUNCTION__; }
 } // namespace detail
 
 /// A per-world system: `void fn(orrery::Ctx&)`.
 #define ORRERY_PER_WORLD(fn)                                                                       \
-    ::orrery::SystemRef { #fn, ::orrery::NodeKind::kPerWorld, &::orrery::detail::cpu_world_node<&fn> }
+    ::orrery::SystemRef {                                                                          \
+        #fn, ::orrery::NodeKind::kPerWorld, &::orrery::detail::cpu_world_node<&fn>,                 \
+            &::orrery::detail::system_signature<&fn>                                               \
+    }
 /// A per-entity system: `void fn(orrery::Ctx&, A&, const B&, orrery::Array<C>, ...)`.
 #define ORRERY_PER_ENTITY(fn)                                                                      \
-    ::orrery::SystemRef { #fn, ::orrery::NodeKind::kPerEntity, &::orrery::detail::cpu_each_node<&fn> }
+    ::orrery::SystemRef {                                                                          \
+        #fn, ::orrery::NodeKind::kPerEntity, &::orrery::detail::cpu_each_node<&fn>,                 \
+            &::orrery::detail::system_signature<&fn>                                               \
+    }
 
 /// Element type of an exported tensor (DLPack codes follow from it).
 enum class DType : uint8_t { kU8, kI8, kU16, kI16, kI32, kU32, kF32, kI64 };

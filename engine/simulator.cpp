@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 #include "engine/cpu/cpu_backend.hpp"
+#if defined(ORRERY_WITH_CUDA)
+#include "engine/cuda/cuda_backend.hpp"
+#endif
 
 namespace orrery {
 
@@ -46,6 +49,9 @@ std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
                                       const StorageLayout& layout, const SimOptions& opts) {
     const std::string& d = opts.device;
     if (d == "cpu") return std::make_unique<CpuBackend>(spec, plan, layout, opts.threads);
+#if defined(ORRERY_WITH_CUDA)
+    if (!g_cuda_factory) register_cuda_backend(); // explicit: static initialisers in static libraries get dropped
+#endif
     if (d == "auto") {
         if (g_cuda_factory) {
             try {

@@ -1,0 +1,218 @@
+// The CUDA backend. Construction loads the driver and NVRTC, allocates one
+// device block sized from the storage layout, compiles (or loads from the
+// cache) the env's kernels for the GPU present, and puts the Storage struct in
+// __constant__ memory once; after that a pass is one kernel launch with no
+// arguments, so steps queue back to back and can be captured in a CUDA graph.
+
+#include "engine/cuda/cuda_backend.hpp"
+
+#include <algorithm>
+
+#include "engine/cuda/nvrtc_compiler.hpp"
+
+namespace orrery {
+
+namespace cuda {
+
+namespace {
+
+bool same_ops(const std::vector<Op>& a, const std::vector<Op>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+        if (a[i].kind != b[i].kind || a[i].node != b[i].node || a[i].phase != b[i].phase) return false;
+    return true;
+}
+
+std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+void check_driver_supports_nvrtc() {
+    int drv = driver_version(), rtc = nvrtc_version();
+    if (drv / 1000 >= rtc / 1000) return;
+    throw Error("the NVIDIA driver is too old: it supports CUDA " + version_text(drv) + ", but NVRTC (" +
+                nvrtc_path() + ") is CUDA " + version_text(rtc) +
+                " and its binaries would not load; update the driver or set ORRERY_NVRTC to an NVRTC of CUDA " +
+                std::to_string(drv / 1000) + ".x");
+}
+
+} // namespace
+
+DeviceInfo device_info(int index) {
+    const DriverApi& d = driver();
+    int count = 0;
+    ORRERY_CU(d.cuDeviceGetCount(&count));
+    if (count == 0) throw Error("the NVIDIA driver found no CUDA device");
+    if (index < 0 || index >= count)
+        throw Error("CUDA device " + std::to_string(index) + " was asked for, but this machine has " +
+                    std::to_string(count) + " (valid: cuda:0 to cuda:" + std::to_string(count - 1) + ")");
+    CUdevice dev = 0;
+    ORRERY_CU(d.cuDeviceGet(&dev, index));
+    DeviceInfo info;
+    info.index = index;
+    char name[256] = {};
+    ORRERY_CU(d.cuDeviceGetName(name, sizeof(name) - 1, dev));
+    info.name = name;
+    int major = 0, minor = 0;
+    ORRERY_CU(d.cuDeviceGetAttribute(&major, kAttrComputeMajor, dev));
+    ORRERY_CU(d.cuDeviceGetAttribute(&minor, kAttrComputeMinor, dev));
+    ORRERY_CU(d.cuDeviceGetAttribute(&info.multiprocessors, kAttrMultiprocessorCount, dev));
+    info.arch = major * 10 + minor;
+    return info;
+}
+
+CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout,
+                         const SimOptions& opts, int index)
+    : step_ops_(plan.step), reset_ops_(plan.reset) {
+    const DriverApi& d = driver();
+    info_ = device_info(index);
+    check_driver_supports_nvrtc();
+    ORRERY_CU(d.cuDeviceGet(&dev_, index));
+    ORRERY_CU(d.cuDevicePrimaryCtxRetain(&ctx_, dev_));
+    try {
+        bind_current();
+        ORRERY_CU(d.cuStreamCreate(&stream_, kStreamNonBlocking));
+        size_t bytes = std::max<size_t>(layout.total_bytes, 64);
+        CUresult r = d.cuMemAlloc(&memory_, bytes);
+        if (r == kCudaErrorOutOfMemory) {
+            size_t free_bytes = 0, total = 0;
+            d.cuMemGetInfo(&free_bytes, &total);
+            throw Error("out of device memory: " + std::to_string(opts.num_worlds) + " worlds of '" + spec.name() +
+                        "' need " + std::to_string(bytes) + " bytes on cuda:" + std::to_string(index) + " (" +
+                        info_.name + "), which has " + std::to_string(free_bytes) + " free of " +
+                        std::to_string(total) + "; lower num_worlds");
+        }
+        ORRERY_CU(r);
+        ORRERY_CU(d.cuMemsetD8Async(memory_, 0, bytes, stream_));
+        storage_ = layout.bind(reinterpret_cast<uint8_t*>(memory_), nullptr);
+        // One thread per world; blocks small enough that small batches still spread over every SM.
+        unsigned per_sm = (opts.num_worlds + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
+        block_ = std::clamp((per_sm + 31) / 32 * 32, 32u, 128u);
+        grid_ = (opts.num_worlds + block_ - 1) / block_;
+        source_ = generate_kernels(spec, plan, opts.per_node_launches);
+        load_module(spec);
+    } catch (...) {
+        release();
+        throw;
+    }
+}
+
+void CudaBackend::load_module(const EnvSpec& spec) {
+    const DriverApi& d = driver();
+    CompileRequest req;
+    req.label = "'" + spec.name() + "' " + (source_.per_node ? "per-node kernels" : "megakernel");
+    req.source = source_.text;
+    req.env_header = source_.env_header;
+    req.arch = info_.arch;
+    req.driver_version = driver_version();
+    CompiledModule m = compile_module(req);
+    stats_ = {m.seconds, m.from_cache, m.cache_path};
+    CUresult r = d.cuModuleLoadData(&module_, m.cubin.data());
+    if (r != kCudaSuccess)
+        throw Error("cannot load the compiled " + req.label + " on cuda:" + std::to_string(info_.index) + " (" +
+                    info_.name + ", sm_" + std::to_string(info_.arch) + "): " + cu_error_text(r) +
+                    (r == kCudaErrorUnsupportedPtxVersion ? "; the driver is older than NVRTC" : ""));
+    for (const std::string& n : source_.step_kernels) {
+        step_fns_.push_back(nullptr);
+        ORRERY_CU(d.cuModuleGetFunction(&step_fns_.back(), module_, n.c_str()));
+    }
+    for (const std::string& n : source_.reset_kernels) {
+        reset_fns_.push_back(nullptr);
+        ORRERY_CU(d.cuModuleGetFunction(&reset_fns_.back(), module_, n.c_str()));
+    }
+    ORRERY_CU(d.cuModuleGetFunction(&random_fn_, module_, kRandomInputsKernel));
+    CUdeviceptr sym = 0;
+    size_t sym_bytes = 0;
+    ORRERY_CU(d.cuModuleGetGlobal(&sym, &sym_bytes, module_, kStorageSymbol));
+    if (sym_bytes != sizeof(Storage))
+        throw Error("Storage is " + std::to_string(sizeof(Storage)) + " bytes on the host but " +
+                    std::to_string(sym_bytes) + " under NVRTC; ecs/storage.hpp must lay out identically");
+    ORRERY_CU(d.cuMemcpyHtoDAsync(sym, &storage_, sizeof(Storage), stream_));
+    ORRERY_CU(d.cuStreamSynchronize(stream_));
+}
+
+CudaBackend::~CudaBackend() { release(); }
+
+void CudaBackend::release() noexcept {
+    // Teardown never throws; errors here would only hide the original one.
+    if (!ctx_) return;
+    const DriverApi& d = driver();
+    d.cuCtxSetCurrent(ctx_);
+    if (stream_) d.cuStreamSynchronize(stream_);
+    if (module_) d.cuModuleUnload(module_);
+    if (memory_) d.cuMemFree(memory_);
+    if (stream_) d.cuStreamDestroy(stream_);
+    d.cuDevicePrimaryCtxRelease(dev_);
+    module_ = nullptr;
+    memory_ = 0;
+    stream_ = nullptr;
+    ctx_ = nullptr;
+}
+
+void CudaBackend::bind_current() const { ORRERY_CU(driver().cuCtxSetCurrent(ctx_)); }
+
+std::string CudaBackend::describe() const {
+    return "cuda:" + std::to_string(info_.index) + " " + info_.name + " (sm_" + std::to_string(info_.arch) + ", " +
+           (source_.per_node ? "per-node" : "megakernel") + ")";
+}
+
+void CudaBackend::launch(CUfunction f, void** params) {
+    ORRERY_CU(driver().cuLaunchKernel(f, grid_, 1, 1, block_, 1, 1, 0, stream_, params, nullptr));
+}
+
+void CudaBackend::run(const std::vector<Op>& ops) {
+    bind_current();
+    const std::vector<CUfunction>* fns = nullptr;
+    if (same_ops(ops, step_ops_)) fns = &step_fns_;
+    else if (same_ops(ops, reset_ops_)) fns = &reset_fns_;
+    else throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
+    for (CUfunction f : *fns) launch(f, nullptr);
+}
+
+void CudaBackend::randomize_inputs(uint64_t key) {
+    bind_current();
+    unsigned long long k = key;
+    void* params[] = {&k};
+    launch(random_fn_, params);
+}
+
+void CudaBackend::copy_to_host(void* dst, const void* src, size_t n) {
+    if (n == 0) return;
+    bind_current();
+    ORRERY_CU(driver().cuMemcpyDtoHAsync(dst, reinterpret_cast<CUdeviceptr>(src), n, stream_));
+    ORRERY_CU(driver().cuStreamSynchronize(stream_));
+}
+
+void CudaBackend::copy_from_host(void* dst, const void* src, size_t n) {
+    if (n == 0) return;
+    bind_current();
+    // From pageable memory the driver stages `src` before returning, so the caller may reuse it.
+    ORRERY_CU(driver().cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(dst), src, n, stream_));
+}
+
+void CudaBackend::copy_within(void* dst, const void* src, size_t n) {
+    if (n == 0) return;
+    bind_current();
+    ORRERY_CU(driver().cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), n,
+                                         stream_));
+}
+
+void CudaBackend::synchronize() {
+    bind_current();
+    ORRERY_CU(driver().cuStreamSynchronize(stream_));
+}
+
+} // namespace cuda
+
+namespace {
+std::unique_ptr<Backend> make_cuda_backend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout,
+                                           const SimOptions& opts, int index) {
+    try {
+        return std::make_unique<cuda::CudaBackend>(spec, plan, layout, opts, index);
+    } catch (const Error& e) {
+        throw Error("device='" + opts.device + "': " + e.what());
+    }
+}
+} // namespace
+
+void register_cuda_backend() { set_cuda_backend_factory(&make_cuda_backend); }
+
+} // namespace orrery

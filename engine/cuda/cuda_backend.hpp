@@ -1,0 +1,86 @@
+#pragma once
+// The CUDA backend: every world in one device allocation, each pass one launch
+// of an NVRTC-compiled megakernel (or one launch per op, for comparison), all
+// queued on the backend's stream with no host synchronisation in run().
+
+#include <string>
+#include <vector>
+
+#include "engine/cuda/codegen.hpp"
+#include "engine/cuda/driver_api.hpp"
+#include "engine/simulator.hpp"
+
+namespace orrery {
+
+/// Installs the CUDA backend factory (make_backend calls it; calling it again is harmless).
+void register_cuda_backend();
+
+namespace cuda {
+
+/// Facts about a CUDA device, read without creating a context.
+struct DeviceInfo {
+    int index = 0;
+    std::string name;
+    int arch = 0; ///< compute capability * 10
+    int multiprocessors = 0;
+};
+
+/// Reads device `index`; throws orrery::Error when the driver or device is unavailable.
+DeviceInfo device_info(int index);
+
+/// How the backend's module was obtained (for logs and benchmarks).
+struct ModuleStats {
+    double compile_seconds = 0;
+    bool from_cache = false;
+    std::string cache_path;
+};
+
+class CudaBackend final : public Backend {
+  public:
+    CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, const SimOptions& opts,
+                int index);
+    ~CudaBackend() override;
+
+    DeviceKind device() const override { return DeviceKind::kCuda; }
+    int device_index() const override { return info_.index; }
+    std::string describe() const override;
+    const Storage& storage() const override { return storage_; }
+    void run(const std::vector<Op>& ops) override;
+    void copy_to_host(void* dst, const void* src, size_t n) override;
+    void copy_from_host(void* dst, const void* src, size_t n) override;
+    void copy_within(void* dst, const void* src, size_t n) override;
+    void synchronize() override;
+
+    /// Fills every ranged input tensor with uniform random values on the device,
+    /// keyed by `key` (benchmarks: no host traffic per step).
+    void randomize_inputs(uint64_t key);
+    /// The stream all work is queued on (for graph capture by callers).
+    CUstream stream() const { return stream_; }
+    /// Threads per block used for a pass (one thread per world).
+    unsigned block_size() const { return block_; }
+    const ModuleStats& module_stats() const { return stats_; }
+    const KernelSource& kernel_source() const { return source_; }
+
+  private:
+    void load_module(const EnvSpec& spec);
+    void launch(CUfunction f, void** params);
+    void bind_current() const;
+    void release() noexcept;
+
+    DeviceInfo info_;
+    CUdevice dev_ = 0;
+    CUcontext ctx_ = nullptr;
+    CUstream stream_ = nullptr;
+    CUdeviceptr memory_ = 0;
+    CUmodule module_ = nullptr;
+    Storage storage_;
+    std::vector<Op> step_ops_, reset_ops_;
+    KernelSource source_;
+    std::vector<CUfunction> step_fns_, reset_fns_;
+    CUfunction random_fn_ = nullptr;
+    unsigned block_ = 128, grid_ = 1;
+    ModuleStats stats_;
+};
+
+} // namespace cuda
+} // namespace orrery

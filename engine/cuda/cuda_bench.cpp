@@ -1,0 +1,142 @@
+// orrery_cuda_bench: what the GPU backend costs. Start-up (cold NVRTC compile
+// against a cache hit), and per-step time at several batch sizes for the
+// megakernel and the per-node launches, queued, synchronised each step, and
+// replayed from a CUDA graph. Run it twice with the same --cache-dir to see a
+// warm start from a fresh process.
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "engine/cuda/cuda_backend.hpp"
+#include "envs/registry.hpp"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+const Clock::time_point kProcessStart = Clock::now();
+
+double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+struct Args {
+    std::string env = "tag";
+    std::vector<uint32_t> worlds = {1024, 16384, 262144};
+    uint32_t steps = 2000;
+    bool startup_only = false;
+};
+
+orrery::SimOptions options(uint32_t worlds, bool per_node) {
+    orrery::SimOptions o;
+    o.num_worlds = worlds;
+    o.device = "cuda";
+    o.per_node_launches = per_node;
+    return o;
+}
+
+orrery::cuda::CudaBackend& cuda_of(orrery::Simulator& sim) {
+    return dynamic_cast<orrery::cuda::CudaBackend&>(sim.backend());
+}
+
+/// Mean microseconds per step of `body` over `steps` iterations, queued and synchronised once.
+template <class F> double per_step_us(orrery::Simulator& sim, uint32_t steps, F body) {
+    for (uint32_t i = 0; i < 20; ++i) body(i);
+    sim.synchronize();
+    auto t0 = Clock::now();
+    for (uint32_t i = 0; i < steps; ++i) body(i);
+    sim.synchronize();
+    return since(t0) * 1e6 / steps;
+}
+
+/// Microseconds per step when `chunk` steps are captured into one CUDA graph and replayed.
+double graph_us(orrery::Simulator& sim, uint32_t steps) {
+    using namespace orrery::cuda;
+    const DriverApi& d = driver();
+    CudaBackend& b = cuda_of(sim);
+    const uint32_t chunk = 100;
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    ORRERY_CU(d.cuStreamBeginCapture(b.stream(), kCaptureModeThreadLocal));
+    for (uint32_t i = 0; i < chunk; ++i) sim.step();
+    ORRERY_CU(d.cuStreamEndCapture(b.stream(), &graph));
+    ORRERY_CU(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
+    uint32_t reps = std::max(1u, steps / chunk);
+    double us = per_step_us(sim, reps, [&](uint32_t) { ORRERY_CU(d.cuGraphLaunch(exec, b.stream())); }) / chunk;
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+    return us;
+}
+
+void bench_steps(const Args& a, uint32_t n, bool per_node) {
+    orrery::Simulator sim(orrery::make_env_spec(a.env, {}), options(n, per_node));
+    orrery::cuda::CudaBackend& b = cuda_of(sim);
+    uint32_t steps = n >= 262144 ? a.steps / 4 : a.steps;
+    double queued = per_step_us(sim, steps, [&](uint32_t) { sim.step(); });
+    double actions = per_step_us(sim, steps, [&](uint32_t i) {
+        b.randomize_inputs(i);
+        sim.step();
+    });
+    double synced = per_step_us(sim, steps / 4, [&](uint32_t) {
+        sim.step();
+        sim.synchronize();
+    });
+    double graph = graph_us(sim, steps);
+    sim.check_errors();
+    std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %12.2f %14.3e\n", a.env.c_str(),
+                per_node ? "per-node" : "megakernel", n, b.block_size(), queued, actions, synced, graph,
+                n / (std::min(queued, graph) * 1e-6));
+    std::fflush(stdout);
+}
+
+void startup(const Args& a) {
+    auto t0 = Clock::now();
+    orrery::Simulator sim(orrery::make_env_spec(a.env, {}), options(1024, false));
+    sim.synchronize();
+    const orrery::cuda::ModuleStats& m = cuda_of(sim).module_stats();
+    std::printf("startup env=%s device=\"%s\" process_to_ready_s=%.3f simulator_s=%.3f module_s=%.3f "
+                "from_cache=%d\n",
+                a.env.c_str(), sim.backend().describe().c_str(), since(kProcessStart), since(t0), m.compile_seconds,
+                m.from_cache ? 1 : 0);
+    std::fflush(stdout);
+}
+
+std::vector<uint32_t> parse_list(const std::string& s) {
+    std::vector<uint32_t> out;
+    std::stringstream in(s);
+    std::string item;
+    while (std::getline(in, item, ',')) out.push_back(uint32_t(std::stoul(item)));
+    return out;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    Args a;
+    for (int i = 1; i < argc; ++i) {
+        std::string s = argv[i];
+        auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
+        if (s == "--env") a.env = next();
+        else if (s == "--worlds") a.worlds = parse_list(next());
+        else if (s == "--steps") a.steps = uint32_t(std::stoul(next()));
+        else if (s == "--startup-only") a.startup_only = true;
+        else {
+            std::fprintf(stderr, "usage: orrery_cuda_bench [--env E] [--worlds N,N] [--steps T] [--startup-only]\n");
+            return 2;
+        }
+    }
+    try {
+        orrery::register_builtin_envs();
+        startup(a);
+        if (a.startup_only) return 0;
+        std::printf("%-8s %-10s %9s %6s %12s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",
+                    "queued_us", "rand_act_us", "synced_us", "graph_us", "env-steps/s");
+        for (uint32_t n : a.worlds)
+            for (bool per_node : {false, true}) bench_steps(a, n, per_node);
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "orrery_cuda_bench: error: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}

@@ -1,0 +1,266 @@
+// NVRTC compilation and the compile cache. The cache is private to the user
+// (directory 0700, entries 0600, written to a temporary name then renamed, so
+// concurrent starts never see half a file); an entry is loaded only if its
+// recorded key and content digest match, otherwise it is rebuilt.
+
+#include "engine/cuda/nvrtc_compiler.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "engine/cuda/driver_api.hpp"
+#include "engine/cuda/embedded_headers.hpp"
+#include "engine/cuda/sha256.hpp"
+#include "engine/error.hpp"
+
+namespace orrery::cuda {
+
+namespace {
+
+constexpr char kMagic[12] = {'O', 'R', 'R', 'E', 'R', 'Y', 'C', 'U', 'B', 'I', 'N', '1'};
+
+std::vector<std::string> compile_options(int arch) {
+    return {"--gpu-architecture=sm_" + std::to_string(arch),
+            "--std=c++20",
+            "-fmad=false", // bit-identical floats with the CPU build (-ffp-contract=off)
+            "-ftz=false",
+            "-prec-div=true",
+            "-prec-sqrt=true",
+            "-default-device",
+            "-lineinfo"};
+}
+
+struct Header {
+    std::string name, text;
+};
+
+bool read_file(const std::string& path, std::string& out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return false;
+    std::ostringstream s;
+    s << in.rdbuf();
+    out = s.str();
+    return true;
+}
+
+/// The embedded headers, plus the env header from disk when it is not built in
+/// (an env outside the tree); `include_dir` then gets its folder.
+std::vector<Header> gather_headers(const std::string& env_header, std::string& include_dir) {
+    std::vector<Header> h;
+    bool found = env_header.empty();
+    for (size_t i = 0; i < kNumEmbeddedHeaders; ++i) {
+        h.push_back({kEmbeddedHeaders[i].name, kEmbeddedHeaders[i].text});
+        found = found || env_header == kEmbeddedHeaders[i].name;
+    }
+    if (found) return h;
+    std::vector<std::string> tries = {env_header};
+    if (const char* root = std::getenv("ORRERY_SOURCE_DIR")) tries.push_back(std::string(root) + "/" + env_header);
+    for (const std::string& path : tries) {
+        std::string text;
+        if (!read_file(path, text)) continue;
+        h.push_back({env_header, text});
+        size_t slash = path.rfind('/');
+        include_dir = slash == std::string::npos ? "." : path.substr(0, slash);
+        return h;
+    }
+    throw Error("env header '" + env_header + "' is not built into this library and was not found on disk "
+                "(tried it as given and under $ORRERY_SOURCE_DIR); the GPU backend compiles it at run time");
+}
+
+std::string cache_key(const CompileRequest& req, const std::vector<Header>& headers,
+                      const std::vector<std::string>& options) {
+    Sha256 h;
+    h.field("orrery compile cache v1");
+    h.field(req.source);
+    for (const Header& x : headers) {
+        h.field(x.name);
+        h.field(x.text);
+    }
+    for (const std::string& o : options) h.field(o);
+    h.field(std::to_string(nvrtc_version()));
+    h.field(std::to_string(req.driver_version));
+    return to_hex(h.digest());
+}
+
+std::string payload_digest(const std::string& cubin) {
+    Sha256 h;
+    h.update(cubin);
+    return to_hex(h.digest());
+}
+
+/// Creates `dir` and its missing parents with mode 0700; true when it is a
+/// directory we own that no one else can write (a planted entry is then ours).
+bool prepare_directory(const std::string& dir, std::string& why) {
+    for (size_t at = 1; at <= dir.size(); ++at) {
+        if (at != dir.size() && dir[at] != '/') continue;
+        std::string part = dir.substr(0, at);
+        if (::mkdir(part.c_str(), 0700) != 0 && errno != EEXIST) {
+            why = "cannot create " + part + ": " + std::strerror(errno);
+            return false;
+        }
+    }
+    struct stat st {};
+    if (::lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+        why = dir + " is not a directory";
+        return false;
+    }
+    if (st.st_uid != ::geteuid() || (st.st_mode & 022)) {
+        why = dir + " is not owned by this user or is writable by others";
+        return false;
+    }
+    return true;
+}
+
+/// Reads an entry; "" with a reason in `why` when it is missing, foreign or corrupt.
+std::string load_entry(const std::string& path, const std::string& key, std::string& why) {
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return "";
+    struct stat st {};
+    bool ok = ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == ::geteuid() && !(st.st_mode & 022);
+    std::string data;
+    if (ok) {
+        data.resize(size_t(st.st_size));
+        ok = ::read(fd, data.data(), data.size()) == ssize_t(data.size());
+    }
+    ::close(fd);
+    const size_t head = sizeof(kMagic) + 64 + 64 + 8;
+    if (!ok || data.size() < head || std::memcmp(data.data(), kMagic, sizeof(kMagic)) != 0) {
+        why = "unreadable, foreign or not a cache entry";
+        return "";
+    }
+    uint64_t n = 0;
+    std::memcpy(&n, data.data() + sizeof(kMagic) + 128, 8);
+    std::string cubin = data.substr(head);
+    if (data.compare(sizeof(kMagic), 64, key) != 0) why = "recorded key differs";
+    else if (n != cubin.size()) why = "truncated";
+    else if (data.compare(sizeof(kMagic) + 64, 64, payload_digest(cubin)) != 0) why = "content digest mismatch";
+    return why.empty() ? cubin : "";
+}
+
+void store_entry(const std::string& dir, const std::string& path, const std::string& key, const std::string& cubin) {
+    static std::atomic<unsigned> counter{0};
+    std::string tmp = dir + "/." + key.substr(0, 16) + ".tmp." + std::to_string(::getpid()) + "." +
+                      std::to_string(counter++);
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        std::fprintf(stderr, "orrery: cannot write the compile cache (%s: %s)\n", tmp.c_str(), std::strerror(errno));
+        return;
+    }
+    std::string data(kMagic, sizeof(kMagic));
+    uint64_t n = cubin.size();
+    data += key + payload_digest(cubin) + std::string(reinterpret_cast<const char*>(&n), 8) + cubin;
+    bool ok = ::write(fd, data.data(), data.size()) == ssize_t(data.size());
+    ok = ::close(fd) == 0 && ok;
+    if (!ok || ::rename(tmp.c_str(), path.c_str()) != 0) {
+        std::fprintf(stderr, "orrery: cannot write the compile cache entry %s\n", path.c_str());
+        ::unlink(tmp.c_str());
+    }
+}
+
+std::string run_nvrtc(const CompileRequest& req, const std::vector<Header>& headers,
+                      const std::vector<std::string>& options) {
+    const NvrtcApi& api = nvrtc();
+    std::vector<const char*> names, texts, opts;
+    for (const Header& h : headers) {
+        names.push_back(h.name.c_str());
+        texts.push_back(h.text.c_str());
+    }
+    for (const std::string& o : options) opts.push_back(o.c_str());
+    nvrtcProgram prog = nullptr;
+    ORRERY_NVRTC(api.nvrtcCreateProgram(&prog, req.source.c_str(), "orrery_kernels.cu", int(headers.size()),
+                                        texts.data(), names.data()),
+                 nullptr);
+    struct Guard {
+        const NvrtcApi& api;
+        nvrtcProgram& p;
+        ~Guard() { api.nvrtcDestroyProgram(&p); }
+    } guard{api, prog};
+    ORRERY_NVRTC(api.nvrtcCompileProgram(prog, int(opts.size()), opts.data()), prog);
+    size_t n = 0;
+    ORRERY_NVRTC(api.nvrtcGetCUBINSize(prog, &n), prog);
+    std::string cubin(n, '\0');
+    ORRERY_NVRTC(api.nvrtcGetCUBIN(prog, cubin.data()), prog);
+    return cubin;
+}
+
+void check_arch(int arch) {
+    const NvrtcApi& api = nvrtc();
+    int n = 0;
+    ORRERY_NVRTC(api.nvrtcGetNumSupportedArchs(&n), nullptr);
+    std::vector<int> archs(size_t(n > 0 ? n : 0));
+    if (n > 0) ORRERY_NVRTC(api.nvrtcGetSupportedArchs(archs.data()), nullptr);
+    for (int a : archs)
+        if (a == arch) return;
+    std::string list;
+    for (int a : archs) list += (list.empty() ? "" : ", ") + std::to_string(a);
+    int v = nvrtc_version();
+    throw Error("NVRTC " + std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10) + " (" + nvrtc_path() +
+                ") cannot compile for sm_" + std::to_string(arch) + "; it supports: " + list +
+                ". Install a CUDA toolkit that supports this GPU or set ORRERY_NVRTC");
+}
+
+} // namespace
+
+std::string cache_directory() {
+    if (const char* d = std::getenv("ORRERY_CACHE_DIR"); d && *d) return d;
+    if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/orrery";
+    if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/orrery";
+    return "";
+}
+
+std::string compile_options_text(int arch) {
+    std::string s;
+    for (const std::string& o : compile_options(arch)) s += (s.empty() ? "" : " ") + o;
+    return s;
+}
+
+CompiledModule compile_module(const CompileRequest& req) {
+    auto t0 = std::chrono::steady_clock::now();
+    auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+    check_arch(req.arch);
+    std::string include_dir;
+    std::vector<Header> headers = gather_headers(req.env_header, include_dir);
+    std::vector<std::string> options = compile_options(req.arch);
+    if (!include_dir.empty()) options.push_back("--include-path=" + include_dir);
+
+    CompiledModule m;
+    std::string dir = req.use_cache ? cache_directory() : "";
+    std::string key, why;
+    bool cache_ok = !dir.empty() && prepare_directory(dir, why);
+    if (!dir.empty() && !cache_ok) std::fprintf(stderr, "orrery: compile cache disabled: %s\n", why.c_str());
+    if (cache_ok) {
+        key = cache_key(req, headers, options);
+        m.cache_path = dir + "/" + key + ".cubin";
+        m.cubin = load_entry(m.cache_path, key, why);
+        if (!m.cubin.empty()) {
+            m.from_cache = true;
+            m.seconds = seconds();
+            if (std::getenv("ORRERY_VERBOSE"))
+                std::fprintf(stderr, "orrery: loaded %s (sm_%d) from the compile cache in %.3f s\n", req.label.c_str(),
+                             req.arch, m.seconds);
+            return m;
+        }
+        if (!why.empty())
+            std::fprintf(stderr, "orrery: compile cache entry %s rejected (%s); recompiling\n", m.cache_path.c_str(),
+                         why.c_str());
+    }
+    m.cubin = run_nvrtc(req, headers, options);
+    m.seconds = seconds();
+    std::fprintf(stderr, "orrery: NVRTC compiled %s for sm_%d in %.2f s%s\n", req.label.c_str(), req.arch, m.seconds,
+                 cache_ok ? "" : " (not cached)");
+    if (cache_ok) store_entry(dir, m.cache_path, key, m.cubin);
+    else m.cache_path.clear();
+    return m;
+}
+
+} // namespace orrery::cuda

@@ -1,0 +1,39 @@
+#pragma once
+// NVRTC compilation of generated kernels, with the on-disk compile cache of
+// DESIGN decision 4: entries keyed by a SHA-256 of everything that shapes the
+// binary, checked against their own digest before they are loaded.
+
+#include <string>
+
+namespace orrery::cuda {
+
+/// What to compile.
+struct CompileRequest {
+    std::string label;      ///< for logs: "tag megakernel"
+    std::string source;     ///< the generated translation unit
+    std::string env_header; ///< include name of the env header (embedded, or found on disk)
+    int arch = 90;          ///< compute capability * 10 (90: sm_90)
+    bool use_cache = true;
+    int driver_version = 0; ///< part of the cache key (0 without a driver)
+};
+
+/// A compiled module.
+struct CompiledModule {
+    std::string cubin;
+    double seconds = 0;     ///< compile or cache-load time
+    bool from_cache = false;
+    std::string cache_path; ///< the entry read or written ("" when caching is off or failed)
+};
+
+/// Compiles `req` with NVRTC (or loads it from the cache). Throws orrery::Error
+/// with NVRTC's log when compilation fails.
+CompiledModule compile_module(const CompileRequest& req);
+
+/// The cache directory: $ORRERY_CACHE_DIR, else $XDG_CACHE_HOME/orrery, else
+/// ~/.cache/orrery ("" when none can be determined).
+std::string cache_directory();
+
+/// The NVRTC options used for `arch` (deterministic float math: no FMA, no fast math).
+std::string compile_options_text(int arch);
+
+} // namespace orrery::cuda
