@@ -1,0 +1,59 @@
+"""The `orrery` command: listing envs, forwarding bench to the native tool,
+and the subcommand registry other parts of Orrery extend."""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+import orrery
+from orrery import cli
+
+
+def run(*args):
+    return subprocess.run([sys.executable, "-m", "orrery", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_envs_lists_every_registered_env():
+    out = run("envs")
+    assert out.returncode == 0, out.stderr
+    names = [line.split()[0] for line in out.stdout.splitlines()]
+    assert names == orrery.list_envs()
+
+
+def test_bench_runs_the_native_tool(tmp_path):
+    assert os.access(cli.native_tool(), os.X_OK)
+    report = tmp_path / "bench.json"
+    out = run("bench", "tag", "--device", "cpu", "--worlds", "16", "--steps", "20", "--threads", "1",
+              "--json", str(report))
+    assert out.returncode == 0, out.stderr
+    assert "env-steps/s" in out.stdout and "tag" in out.stdout
+    assert '"env": "tag"' in report.read_text()
+
+
+def test_native_errors_keep_their_exit_code():
+    out = run("bench", "no_such_env", "--device", "cpu", "--worlds", "4", "--steps", "2")
+    assert out.returncode == 1 and "unknown env 'no_such_env'" in out.stderr
+
+
+def test_usage_without_a_command():
+    out = run()
+    assert out.returncode == 2 and "envs" in out.stdout and "bench" in out.stdout
+
+
+def test_registry_accepts_new_subcommands(capsys):
+    seen = []
+
+    @cli.subcommand("hello-test", "say hello", lambda p: p.add_argument("--name", default="world"))
+    def hello(args):
+        seen.append(args.name)
+        return 0
+
+    try:
+        assert cli.main(["hello-test", "--name", "orrery"]) == 0
+        assert seen == ["orrery"]
+        with pytest.raises(ValueError, match="registered twice"):
+            cli.register(cli.Command("hello-test", "again", hello))
+    finally:
+        cli._COMMANDS.pop("hello-test")
