@@ -2,13 +2,18 @@
 // tests/data/overcooked is replayed, free-running and teacher-forced, the four
 // files of one (layout, dynamics) pair batched as four worlds of one simulator.
 // States, per-agent rewards, truncation and the full lossless observation are
-// compared after every step.
+// compared after every step. Set ORRERY_OVERCOOKED_DATA to a folder of more
+// files of the same kind (with its manifest.json, and <layout>.layout files for
+// kitchens that are not built in) to replay those too.
 
 #include <gtest/gtest.h>
 #include <zlib.h>
 
 #include <fstream>
+#include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -20,6 +25,8 @@ namespace {
 
 using nlohmann::json;
 const std::string kDataDir = std::string(ORRERY_SOURCE_DIR) + "/tests/data/overcooked/";
+const char* kBuiltin[] = {"cramped_room", "asymmetric_advantages", "coordination_ring", "forced_coordination",
+                          "counter_circuit_o_1order"};
 
 struct Trajectory {
     std::string file;
@@ -38,9 +45,9 @@ std::string read_gzip(const std::string& path) {
     return out;
 }
 
-Trajectory load(const std::string& file) {
+Trajectory load(const std::string& dir, const std::string& file) {
     Trajectory t{file, {}, {}};
-    std::string text = read_gzip(kDataDir + file);
+    std::string text = read_gzip(dir + file);
     for (size_t b = 0, e; b < text.size(); b = e + 1) {
         e = text.find('\n', b);
         if (e == std::string::npos) e = text.size();
@@ -53,21 +60,30 @@ Trajectory load(const std::string& file) {
 }
 
 /// The manifest's files for one (layout, dynamics) pair.
-std::vector<Trajectory> load_group(const std::string& layout, const std::string& dynamics) {
-    std::ifstream in(kDataDir + "manifest.json");
-    json manifest = json::parse(in);
+json manifest(const std::string& dir) {
+    std::ifstream in(dir + "manifest.json");
+    return json::parse(in);
+}
+
+std::vector<Trajectory> load_group(const std::string& dir, const std::string& layout, const std::string& dynamics) {
     std::vector<Trajectory> out;
-    for (const json& f : manifest["files"])
-        if (f["layout"] == layout && f["dynamics"] == dynamics) out.push_back(load(f["file"]));
+    const json m = manifest(dir);
+    for (const json& f : m["files"])
+        if (f["layout"] == layout && f["dynamics"] == dynamics) out.push_back(load(dir, f["file"]));
     return out;
 }
 
-std::unique_ptr<orrery::Simulator> make_sim(const std::string& layout, const std::string& dynamics, uint32_t worlds) {
+std::unique_ptr<orrery::Simulator> make_sim(const std::string& dir, const std::string& layout,
+                                            const std::string& dynamics, uint32_t worlds) {
     orrery::register_builtin_envs();
     orrery::SimOptions o;
     o.num_worlds = worlds;
     o.threads = 2;
     orrery::EnvOptions opts = {{"layout", layout}, {"old_dynamics", dynamics == "old" ? "true" : "false"}};
+    if (std::find(std::begin(kBuiltin), std::end(kBuiltin), layout) == std::end(kBuiltin)) {
+        opts.erase("layout");
+        opts["layout_file"] = dir + layout + ".layout";
+    }
     return std::make_unique<orrery::Simulator>(orrery::make_env_spec("overcooked", opts), o);
 }
 
@@ -152,12 +168,10 @@ struct Group {
 
 void PrintTo(const Group& g, std::ostream* os) { *os << g.layout << " (" << g.dynamics << " dynamics)"; }
 
-class Parity : public ::testing::TestWithParam<Group> {};
-
-TEST_P(Parity, FreeRunning) {
-    std::vector<Trajectory> trajs = load_group(GetParam().layout, GetParam().dynamics);
-    ASSERT_EQ(trajs.size(), 4u);
-    auto sim = make_sim(GetParam().layout, GetParam().dynamics, uint32_t(trajs.size()));
+void free_running(const std::string& dir, const Group& g) {
+    std::vector<Trajectory> trajs = load_group(dir, g.layout, g.dynamics);
+    ASSERT_FALSE(trajs.empty());
+    auto sim = make_sim(dir, g.layout, g.dynamics, uint32_t(trajs.size()));
     for (uint32_t w = 0; w < trajs.size(); ++w)
         ASSERT_EQ(state_diff(json::parse(sim->get_state_json(w)), trajs[w].header["start_state"]), "") << trajs[w].file;
     for (size_t t = 0; t < 400; ++t) {
@@ -172,10 +186,10 @@ TEST_P(Parity, FreeRunning) {
         EXPECT_EQ(state_diff(json::parse(sim->get_state_json(w)), trajs[w].header["start_state"]), "") << trajs[w].file;
 }
 
-TEST_P(Parity, TeacherForced) {
-    std::vector<Trajectory> trajs = load_group(GetParam().layout, GetParam().dynamics);
-    ASSERT_EQ(trajs.size(), 4u);
-    auto sim = make_sim(GetParam().layout, GetParam().dynamics, uint32_t(trajs.size()));
+void teacher_forced(const std::string& dir, const Group& g) {
+    std::vector<Trajectory> trajs = load_group(dir, g.layout, g.dynamics);
+    ASSERT_FALSE(trajs.empty());
+    auto sim = make_sim(dir, g.layout, g.dynamics, uint32_t(trajs.size()));
     for (size_t t = 0; t < 400; ++t) {
         for (uint32_t w = 0; w < trajs.size(); ++w)
             sim->set_state_json(w, (t == 0 ? trajs[w].header["start_state"] : trajs[w].steps[t - 1]["state"]).dump());
@@ -183,6 +197,34 @@ TEST_P(Parity, TeacherForced) {
         sim->step();
         if (!check_step(*sim, trajs, t)) return;
     }
+}
+
+class Parity : public ::testing::TestWithParam<Group> {};
+
+TEST_P(Parity, FreeRunning) { free_running(kDataDir, GetParam()); }
+TEST_P(Parity, TeacherForced) { teacher_forced(kDataDir, GetParam()); }
+
+void replay_folder(const std::string& dir) {
+    std::set<std::pair<std::string, std::string>> groups;
+    const json m = manifest(dir);
+    for (const json& f : m["files"])
+        groups.insert({f["layout"].get<std::string>(), f["dynamics"].get<std::string>()});
+    ASSERT_FALSE(groups.empty()) << dir << "manifest.json lists no files";
+    for (const auto& [layout, dynamics] : groups) {
+        SCOPED_TRACE(layout + " " + dynamics);
+        free_running(dir, {layout, dynamics});
+        teacher_forced(dir, {layout, dynamics});
+    }
+}
+
+// Kitchens beyond the classic five: tomatoes, bonus orders, per-ingredient
+// values and cook times, 1- and 2-onion orders (layout files in the folder).
+TEST(OvercookedParity, LayoutFilesWithTomatoesAndBonusOrders) { replay_folder(kDataDir + "more/"); }
+
+TEST(OvercookedParity, ExtraDataDir) {
+    const char* env = std::getenv("ORRERY_OVERCOOKED_DATA");
+    if (!env) GTEST_SKIP() << "ORRERY_OVERCOOKED_DATA is not set";
+    replay_folder(std::string(env) + "/");
 }
 
 const Group kGroups[] = {
