@@ -46,12 +46,20 @@ template <class E> constexpr ScalarType scalar_type_of() {
 struct Field {
     static constexpr int32_t kAbsent = -1;
     static constexpr int32_t kConfig = -2; ///< read from the env's config blob
+    static constexpr int32_t kRow = -3;    ///< the entity's row (its agent index), not stored data
     int32_t component = kAbsent;
     uint32_t offset = 0;
     ScalarType type = ScalarType::kF32;
     float scale = 1.0f;
     float bias = 0.0f;
+    uint32_t mask = 0xFFFFFFFFu; ///< integer fields: bits kept before scaling (packed item bytes)
     bool present() const { return component != kAbsent; }
+    /// This field keeping only the bits of `m`.
+    Field masked(uint32_t m) const {
+        Field f = *this;
+        f.mask = m;
+        return f;
+    }
 };
 
 namespace detail {
@@ -74,6 +82,15 @@ template <class C, class M> Field config_field(M C::*member, float scale = 1.0f,
     using E = std::remove_cv_t<std::remove_all_extents_t<M>>;
     return Field{Field::kConfig, detail::member_offset(member), scalar_type_of<E>(), scale, bias};
 }
+
+/// The elements of array component C (ArrayOf<E>), starting at element `first`.
+template <class C> Field elements(uint32_t first = 0, float scale = 1.0f, float bias = 0.0f) {
+    using E = typename C::Element;
+    return Field{int32_t(component_id<C>), first * uint32_t(sizeof(E)), scalar_type_of<E>(), scale, bias};
+}
+
+/// The entity's row in its archetype (agent index): colours per agent.
+inline Field row_index() { return Field{Field::kRow, 0, ScalarType::kU32, 1.0f, 0.0f}; }
 
 /// A constant (an absent field reads as its bias).
 inline Field constant(float v) { return Field{Field::kAbsent, 0, ScalarType::kF32, 1.0f, v}; }
@@ -113,6 +130,11 @@ struct Palette {
 struct EntityDraw {
     uint32_t archetype = 0;
     Field x, y, z;          ///< position in world units (2-D: y grows downwards)
+    /// Alternatively a grid cell index (y * cell_width + x): the mark sits at the
+    /// cell's centre, (x + 0.5, y + 0.5) * cell_size. Used when present.
+    Field cell;
+    uint32_t cell_width = 0;
+    float cell_size = 1.0f;
     Field style_by;         ///< integer that picks a style; absent: the style of value 0
     Palette styles;
     float dx = 0.0f, dy = 0.0f; ///< offset of the mark from the position
@@ -127,6 +149,12 @@ struct EntityDraw {
         x = fx;
         y = fy;
         z = fz;
+        return *this;
+    }
+    EntityDraw& at_cell(Field index, uint32_t width, float size = 1.0f) {
+        cell = index;
+        cell_width = width;
+        cell_size = size;
         return *this;
     }
     EntityDraw& style(Style s) {
@@ -154,18 +182,38 @@ struct EntityDraw {
     }
 };
 
-/// A per-world (or config) grid of width x height integer cells, row-major,
-/// each drawn with the style of its value in a cell_size square whose top-left
-/// corner is (x0 + col, y0 + row) * cell_size. Terrain, counters' items, pots.
+/// Integer values on a width x height grid, row-major, each drawn with the style
+/// of its value centred in its cell, whose top-left corner is
+/// (x0 + col, y0 + row) * cell_size; a style's size is a fraction of the cell.
+/// Dense (value k is cell k: terrain) or sparse (value k sits on cell at[k]:
+/// items of the counters, pots, whose cells a table lists).
 struct GridDraw {
-    uint32_t archetype = 0;      ///< singleton archetype holding `cells` (unused for config fields)
-    Field cells;                 ///< first cell; field() or config_field() of an array member
+    uint32_t archetype = 0;      ///< singleton archetype holding the values (unused for config fields)
+    Field cells;                 ///< value 0; field(), elements<>() or config_field() of an array
     uint32_t width = 0, height = 0;
-    uint32_t stride = 0;         ///< bytes from one cell to the next; 0: the scalar's size
+    uint32_t stride = 0;         ///< bytes from one value to the next; 0: the scalar's size
     float x0 = 0.0f, y0 = 0.0f, cell_size = 1.0f;
     Palette styles;
-    Field bar;                   ///< per-cell progress (same layout and stride as `bar`'s own array)
+    Field bar;                   ///< progress of value k, in [0, 1] after scaling; <= 0: no bar
     uint32_t bar_stride = 0;
+    uint32_t count = 0;          ///< sparse: number of values; 0: dense (width * height)
+    Field at;                    ///< sparse: cell index of value k
+    uint32_t at_stride = 0;
+
+    /// Makes the grid sparse: `n` values, value k on cell `cell_of` + k.
+    GridDraw& on_cells(Field cell_of, uint32_t n) {
+        at = cell_of;
+        count = n;
+        return *this;
+    }
+    GridDraw& style_of(Palette p) {
+        styles = std::move(p);
+        return *this;
+    }
+    GridDraw& progress(Field b) {
+        bar = b;
+        return *this;
+    }
 };
 
 /// Keys the viewer maps to action values of the controlled agent.

@@ -30,14 +30,15 @@ uint32_t scalar_size(ScalarType t) {
     }
 }
 
-float read_scalar(const uint8_t* p, ScalarType t) {
+/// The scalar at `p`; integers keep only the bits of `mask` (as two's complement).
+float read_scalar(const uint8_t* p, ScalarType t, uint32_t mask) {
     switch (t) {
-    case ScalarType::kU8: return float(*p);
-    case ScalarType::kI8: return float(int8_t(*p));
-    case ScalarType::kU16: { uint16_t v; std::memcpy(&v, p, 2); return float(v); }
-    case ScalarType::kI16: { int16_t v; std::memcpy(&v, p, 2); return float(v); }
-    case ScalarType::kI32: { int32_t v; std::memcpy(&v, p, 4); return float(v); }
-    case ScalarType::kU32: { uint32_t v; std::memcpy(&v, p, 4); return float(v); }
+    case ScalarType::kU8: return float(uint32_t(*p) & mask);
+    case ScalarType::kI8: return float(int32_t(int8_t(*p)) & int32_t(mask));
+    case ScalarType::kU16: { uint16_t v; std::memcpy(&v, p, 2); return float(uint32_t(v) & mask); }
+    case ScalarType::kI16: { int16_t v; std::memcpy(&v, p, 2); return float(int32_t(v) & int32_t(mask)); }
+    case ScalarType::kI32: { int32_t v; std::memcpy(&v, p, 4); return float(v & int32_t(mask)); }
+    case ScalarType::kU32: { uint32_t v; std::memcpy(&v, p, 4); return float(v & mask); }
     case ScalarType::kF32: { float v; std::memcpy(&v, p, 4); return v; }
     }
     return 0.0f;
@@ -107,7 +108,7 @@ void add_mark(Scene& s, const Mark& m) {
                      Prim::kTriangle, std::atan2(uy, ux));
         }
     }
-    if (!m.label.empty()) add_text(s, m.label, m.x, m.y, 0.42f * m.size, contrast(st.color));
+    if (!m.label.empty()) add_text(s, m.label, m.x, m.y, 0.42f * m.size, contrast(st.color), 0.9f * m.size);
     add_bar(s, m.x, m.y, m.size, m.bar);
 }
 
@@ -121,6 +122,11 @@ void add_entities(Scene& s, const EntityDraw& d, const Ctx& ctx) {
         if (!st || st->shape == Shape::kNone) continue;
         Mark m{st, read_field(d.x, ctx, d.archetype, row) + d.dx, read_field(d.y, ctx, d.archetype, row) + d.dy,
                read_field(d.z, ctx, d.archetype, row), st->size, expand_label(st->label, row)};
+        if (d.cell.present() && d.cell_width > 0) {
+            uint32_t c = uint32_t(std::lround(read_field(d.cell, ctx, d.archetype, row)));
+            m.x = (float(c % d.cell_width) + 0.5f) * d.cell_size + d.dx;
+            m.y = (float(c / d.cell_width) + 0.5f) * d.cell_size + d.dy;
+        }
         if (d.heading.present()) {
             float h = read_field(d.heading, ctx, d.archetype, row);
             if (d.headings.empty()) {
@@ -141,18 +147,19 @@ void add_entities(Scene& s, const EntityDraw& d, const Ctx& ctx) {
 void add_grid(Scene& s, const GridDraw& g, const Ctx& ctx) {
     uint32_t stride = g.stride ? g.stride : scalar_size(g.cells.type);
     uint32_t bar_stride = g.bar_stride ? g.bar_stride : scalar_size(g.bar.type);
-    for (uint32_t row = 0; row < g.height; ++row) {
-        for (uint32_t col = 0; col < g.width; ++col) {
-            uint32_t i = row * g.width + col;
-            int32_t v = int32_t(std::lround(read_field(g.cells, ctx, g.archetype, 0, i, stride)));
-            const Style* st = g.styles.find(v);
-            if (!st || st->shape == Shape::kNone) continue;
-            float cx = (g.x0 + float(col) + 0.5f) * g.cell_size, cy = (g.y0 + float(row) + 0.5f) * g.cell_size;
-            Mark m{st, cx, cy, 0.0f, st->size * g.cell_size, st->label};
-            if (s.view == DrawSpec::View::k3D) m.size = st->size * g.cell_size, m.z = -m.size;
-            if (g.bar.present()) m.bar = read_field(g.bar, ctx, g.archetype, 0, i, bar_stride);
-            add_mark(s, m);
-        }
+    uint32_t at_stride = g.at_stride ? g.at_stride : scalar_size(g.at.type);
+    uint32_t n = g.count ? g.count : g.width * g.height;
+    for (uint32_t i = 0; i < n && g.width > 0; ++i) {
+        int32_t v = int32_t(std::lround(read_field(g.cells, ctx, g.archetype, 0, i, stride)));
+        const Style* st = g.styles.find(v);
+        if (!st || st->shape == Shape::kNone) continue;
+        uint32_t cell = g.count ? uint32_t(std::lround(read_field(g.at, ctx, g.archetype, 0, i, at_stride))) : i;
+        float cx = (g.x0 + float(cell % g.width) + 0.5f) * g.cell_size;
+        float cy = (g.y0 + float(cell / g.width) + 0.5f) * g.cell_size;
+        Mark m{st, cx, cy, 0.0f, st->size * g.cell_size, expand_label(st->label, i)};
+        if (s.view == DrawSpec::View::k3D) m.z = -m.size; // tiles sit just below the floor plane
+        if (g.bar.present()) m.bar = read_field(g.bar, ctx, g.archetype, 0, i, bar_stride);
+        add_mark(s, m);
     }
 }
 
@@ -160,6 +167,7 @@ void add_grid(Scene& s, const GridDraw& g, const Ctx& ctx) {
 
 float read_field(const Field& f, const Ctx& ctx, uint32_t arch, uint32_t row, uint32_t index, uint32_t stride) {
     if (!f.present()) return f.bias;
+    if (f.component == Field::kRow) return float(row) * f.scale + f.bias;
     const Storage& s = ctx.storage();
     size_t at = size_t(f.offset) + size_t(index) * stride;
     const uint8_t* p = nullptr;
@@ -173,10 +181,11 @@ float read_field(const Field& f, const Ctx& ctx, uint32_t arch, uint32_t row, ui
         if (!col || at + scalar_size(f.type) > bytes) return f.bias;
         p = col + size_t(ctx.slot(t, row)) * bytes + at;
     }
-    return read_scalar(p, f.type) * f.scale + f.bias;
+    return read_scalar(p, f.type, f.mask) * f.scale + f.bias;
 }
 
-void add_text(Scene& scene, const std::string& text, float cx, float cy, float height, Rgba color) {
+void add_text(Scene& scene, const std::string& text, float cx, float cy, float height, Rgba color,
+              float max_width) {
     std::vector<char> chars(text.begin(), text.end());
     chars.push_back('\0');
     struct Vertex {
@@ -188,6 +197,11 @@ void add_text(Scene& scene, const std::string& text, float cx, float cy, float h
     // Glyphs span about 7 units from the top of caps to the baseline.
     float k = height / 7.0f;
     float w = float(stb_easy_font_width(chars.data())) * k;
+    if (max_width > 0.0f && w > max_width) { // shrink long labels to fit their mark
+        k *= max_width / w;
+        height *= max_width / w;
+        w = max_width;
+    }
     float x0 = cx - 0.5f * w, y0 = cy - 0.5f * height;
     for (int q = 0; q < quads; ++q) {
         const Vertex* a = &v[size_t(q) * 4];
@@ -210,7 +224,7 @@ Scene build_scene(const DrawSpec& draw, const Ctx& ctx) {
 namespace {
 
 void check_field(const EnvSpec& spec, const Field& f, uint32_t arch, uint32_t extent, const std::string& what) {
-    if (!f.present()) return;
+    if (!f.present() || f.component == Field::kRow) return;
     uint32_t bytes = 0;
     if (f.component == Field::kConfig) {
         bytes = uint32_t(spec.config_bytes().size());
@@ -244,7 +258,7 @@ void validate_draw(const EnvSpec& spec) {
         if (e.archetype >= n_arch)
             throw Error("draw: " + what + ".archetype is " + std::to_string(e.archetype) + ", expected < " +
                         std::to_string(n_arch));
-        for (const Field* f : {&e.x, &e.y, &e.z, &e.style_by, &e.heading, &e.bar})
+        for (const Field* f : {&e.x, &e.y, &e.z, &e.cell, &e.style_by, &e.heading, &e.bar})
             check_field(spec, *f, e.archetype, scalar_size(f->type), what);
     }
     for (size_t i = 0; i < d.grids.size(); ++i) {
@@ -253,11 +267,16 @@ void validate_draw(const EnvSpec& spec) {
         if (g.cells.component != Field::kConfig && g.archetype >= n_arch)
             throw Error("draw: " + what + ".archetype is " + std::to_string(g.archetype) + ", expected < " +
                         std::to_string(n_arch));
-        uint32_t cells = g.width * g.height;
-        uint32_t stride = g.stride ? g.stride : scalar_size(g.cells.type);
-        if (cells) check_field(spec, g.cells, g.archetype, (cells - 1) * stride + scalar_size(g.cells.type), what);
-        uint32_t bar_stride = g.bar_stride ? g.bar_stride : scalar_size(g.bar.type);
-        if (cells) check_field(spec, g.bar, g.archetype, (cells - 1) * bar_stride + scalar_size(g.bar.type), what);
+        uint32_t n = g.count ? g.count : g.width * g.height;
+        auto extent = [&](const Field& f, uint32_t stride) {
+            uint32_t size = scalar_size(f.type);
+            return (n - 1) * (stride ? stride : size) + size;
+        };
+        if (g.count && !g.at.present()) throw Error("draw: " + what + " is sparse (count > 0) but has no `at` field");
+        if (n == 0) continue;
+        check_field(spec, g.cells, g.archetype, extent(g.cells, g.stride), what + ".cells");
+        check_field(spec, g.bar, g.archetype, extent(g.bar, g.bar_stride), what + ".bar");
+        check_field(spec, g.at, g.archetype, extent(g.at, g.at_stride), what + ".at");
     }
 }
 

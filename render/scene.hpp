@@ -57,9 +57,11 @@ void validate_draw(const EnvSpec& spec);
 /// Builds the scene of the world `ctx` views (a Simulator::read_world copy).
 Scene build_scene(const DrawSpec& draw, const Ctx& ctx);
 
-/// Appends `text` centred at (cx, cy), `height` world units tall, as squares
-/// (stb_easy_font's segments), so labels need no font texture.
-void add_text(Scene& scene, const std::string& text, float cx, float cy, float height, Rgba color);
+/// Appends `text` centred at (cx, cy), `height` world units tall (smaller when
+/// it would be wider than `max_width` > 0), as squares (stb_easy_font's
+/// segments), so labels need no font texture.
+void add_text(Scene& scene, const std::string& text, float cx, float cy, float height, Rgba color,
+              float max_width = 0.0f);
 
 /// Reads field `f` of row `row` of archetype `arch` in the world `ctx` views.
 float read_field(const Field& f, const Ctx& ctx, uint32_t arch, uint32_t row, uint32_t stride_index = 0,

@@ -144,6 +144,8 @@ Config make_config(orrery::OptionReader& opt, const orrery::EnvOptions& options,
 
 } // namespace
 
+void add_draw_table(orrery::EnvSpec& spec, const Config& cfg); // envs/overcooked/draw.cpp
+
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("overcooked", options);
     Layout layout = load_layout(opt, options);
@@ -160,6 +162,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.archetype<Chef>(kNumPlayers);
     spec.archetype<Kitchen>(1, /*singleton=*/true);
     spec.config(cfg);
+    add_draw_table(spec, cfg);
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(start_kitchen));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(step_kitchen));
