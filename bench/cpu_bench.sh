@@ -32,10 +32,12 @@ echo "== host memory bandwidth" >&2
 bw="$(python3 bench/cpu_bandwidth.py --mib 256 --runs 5 2>&1)" || true
 echo "$bw" >&2
 note="Host bandwidth at the start (bench/cpu_bandwidth.py, best of 5, read + write counted for copy):
+
 $(echo "$bw" | sed 's/^/    /')"
 
 doc_args=()
 [ -n "$doc" ] && doc_args=(--doc "$doc" --section "Overcooked (CPU)" --note "$note")
 python3 bench/run.py "${bin_args[@]}" --devices cpu --threads 1,2 --repeat 3 --pick best \
   --cases overcooked:cramped_room overcooked:counter_circuit_o_1order --peers overcooked_ai \
-  --peer-seconds 3 --name cpu_bench "${doc_args[@]}"
+  --peer-seconds 3 --name cpu_bench --target cpu:cramped_room=2e6 --target cpu:counter_circuit_o_1order=2e6 \
+  "${doc_args[@]}"

@@ -66,7 +66,8 @@ for f in orrery_throughput.json orrery_1024.json jaxmarl.json; do
 done
 if [ ${#inputs[@]} -gt 0 ]; then
   python3 bench/run.py --from-json "${inputs[@]}" --out "$out" --name gpu_bench "${bin_args[@]}" \
-    --machine-command "$([ "${QUICK:-0}" = 1 ] && echo "QUICK=1 ")bench/gpu_bench.sh $*" --section "Overcooked (GPU)" || { failed+=("report"); cp "${inputs[@]}" "$out/"; }
+    --machine-command "$([ "${QUICK:-0}" = 1 ] && echo "QUICK=1 ")bench/gpu_bench.sh $*" --section "Overcooked (GPU)" \
+    --target cuda:cramped_room=1e9@262144 --target cuda:counter_circuit_o_1order=6e8@262144 --latency-target 10 || { failed+=("report"); cp "${inputs[@]}" "$out/"; }
 else
   echo "gpu_bench: no records at all" >&2
 fi
