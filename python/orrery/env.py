@@ -131,6 +131,7 @@ class Env:
         self.input_ranges = dict(self._sim.input_ranges())
         self._views: Dict[str, Any] = {}
         self._host: Dict[str, np.ndarray] = {}
+        self._stream = self._engine_stream()
         self._seeds = np.random.default_rng(seed)
         self._next_seed = seed
         self.reset()
@@ -230,6 +231,31 @@ class Env:
     def closed(self) -> bool:
         return self._closed
 
+    def _engine_stream(self) -> Any:
+        """On CUDA, the engine's stream as a torch stream (None on the CPU or without torch)."""
+        ptr = self._sim.cuda_stream
+        if not ptr:
+            return None
+        try:
+            import torch
+        except ImportError:
+            return None
+        return torch.cuda.ExternalStream(ptr, device=torch.device(self.device))
+
+    def _ordered(self, run: Any) -> None:
+        """Runs engine work after the caller's queued torch work (actions written,
+        views read) and makes the caller's stream wait for it: stream-ordered,
+        no host synchronisation, and capturable in a CUDA graph."""
+        if self._stream is None:
+            run()
+            return
+        import torch
+
+        current = torch.cuda.current_stream(self._stream.device)
+        self._stream.wait_stream(current)
+        run()
+        current.wait_stream(self._stream)
+
     def _action_name(self) -> str:
         names = self.inputs
         if "action" in names:
@@ -257,7 +283,7 @@ class Env:
         else:
             seed = _check_int("seed", seed, 0, 2**64 - 1)
             self._seeds = np.random.default_rng(seed)
-        sim.reset(seed)
+        self._ordered(lambda: sim.reset(seed))
         self.seed = seed
         return self.view("obs") if "obs" in self.tensors else None, self._info()
 
@@ -269,7 +295,8 @@ class Env:
             raise ValueError(f"reset mask has shape {host.shape}; expected ({self.num_worlds},)")
         if host.dtype.kind not in "biu":
             raise TypeError(f"reset mask has dtype {host.dtype}; expected bool or an integer dtype")
-        sim.reset_worlds(np.ascontiguousarray(host != 0, dtype=np.uint8))
+        host = np.ascontiguousarray(host != 0, dtype=np.uint8)
+        self._ordered(lambda: sim.reset_worlds(host))
         return self.view("obs") if "obs" in self.tensors else None, self._info()
 
     def step(self, actions: Any = None) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:
@@ -290,7 +317,7 @@ class Env:
                     write_input(self, name, value)
             else:
                 write_input(self, self._action_name(), actions)
-        sim.step()
+        self._ordered(sim.step)
         return self._outputs()
 
     def _outputs(self) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:

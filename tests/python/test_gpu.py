@@ -1,0 +1,115 @@
+"""The CUDA path (skipped without a GPU): zero-copy device views through
+DLPack and __cuda_array_interface__, actions from torch/JAX on the device,
+device-side range errors, agreement with the CPU backend, and a step
+captured in a torch CUDA graph."""
+
+import numpy as np
+import pytest
+
+import orrery
+from conftest import ENVS, random_actions, requires_cuda
+
+pytestmark = requires_cuda
+
+
+def gpu(name="tag", n=64, **kw):
+    return orrery.make(name, num_worlds=n, device="cuda", seed=5, **kw)
+
+
+def test_device_views_are_zero_copy_and_live():
+    import torch
+
+    env = gpu()
+    assert env.device == "cuda:0" and env.framework == "torch"
+    t = env.tensors["obs"]
+    assert t.__dlpack_device__() == (2, 0)
+    cai = t.__cuda_array_interface__
+    assert cai["data"][0] == t.data_ptr and cai["shape"] == t.shape and cai["typestr"] == "<f4"
+    with pytest.raises(AttributeError):
+        t.__array_interface__
+    view = torch.from_dlpack(t)
+    assert view.is_cuda and view.data_ptr() == t.data_ptr
+    before = view.clone()
+    obs, reward, term, trunc, info = env.step(torch.randint(0, 5, (64, 4), device="cuda"))
+    assert obs.data_ptr() == t.data_ptr and term.dtype == torch.bool and term.is_cuda
+    assert not torch.equal(view, before)
+    torch.testing.assert_close(view, obs)
+
+
+@pytest.mark.parametrize("name", ENVS)
+def test_gpu_matches_cpu(name):
+    import torch
+
+    options = {"start": "random"} if name == "overcooked" else {}
+    a = orrery.make(name, num_worlds=32, device="cuda", seed=9, **options)
+    b = orrery.make(name, num_worlds=32, device="cpu", seed=9, **options)
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        acts = random_actions(b, rng)
+        oa, ra, ta, ua, _ = a.step(torch.as_tensor(acts, device="cuda"))
+        ob, rb, tb, ub, _ = b.step(acts)
+        np.testing.assert_array_equal(ta.cpu().numpy(), tb)
+        np.testing.assert_array_equal(ua.cpu().numpy(), ub)
+        np.testing.assert_allclose(oa.cpu().numpy(), ob, rtol=0, atol=1e-5)
+        np.testing.assert_allclose(ra.cpu().numpy(), rb, rtol=0, atol=1e-5)
+
+
+def test_device_actions_are_checked_without_host_sync():
+    import torch
+
+    env = gpu(n=4)
+    with pytest.raises(ValueError, match="actions is on cpu; expected an array on cuda:0"):
+        env.step(np.zeros((4, 4), np.int32))
+    with pytest.raises(ValueError, match="shape \\(4, 3\\)"):
+        env.step(torch.zeros((4, 3), dtype=torch.int32, device="cuda"))
+    with pytest.raises(TypeError, match="dtype torch.float32"):
+        env.step(torch.zeros((4, 4), device="cuda"))
+    bad = torch.zeros((4, 4), dtype=torch.int32, device="cuda")
+    bad[2, 1] = 17  # out of range: the device records kBadAction and world 2 does not step
+    env.step(bad)
+    errors = env.errors()
+    assert errors[2] == 3 and errors[0] == 0
+    with pytest.raises(ValueError, match="world 2: code 3"):
+        env.check_errors()
+
+
+def test_jax_views_on_the_gpu():
+    jax = pytest.importorskip("jax")
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("JAX has no GPU here")
+    import jax.numpy as jnp
+
+    env = gpu(framework="jax")
+    obs, reward, term, trunc, info = env.step(jnp.ones((64, 4), dtype=jnp.int32))
+    assert obs.unsafe_buffer_pointer() == env.tensors["obs"].data_ptr
+
+
+@pytest.mark.parametrize("autoreset", ["next_step", "same_step"])
+def test_step_captured_in_a_cuda_graph(autoreset):
+    import torch
+
+    name = "overcooked" if "overcooked" in ENVS else "tag"
+    env, twin = gpu(name, 256, autoreset=autoreset), gpu(name, 256, autoreset=autoreset)
+    lo, hi = env.action_range
+    shape = env.tensors["action"].shape
+    acts = torch.zeros(shape, dtype=torch.int64, device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # warm up: views made, nothing left to initialise
+        for _ in range(3):
+            env.step(acts)
+            twin.step(acts)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = env.step(acts)
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    for _ in range(40):
+        acts.copy_(torch.randint(lo, hi + 1, shape, device="cuda", generator=gen))
+        graph.replay()
+        ref = twin.step(acts)
+        torch.testing.assert_close(out[0], ref[0])  # obs
+        torch.testing.assert_close(out[1], ref[1])  # reward
+        assert torch.equal(out[3], ref[3])
+    torch.cuda.synchronize()
+    assert [env.state_hash(w) for w in range(8)] == [twin.state_hash(w) for w in range(8)]
