@@ -38,7 +38,14 @@ extract() {
   fi
   rm -rf "$dest"
   mkdir -p "$dest"
-  git --git-dir="$gitdir" archive "$commit" "$@" | tar -x -C "$dest"
+  if ! git --git-dir="$gitdir" archive -o "$tmp/peer.tar" "$commit" "$@"; then
+    [ -d "$git_src" ] && exit 1
+    # The server would not send single blobs: fetch the whole commit instead.
+    git -C "$gitdir" config --unset remote.origin.promisor
+    git -C "$gitdir" fetch -q --depth 1 --refetch origin "$commit"
+    git --git-dir="$gitdir" archive -o "$tmp/peer.tar" "$commit" "$@"
+  fi
+  tar -x -C "$dest" -f "$tmp/peer.tar"
   echo "$commit" > "$dest/COMMIT"
   rm -rf "$tmp"
   echo "fetched $(basename "$dest") at $commit into $dest"
