@@ -26,6 +26,8 @@ struct Args {
     std::vector<uint32_t> worlds = {1024, 16384, 262144};
     uint32_t steps = 2000;
     bool startup_only = false;
+    bool print_source = false;
+    bool per_node = false;
 };
 
 orrery::SimOptions options(uint32_t worlds, bool per_node) {
@@ -121,13 +123,22 @@ int main(int argc, char** argv) {
         else if (s == "--worlds") a.worlds = parse_list(next());
         else if (s == "--steps") a.steps = uint32_t(std::stoul(next()));
         else if (s == "--startup-only") a.startup_only = true;
+        else if (s == "--print-source") a.print_source = true;
+        else if (s == "--per-node") a.per_node = true;
         else {
-            std::fprintf(stderr, "usage: orrery_cuda_bench [--env E] [--worlds N,N] [--steps T] [--startup-only]\n");
+            std::fprintf(stderr, "usage: orrery_cuda_bench [--env E] [--worlds N,N] [--steps T] [--startup-only]\n"
+                                 "       orrery_cuda_bench --print-source [--env E] [--per-node]   (no GPU needed)\n");
             return 2;
         }
     }
     try {
         orrery::register_builtin_envs();
+        if (a.print_source) {
+            orrery::EnvSpec spec = orrery::make_env_spec(a.env, {});
+            orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep);
+            std::fputs(orrery::cuda::generate_kernels(spec, plan, a.per_node).text.c_str(), stdout);
+            return 0;
+        }
         startup(a);
         if (a.startup_only) return 0;
         std::printf("%-8s %-10s %9s %6s %12s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",

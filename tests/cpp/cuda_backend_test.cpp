@@ -1,0 +1,284 @@
+// The CUDA backend against the CPU backend: every registered env runs 1,000
+// steps from the same seed and actions on both, and every world's state hash
+// (plus every exported tensor) must match after every step, bit for bit. Also:
+// per-node launches against the megakernel, CUDA graph capture, device-side
+// input checks, and the errors and fallback of device selection. Tests that
+// need a GPU skip cleanly without one.
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "engine/cuda/cuda_backend.hpp"
+#include "engine/cuda/driver_api.hpp"
+#include "envs/registry.hpp"
+
+namespace {
+
+using orrery::Simulator;
+
+/// Empty when a GPU and NVRTC are usable, else why not.
+std::string gpu_unavailable() {
+    try {
+        orrery::cuda::device_info(0);
+        orrery::cuda::nvrtc();
+        return "";
+    } catch (const orrery::Error& e) {
+        return e.what();
+    }
+}
+
+#define REQUIRE_GPU()                                                                                              \
+    do {                                                                                                           \
+        std::string why_ = gpu_unavailable();                                                                      \
+        if (!why_.empty()) GTEST_SKIP() << "no usable GPU: " << why_;                                              \
+    } while (0)
+
+orrery::SimOptions options(uint32_t worlds, const std::string& device, orrery::AutoReset mode, bool per_node = false) {
+    orrery::SimOptions o;
+    o.num_worlds = worlds;
+    o.threads = 2;
+    o.device = device;
+    o.autoreset = mode;
+    o.per_node_launches = per_node;
+    return o;
+}
+
+/// Every world's Simulator::state_hash, read with one bulk copy per region.
+std::vector<uint64_t> world_hashes(Simulator& sim) {
+    const uint32_t W = sim.num_worlds();
+    orrery::StorageLayout layout = orrery::make_layout(sim.spec(), W, sim.options().autoreset);
+    std::vector<orrery::Region> regions = layout.regions(sim.backend().storage());
+    std::vector<std::vector<uint8_t>> host(regions.size());
+    sim.synchronize();
+    for (size_t i = 0; i < regions.size(); ++i) {
+        host[i].resize(regions[i].bytes_per_world * W);
+        sim.backend().copy_to_host(host[i].data(), regions[i].base, host[i].size());
+    }
+    std::vector<uint64_t> out(W, 1469598103934665603ull);
+    for (uint32_t w = 0; w < W; ++w)
+        for (size_t i = 0; i < regions.size(); ++i) {
+            size_t n = regions[i].bytes_per_world;
+            for (size_t k = 0; k < n; ++k) out[w] = (out[w] ^ host[i][w * n + k]) * 1099511628211ull;
+        }
+    return out;
+}
+
+/// The bytes of every exported tensor (outputs, final_ copies, terminated, truncated, errors).
+std::vector<std::vector<uint8_t>> tensors_of(Simulator& sim) {
+    std::vector<std::vector<uint8_t>> out;
+    sim.synchronize();
+    for (const orrery::TensorView& t : sim.tensors()) {
+        out.emplace_back(t.bytes());
+        sim.backend().copy_to_host(out.back().data(), t.data, t.bytes());
+    }
+    return out;
+}
+
+/// Host-generated uniform values for every ranged input, one buffer per input.
+struct Actions {
+    uint64_t state = 0x243F6A8885A308D3ull;
+    std::vector<std::vector<uint8_t>> fill(Simulator& sim) {
+        std::vector<std::vector<uint8_t>> out;
+        for (const auto& [name, range] : sim.spec().input_ranges()) {
+            const orrery::TensorView& t = sim.tensor(name);
+            size_t size = orrery::dtype_size(t.dtype), n = t.bytes() / size;
+            out.emplace_back(t.bytes());
+            uint64_t span = uint64_t(range.second - range.first + 1);
+            for (size_t i = 0; i < n; ++i) {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                int64_t v = range.first + int64_t((state >> 11) % span);
+                std::memcpy(out.back().data() + i * size, &v, size); // little-endian: low bytes first
+            }
+        }
+        return out;
+    }
+    static void write(Simulator& sim, const std::vector<std::vector<uint8_t>>& values) {
+        size_t i = 0;
+        for (const auto& [name, range] : sim.spec().input_ranges()) {
+            const orrery::TensorView& t = sim.tensor(name);
+            sim.backend().copy_from_host(t.data, values[i].data(), values[i].size());
+            ++i;
+        }
+    }
+};
+
+std::string first_mismatch(const std::vector<uint64_t>& want, const std::vector<uint64_t>& got) {
+    for (size_t w = 0; w < want.size(); ++w)
+        if (want[w] != got[w]) return "world " + std::to_string(w);
+    return "";
+}
+
+/// Runs one env on the CPU, the GPU megakernel and GPU per-node launches, and
+/// compares every world's hash and every tensor after every step.
+void run_parity(const std::string& env, orrery::AutoReset mode, uint32_t worlds, uint32_t steps) {
+    orrery::register_builtin_envs();
+    Simulator cpu(orrery::make_env_spec(env, {}), options(worlds, "cpu", mode));
+    Simulator mega(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
+    Simulator node(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode, true));
+    std::vector<Simulator*> sims = {&cpu, &mega, &node};
+    const char* names[] = {"cpu", "cuda megakernel", "cuda per-node"};
+    for (Simulator* s : sims) s->reset(7);
+    Actions actions;
+    std::vector<uint8_t> mask(worlds, 0);
+    for (uint32_t step = 0; step < steps; ++step) {
+        auto values = actions.fill(cpu);
+        for (Simulator* s : sims) Actions::write(*s, values);
+        if (step % 97 == 50) { // exercise the reset pass on a few worlds
+            for (uint32_t w = 0; w < worlds; ++w) mask[w] = (w + step) % 5 == 0;
+            for (Simulator* s : sims) s->reset_worlds(mask);
+        }
+        for (Simulator* s : sims) s->step();
+        std::vector<uint64_t> want = world_hashes(cpu);
+        auto want_tensors = tensors_of(cpu);
+        for (size_t i = 1; i < sims.size(); ++i) {
+            std::string diff = first_mismatch(want, world_hashes(*sims[i]));
+            ASSERT_EQ(diff, "") << env << ": " << names[i] << " differs from the cpu at step " << step;
+            auto got = tensors_of(*sims[i]);
+            for (size_t t = 0; t < got.size(); ++t)
+                ASSERT_TRUE(got[t] == want_tensors[t])
+                    << env << ": tensor '" << cpu.tensors()[t].name << "' differs on " << names[i] << " at step "
+                    << step;
+        }
+        ASSERT_NO_THROW(cpu.check_errors());
+    }
+    // The bulk hash is the simulator's own definition of a world's hash.
+    EXPECT_EQ(world_hashes(mega)[worlds - 1], mega.state_hash(worlds - 1));
+}
+
+class Parity : public ::testing::TestWithParam<orrery::AutoReset> {};
+
+std::string mode_name(const ::testing::TestParamInfo<orrery::AutoReset>& info) {
+    const char* names[] = {"NextStep", "SameStep", "Disabled"};
+    return names[int(info.param)];
+}
+
+TEST_P(Parity, EveryEnvMatchesTheCpuEveryStep) {
+    REQUIRE_GPU();
+    orrery::register_builtin_envs();
+    for (const auto& [env, summary] : orrery::registered_envs()) {
+        SCOPED_TRACE(env);
+        run_parity(env, GetParam(), 64, 1000);
+        if (HasFatalFailure()) return;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cuda, Parity,
+                         ::testing::Values(orrery::AutoReset::kNextStep, orrery::AutoReset::kSameStep,
+                                           orrery::AutoReset::kDisabled),
+                         mode_name);
+
+TEST(CudaSanitize, SmallBatchEveryEnv) {
+    // Kept small so tools/gpu_check.sh can run it under compute-sanitizer.
+    REQUIRE_GPU();
+    orrery::register_builtin_envs();
+    for (const auto& [env, summary] : orrery::registered_envs()) {
+        SCOPED_TRACE(env);
+        run_parity(env, orrery::AutoReset::kSameStep, 8, 40);
+        if (HasFatalFailure()) return;
+    }
+}
+
+TEST(CudaBackend, BadActionIsRecordedAndThatWorldDoesNotStep) {
+    REQUIRE_GPU();
+    orrery::register_builtin_envs();
+    Simulator sim(orrery::make_env_spec("tag", {}), options(4, "cuda", orrery::AutoReset::kNextStep));
+    sim.step();
+    const orrery::TensorView& a = sim.tensor("action");
+    std::vector<int32_t> act(a.bytes() / 4, 1);
+    act[2 * a.shape[1]] = 99; // world 2, agent 0
+    sim.backend().copy_from_host(a.data, act.data(), a.bytes());
+    uint32_t before = 0;
+    sim.read_world(2, [&](orrery::Ctx& c) { before = c.step(); });
+    sim.step();
+    std::vector<uint32_t> e = sim.errors();
+    EXPECT_EQ(e[2], uint32_t(orrery::ErrorCode::kBadAction));
+    EXPECT_EQ(e[0], 0u);
+    EXPECT_EQ(e[1], 0u);
+    EXPECT_THROW(sim.check_errors(), orrery::Error);
+    sim.read_world(2, [&](orrery::Ctx& c) { EXPECT_EQ(c.step(), before); });
+    sim.read_world(1, [&](orrery::Ctx& c) { EXPECT_EQ(c.step(), before + 1); });
+}
+
+TEST(CudaBackend, StepsCapturedInACudaGraphMatchDirectLaunches) {
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    Simulator direct(orrery::make_env_spec("tag", {}), options(256, "cuda", orrery::AutoReset::kNextStep));
+    Simulator graphed(orrery::make_env_spec("tag", {}), options(256, "cuda", orrery::AutoReset::kNextStep));
+    auto& b = dynamic_cast<CudaBackend&>(graphed.backend());
+    const DriverApi& d = driver();
+    graphed.synchronize();
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    ORRERY_CU(d.cuStreamBeginCapture(b.stream(), kCaptureModeThreadLocal));
+    for (int i = 0; i < 10; ++i) graphed.step(); // no host synchronisation may happen here
+    ORRERY_CU(d.cuStreamEndCapture(b.stream(), &graph));
+    ORRERY_CU(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
+    for (int rep = 0; rep < 25; ++rep) ORRERY_CU(d.cuGraphLaunch(exec, b.stream()));
+    for (int i = 0; i < 250; ++i) direct.step();
+    EXPECT_EQ(world_hashes(direct), world_hashes(graphed));
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+}
+
+TEST(CudaBackend, ExportedTensorsAreDevicePointersAtFixedAddresses) {
+    REQUIRE_GPU();
+    orrery::register_builtin_envs();
+    Simulator sim(orrery::make_env_spec("tag", {}), options(16, "cuda", orrery::AutoReset::kNextStep));
+    void* obs = sim.tensor("obs").data;
+    EXPECT_EQ(sim.tensor("obs").device, orrery::DeviceKind::kCuda);
+    for (int i = 0; i < 5; ++i) sim.step();
+    sim.reset(3);
+    EXPECT_EQ(sim.tensor("obs").data, obs);
+    EXPECT_NE(sim.backend().describe().find("cuda:0"), std::string::npos);
+}
+
+TEST(CudaDevice, AutoUsesTheGpuOrFallsBackToTheCpu) {
+    orrery::register_builtin_envs();
+    bool gpu = gpu_unavailable().empty();
+    Simulator sim(orrery::make_env_spec("tag", {}), options(4, "auto", orrery::AutoReset::kNextStep));
+    EXPECT_EQ(sim.backend().device(), gpu ? orrery::DeviceKind::kCuda : orrery::DeviceKind::kCpu);
+    sim.step();
+    EXPECT_NO_THROW(sim.check_errors());
+}
+
+TEST(CudaDevice, CudaNeverFallsBackSilently) {
+    orrery::register_builtin_envs();
+    if (gpu_unavailable().empty()) {
+        try {
+            Simulator sim(orrery::make_env_spec("tag", {}), options(4, "cuda:97", orrery::AutoReset::kNextStep));
+            FAIL() << "cuda:97 was accepted";
+        } catch (const orrery::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("cuda:97"), std::string::npos) << e.what();
+        }
+        return;
+    }
+    try {
+        Simulator sim(orrery::make_env_spec("tag", {}), options(4, "cuda", orrery::AutoReset::kNextStep));
+        FAIL() << "device='cuda' gave a simulator without a usable GPU";
+    } catch (const orrery::Error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("device='cuda'"), std::string::npos) << msg;
+        EXPECT_EQ(msg, "device='cuda': " + gpu_unavailable()) << "the reason reaches the user";
+    }
+}
+
+TEST(CudaDevice, OutOfDeviceMemoryIsAClearError) {
+    REQUIRE_GPU();
+    orrery::register_builtin_envs();
+    // 2^24 worlds of 256 agents' observations: far beyond any GPU's memory.
+    try {
+        Simulator sim(orrery::make_env_spec("tag", {{"pursuers", "64"}, {"evaders", "64"}}),
+                      options(1u << 24, "cuda", orrery::AutoReset::kNextStep));
+        FAIL() << "an impossible allocation succeeded";
+    } catch (const orrery::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("out of device memory"), std::string::npos) << e.what();
+    }
+}
+
+} // namespace

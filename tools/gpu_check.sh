@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# On a fresh GPU machine: builds Orrery, runs the GPU and NVRTC tests, runs
+# compute-sanitizer (memcheck, racecheck) on a small batch, runs the GPU
+# benchmarks, and prints a summary table. Logs go to $OUT (default ./gpu_check_out).
+#
+#   tools/gpu_check.sh            # everything
+#   STAGES="build test" tools/gpu_check.sh
+#
+# Build dependencies the machine may lack (GoogleTest, nlohmann_json, zlib) are
+# taken from .gpu_deps/ when present (see docs/gpu.md); nothing is downloaded.
+
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/gpu_check_out}
+BUILD=${BUILD:-/tmp/orrery_gpu_build}
+STAGES=${STAGES:-"build test sanitize bench"}
+JOBS=${JOBS:-$(nproc)}
+# Only what the GPU checks need, so unrelated parts of the tree cannot block them.
+TARGETS=${TARGETS:-"cuda_backend_test cuda_alloc_test nvrtc_kernels_test orrery_cuda_bench orrery_cli"}
+mkdir -p "$OUT"
+SUMMARY="$OUT/summary.txt"
+: >"$SUMMARY"
+export PATH=/usr/local/cuda/bin:$PATH
+
+note() { echo "$*" | tee -a "$SUMMARY"; }
+want() { [[ " $STAGES " == *" $1 "* ]]; }
+elapsed() { echo $(( $(date +%s) - $1 ))s; }
+
+machine_info() {
+    note "== machine"
+    note "commit: ${ORRERY_COMMIT:-$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)}"
+    note "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>/dev/null || echo none)"
+    note "nvcc: $(nvcc --version 2>/dev/null | tail -1 || echo none)"
+    note "cxx: $(c++ --version | head -1)"
+}
+
+deps_prefix() {
+    # GoogleTest from source when the system has none; the bundle's prefix for the rest.
+    local prefix="" deps="$ROOT/.gpu_deps"
+    if [ ! -f /usr/include/gtest/gtest.h ] && [ -d "$deps/googletest" ]; then
+        cmake -S "$deps/googletest" -B /tmp/orrery_gtest_build -G Ninja -DCMAKE_BUILD_TYPE=Release \
+            -DBUILD_GMOCK=OFF -DCMAKE_INSTALL_PREFIX=/tmp/orrery_gtest >/dev/null &&
+            cmake --build /tmp/orrery_gtest_build --target install -j "$JOBS" >/dev/null &&
+            prefix="/tmp/orrery_gtest"
+    fi
+    if { [ ! -d /usr/include/nlohmann ] || [ ! -f /usr/include/zlib.h ]; } && [ -d "$deps/prefix" ]; then
+        prefix="$prefix;$deps/prefix"
+    fi
+    echo "$prefix"
+}
+
+stage_build() {
+    local t0; t0=$(date +%s)
+    note "== build ($BUILD)"
+    local prefix; prefix=$(deps_prefix)
+    if cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DORRERY_VALIDATE=ON \
+        -DORRERY_BUILD_PYTHON=OFF "-DCMAKE_PREFIX_PATH=$prefix" >"$OUT/build.log" 2>&1 &&
+        cmake --build "$BUILD" -j "$JOBS" --target $TARGETS >>"$OUT/build.log" 2>&1; then
+        note "build: ok ($(elapsed "$t0"))"
+    else
+        note "build: FAILED ($(elapsed "$t0")); tail of build.log:"
+        tail -30 "$OUT/build.log" | tee -a "$SUMMARY"
+        exit 1
+    fi
+}
+
+stage_test() {
+    local t0; t0=$(date +%s)
+    note "== tests (ctest -R 'cuda|nvrtc|Cuda|Nvrtc|Parity')"
+    export ORRERY_CACHE_DIR=/tmp/orrery_test_cache
+    (cd "$BUILD" && ctest -R 'Cuda|Nvrtc' --output-on-failure -j 1) >"$OUT/tests.log" 2>&1
+    local rc=$?
+    note "tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1) ($(elapsed "$t0"))"
+    grep -E '^\s*[0-9]+ - ' "$OUT/tests.log" | tee -a "$SUMMARY"
+    grep -E 'SKIPPED|Skipped' "$OUT/tests.log" | head -3 | tee -a "$SUMMARY"
+    return $rc
+}
+
+stage_sanitize() {
+    local t0; t0=$(date +%s)
+    note "== compute-sanitizer (small batch)"
+    export ORRERY_CACHE_DIR=/tmp/orrery_test_cache
+    local log="$OUT/sanitizer.log"
+    : >"$log"
+    for tool in memcheck racecheck; do
+        for run in "cuda_backend_test --gtest_filter=CudaSanitize.*" "cuda_alloc_test"; do
+            set -- $run
+            echo "### $tool $run" >>"$log"
+            compute-sanitizer --tool "$tool" --error-exitcode 9 "$BUILD/tests/$1" "${@:2}" >>"$log" 2>&1
+            local rc=$?
+            note "$tool $1: $([ $rc -eq 0 ] && echo clean || echo "FAILED rc=$rc") ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1))"
+        done
+    done
+    note "sanitize: $(elapsed "$t0")"
+}
+
+stage_bench() {
+    local t0; t0=$(date +%s)
+    local bench="$BUILD/engine/cuda/orrery_cuda_bench" log="$OUT/bench.log"
+    note "== start-up (fresh process each; cold = empty compile cache)"
+    : >"$log"
+    for env in tag overcooked; do
+        local cache; cache=$(mktemp -d)/cache
+        for kind in cold warm; do
+            local line; line=$(ORRERY_CACHE_DIR=$cache "$bench" --env "$env" --startup-only 2>>"$log")
+            echo "$line" >>"$log"
+            note "$kind $line"
+        done
+    done
+    note "== per-step time (orrery_cuda_bench; us per step, mean over many queued steps)"
+    for env in tag overcooked; do
+        "$bench" --env "$env" --worlds 1024,16384,262144 --steps 2000 2>>"$log" | tee -a "$log" "$SUMMARY"
+    done
+    note "== orrery bench (host-side actions copied every step)"
+    for mode in "" "--per-node"; do
+        "$BUILD/tools/orrery" bench tag overcooked --device cuda --worlds 1024,65536 $mode 2>>"$log" |
+            tee -a "$log" "$SUMMARY"
+    done
+    "$BUILD/tools/orrery" bench tag overcooked --device cpu --worlds 1024,65536 2>>"$log" | tee -a "$log" "$SUMMARY"
+    note "bench: $(elapsed "$t0")"
+}
+
+machine_info
+want build && stage_build
+status=0
+want test && { stage_test || status=1; }
+want sanitize && stage_sanitize
+want bench && stage_bench
+echo
+echo "==================== summary ===================="
+cat "$SUMMARY"
+exit $status
