@@ -284,7 +284,7 @@ void Renderer::upload(const Scene& scene) {
 }
 
 void Renderer::begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D extent, const Scene& scene,
-                              const Camera& cam) const {
+                              const Camera& cam, VkRect2D view) const {
     VkClearValue clear[2] = {};
     const Rgba bg = scene.background;
     clear[0].color = {{bg.r / 255.0f, bg.g / 255.0f, bg.b / 255.0f, bg.a / 255.0f}};
@@ -293,8 +293,11 @@ void Renderer::begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D 
     bi.renderPass = pass_, bi.framebuffer = fb, bi.renderArea = {{0, 0}, extent};
     bi.clearValueCount = 2, bi.pClearValues = clear;
     vkCmdBeginRenderPass(cmd, &bi, VK_SUBPASS_CONTENTS_INLINE);
-    VkViewport vp{0.0f, 0.0f, float(extent.width), float(extent.height), 0.0f, 1.0f};
-    VkRect2D sc{{0, 0}, extent};
+    if (view.extent.width == 0 || view.extent.height == 0) view = {{0, 0}, extent};
+    VkViewport vp{float(view.offset.x), float(view.offset.y), float(view.extent.width), float(view.extent.height),
+                  0.0f, 1.0f};
+    VkRect2D sc = view;
+    extent = view.extent; // the cameras frame the scene's own area
     vkCmdSetViewport(cmd, 0, 1, &vp);
     vkCmdSetScissor(cmd, 0, 1, &sc);
     uint32_t total3d = 0;

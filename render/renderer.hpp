@@ -49,8 +49,9 @@ class Renderer {
     void upload(const Scene& scene);
     /// Begins the render pass on `fb`, clears to the scene's background and draws
     /// the uploaded scene. The caller may record more (ImGui), then ends the pass.
+    /// `view` is the part of the framebuffer the scene fills (all of it when empty).
     void begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D extent, const Scene& scene,
-                        const Camera& cam) const;
+                        const Camera& cam, VkRect2D view = {}) const;
 
   private:
     void create_pass(VkFormat color_format, VkImageLayout final_layout);

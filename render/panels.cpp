@@ -1,0 +1,214 @@
+// ImGui panels of orrery-view. Observation channels are drawn as rectangles
+// on ImGui's draw list, which needs no texture upload.
+
+#include "render/panels.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include <imgui.h>
+
+namespace orrery::render {
+namespace {
+
+/// Element `i` of a row of `dtype` as text.
+std::string element_text(const uint8_t* p, DType t, size_t i) {
+    char buf[32];
+    switch (t) {
+    case DType::kU8: std::snprintf(buf, sizeof(buf), "%u", unsigned(p[i])); break;
+    case DType::kI8: std::snprintf(buf, sizeof(buf), "%d", int(int8_t(p[i]))); break;
+    case DType::kU16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); std::snprintf(buf, sizeof(buf), "%u", unsigned(v)); break; }
+    case DType::kI16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); std::snprintf(buf, sizeof(buf), "%d", int(v)); break; }
+    case DType::kI32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); std::snprintf(buf, sizeof(buf), "%d", v); break; }
+    case DType::kU32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); std::snprintf(buf, sizeof(buf), "%u", v); break; }
+    case DType::kF32: { float v; std::memcpy(&v, p + 4 * i, 4); std::snprintf(buf, sizeof(buf), "%.4g", double(v)); break; }
+    case DType::kI64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); std::snprintf(buf, sizeof(buf), "%lld", (long long)v); break; }
+    }
+    return buf;
+}
+
+/// "Name: v0 v1 ..." for one component row, at most 12 elements shown.
+std::string row_text(const ComponentSpec& c, const uint8_t* p) {
+    size_t n = c.row_bytes / dtype_size(c.dtype);
+    std::string s = c.name + ":";
+    for (size_t i = 0; i < std::min<size_t>(n, 12); ++i) {
+        s.push_back(' ');
+        s.append(element_text(p, c.dtype, i));
+    }
+    if (n > 12) s.append(" ... (").append(std::to_string(n)).append(" values)");
+    return s;
+}
+
+const ExportSpec* find_export(const EnvSpec& spec, const std::string& name) {
+    for (const ExportSpec& e : spec.exports())
+        if (e.name == name) return &e;
+    return nullptr;
+}
+
+const uint8_t* row_ptr(const Ctx& ctx, uint32_t arch, uint32_t comp, uint32_t row) {
+    const Storage& s = ctx.storage();
+    const ArchetypeTable& t = s.tables[arch];
+    if (!t.columns[comp] || row >= t.capacity) return nullptr;
+    return t.columns[comp] + size_t(ctx.slot(t, row)) * s.row_bytes[comp];
+}
+
+void report_entities(const EnvSpec& spec, const Ctx& ctx, WorldReport& r) {
+    const auto& comps = spec.component_specs();
+    for (uint32_t a = 0; a < spec.archetype_specs().size(); ++a) {
+        const ArchetypeSpec& as = spec.archetype_specs()[a];
+        const ArchetypeTable& t = ctx.storage().tables[a];
+        for (uint32_t row = 0; row < std::min(t.high_water[ctx.world()], t.capacity); ++row) {
+            if (!t.alive[ctx.slot(t, row)]) continue;
+            WorldReport::EntityLines e{as.name, {}};
+            e.name.append(" ").append(std::to_string(row));
+            for (uint32_t c : as.components)
+                if (const uint8_t* p = row_ptr(ctx, a, c, row)) e.lines.push_back(row_text(comps[c], p));
+            r.entities.push_back(std::move(e));
+        }
+    }
+}
+
+void report_agent(const EnvSpec& spec, const Ctx& ctx, uint32_t agent, WorldReport& r) {
+    const DrawSpec& d = spec.draw;
+    const ExportSpec* act = find_export(spec, d.action);
+    const ExportSpec* obs = find_export(spec, d.obs);
+    const ExportSpec* rew = find_export(spec, d.reward);
+    const ExportSpec* agents = act ? act : obs ? obs : rew;
+    if (!agents) return;
+    r.num_agents = ctx.storage().tables[agents->archetype].capacity;
+    if (rew) {
+        const ComponentSpec& c = spec.component_specs()[rew->component];
+        for (uint32_t i = 0; i < r.num_agents; ++i) {
+            const uint8_t* p = row_ptr(ctx, rew->archetype, rew->component, i);
+            float v = 0.0f;
+            if (p && c.dtype == DType::kF32) std::memcpy(&v, p, 4);
+            r.rewards.push_back(v);
+        }
+    }
+    if (obs && agent < r.num_agents) {
+        const ComponentSpec& c = spec.component_specs()[obs->component];
+        const uint8_t* p = row_ptr(ctx, obs->archetype, obs->component, agent);
+        r.obs_dims = c.dims;
+        r.obs_dtype = c.dtype;
+        if (p) r.obs.assign(p, p + c.row_bytes);
+    }
+}
+
+void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& cam, const std::string& device) {
+    ImGui::Text("%s on %s, %u worlds", sim.spec().name().c_str(), sim.backend().describe().c_str(), sim.num_worlds());
+    ImGui::TextDisabled("Vulkan: %s", device.c_str());
+    int world = int(s.world);
+    if (ImGui::SliderInt("world", &world, 0, int(sim.num_worlds()) - 1)) s.world = uint32_t(world);
+    int agent = int(s.agent);
+    if (r.num_agents && ImGui::SliderInt("agent", &agent, 0, int(r.num_agents) - 1)) s.agent = uint32_t(agent);
+    if (ImGui::Button(s.paused ? "Resume (P)" : "Pause (P)")) s.paused = !s.paused;
+    ImGui::SameLine();
+    ImGui::Checkbox("keys drive agent", &s.control);
+    ImGui::SliderFloat("steps/s", &s.speed, 0.5f, 240.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
+    bool random = s.policy == "random";
+    if (ImGui::Checkbox("other agents random (else noop)", &random)) s.policy = random ? "random" : "noop";
+    ImGui::Text("episode %u, step %u%s%s%s", r.episode, r.step, r.terminated ? ", terminated" : "",
+                r.truncated ? ", truncated" : "", r.error ? ", error!" : "");
+    if (r.error) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "error code %u in this world", r.error);
+    if (sim.spec().draw.view == DrawSpec::View::k3D) {
+        ImGui::SliderFloat("yaw", &cam.yaw, -3.14159f, 3.14159f);
+        ImGui::SliderFloat("pitch", &cam.pitch, 0.05f, 1.55f);
+        ImGui::SliderFloat("distance", &cam.distance, 0.0f, 200.0f, "%.1f (0: auto)");
+    } else {
+        ImGui::SliderFloat("zoom", &cam.zoom, 0.25f, 8.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
+    }
+}
+
+void rewards_panel(ViewState& s, const WorldReport& r) {
+    for (uint32_t i = 0; i < r.rewards.size(); ++i)
+        ImGui::Text("%sagent %u: reward %+.3f, episode return %+.3f", i == s.agent ? "> " : "  ", i,
+                    double(r.rewards[i]), double(i < s.returns.size() ? s.returns[i] : 0.0f));
+}
+
+/// Each channel of a [C, H, W] u8 observation as a small grey image.
+void obs_channels(const WorldReport& r) {
+    uint32_t C = r.obs_dims[0], H = r.obs_dims[1], W = r.obs_dims[2];
+    float px = std::max(2.0f, std::min(10.0f, 90.0f / float(std::max(W, H))));
+    ImDrawList* dl = ImGui::GetWindowDrawList();
+    float avail = ImGui::GetContentRegionAvail().x;
+    float used = 0.0f;
+    for (uint32_t c = 0; c < C; ++c) {
+        const uint8_t* ch = r.obs.data() + size_t(c) * H * W;
+        uint8_t peak = *std::max_element(ch, ch + size_t(H) * W);
+        float w = float(W) * px + 4.0f;
+        if (c > 0 && used + w <= avail) ImGui::SameLine();
+        else used = 0.0f;
+        used += w + ImGui::GetStyle().ItemSpacing.x;
+        ImGui::BeginGroup();
+        ImGui::Text("%u%s", c, peak ? "*" : "");
+        ImVec2 o = ImGui::GetCursorScreenPos();
+        for (uint32_t y = 0; y < H; ++y) {
+            for (uint32_t x = 0; x < W; ++x) {
+                uint32_t v = peak ? uint32_t(ch[y * W + x]) * 255u / peak : 0u;
+                ImVec2 a(o.x + float(x) * px, o.y + float(y) * px);
+                dl->AddRectFilled(a, ImVec2(a.x + px, a.y + px), IM_COL32(v, v, v / 2 + 40, 255));
+            }
+        }
+        ImGui::Dummy(ImVec2(float(W) * px, float(H) * px));
+        ImGui::EndGroup();
+    }
+}
+
+void obs_panel(const WorldReport& r) {
+    if (r.obs.empty()) {
+        ImGui::TextDisabled("no observation tensor '%s'", "obs");
+        return;
+    }
+    if (r.obs_dims.size() == 3 && r.obs_dtype == DType::kU8) {
+        obs_channels(r);
+        return;
+    }
+    size_t n = r.obs.size() / dtype_size(r.obs_dtype);
+    std::string line;
+    for (size_t i = 0; i < std::min<size_t>(n, 256); ++i) {
+        line.append(element_text(r.obs.data(), r.obs_dtype, i)).push_back(' ');
+        if (i % 8 == 7) ImGui::TextUnformatted(line.c_str()), line.clear();
+    }
+    if (!line.empty()) ImGui::TextUnformatted(line.c_str());
+}
+
+} // namespace
+
+WorldReport read_report(Simulator& sim, const ViewState& state, Scene* scene) {
+    WorldReport r;
+    sim.read_world(state.world, [&](Ctx& ctx) {
+        const Storage& s = ctx.storage();
+        r.episode = ctx.episode();
+        r.step = ctx.step();
+        r.error = s.errors[ctx.world()];
+        r.terminated = s.terminated[ctx.world()] != 0;
+        r.truncated = s.truncated[ctx.world()] != 0;
+        report_entities(sim.spec(), ctx, r);
+        report_agent(sim.spec(), ctx, state.agent, r);
+        if (scene) *scene = build_scene(sim.spec().draw, ctx);
+    });
+    return r;
+}
+
+void draw_panels(Simulator& sim, ViewState& state, const WorldReport& report, Camera& cam,
+                 const std::string& device_name) {
+    const ImGuiIO& io = ImGui::GetIO();
+    ImGui::SetNextWindowPos(ImVec2(io.DisplaySize.x - float(kPanelWidth), 0.0f));
+    ImGui::SetNextWindowSize(ImVec2(float(kPanelWidth), io.DisplaySize.y));
+    ImGui::Begin("Orrery", nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
+    if (ImGui::CollapsingHeader("Simulation", ImGuiTreeNodeFlags_DefaultOpen))
+        controls_panel(sim, state, report, cam, device_name);
+    if (ImGui::CollapsingHeader("Rewards", ImGuiTreeNodeFlags_DefaultOpen)) rewards_panel(state, report);
+    if (ImGui::CollapsingHeader("Observation of the selected agent", ImGuiTreeNodeFlags_DefaultOpen))
+        obs_panel(report);
+    if (ImGui::CollapsingHeader("World state")) {
+        for (const auto& e : report.entities) {
+            if (!ImGui::TreeNode(e.name.c_str())) continue;
+            for (const auto& l : e.lines) ImGui::TextUnformatted(l.c_str());
+            ImGui::TreePop();
+        }
+    }
+    ImGui::End();
+}
+
+} // namespace orrery::render

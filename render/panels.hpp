@@ -1,0 +1,54 @@
+#pragma once
+// orrery-view's ImGui panels: simulation controls, the selected world's
+// entities and components, rewards, and the selected agent's observation
+// (channel images for [C, H, W] u8 observations). Data comes from one
+// read_world copy per frame.
+
+#include <string>
+#include <vector>
+
+#include "engine/simulator.hpp"
+#include "render/renderer.hpp"
+
+namespace orrery::render {
+
+/// Pixels of the panel column at the window's right edge.
+inline constexpr uint32_t kPanelWidth = 440;
+
+/// What the user chose in the viewer.
+struct ViewState {
+    uint32_t world = 0, agent = 0;
+    bool paused = false;
+    bool control = true;    ///< keys drive the selected agent
+    float speed = 8.0f;     ///< steps per second while running
+    std::string policy = "random";
+    Key pending = Key::kNoop; ///< last key pressed since the previous step
+    uint64_t steps_taken = 0;
+    std::vector<float> returns; ///< this episode's summed rewards per agent
+    uint32_t episode = ~0u;
+};
+
+/// One world's state as the panels show it.
+struct WorldReport {
+    uint32_t episode = 0, step = 0, error = 0;
+    bool terminated = false, truncated = false;
+    struct EntityLines {
+        std::string name; ///< "Chef 1"
+        std::vector<std::string> lines; ///< "Player: 12 2 1 0"
+    };
+    std::vector<EntityLines> entities;
+    uint32_t num_agents = 0;
+    std::vector<float> rewards; ///< per agent, element 0 of the reward tensor's row
+    std::vector<uint32_t> obs_dims;
+    DType obs_dtype = DType::kU8;
+    std::vector<uint8_t> obs;   ///< the selected agent's observation row
+};
+
+/// Copies world state.world once and builds both the report and the scene.
+WorldReport read_report(Simulator& sim, const ViewState& state, Scene* scene);
+
+/// Draws the panels; may change the state and the camera.
+void draw_panels(Simulator& sim, ViewState& state, const WorldReport& report, Camera& cam,
+                 const std::string& device_name);
+
+} // namespace orrery::render

@@ -1,0 +1,217 @@
+// orrery-view: watch and play any world of a batch. The selected world alone is
+// copied to the host each frame (Simulator::read_world), so watching a large
+// batch costs one world's bytes per frame, never the batch.
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+
+#include <GLFW/glfw3.h>
+#include <imgui.h>
+
+#include "render/cli.hpp"
+#include "render/image_io.hpp"
+#include "render/panels.hpp"
+#include "render/window.hpp"
+
+namespace {
+
+using namespace orrery;
+using namespace orrery::render;
+
+constexpr const char* kUsage =
+    "usage: orrery-view ENV [--layout L] [--opt key=value]... [--worlds N] [--device cpu|cuda|auto]\n"
+    "                   [--seed S] [--policy random|noop] [--vk-device D] [--size WxH]\n"
+    "                   [--paused] [--screenshot PNG] [--frames N]\n"
+    "Keys: arrows/WASD move the controlled agent, space interacts, P pauses, N steps once,\n"
+    "Tab picks the next agent, [ and ] the previous/next world. With --frames N the viewer\n"
+    "exits after N frames, writing the last one to --screenshot if given.\n";
+
+struct ViewArgs {
+    CommonArgs common;
+    uint32_t width = 1280, height = 800, frames = 0;
+    std::string screenshot;
+    bool paused = false;
+};
+
+ViewArgs parse(int argc, char** argv) {
+    ViewArgs a;
+    for (int i = 1; i < argc; ++i) {
+        std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw Error("option " + arg + " needs a value");
+            return argv[++i];
+        };
+        if (parse_common(a.common, argc, argv, i)) continue;
+        if (arg == "--screenshot") a.screenshot = value();
+        else if (arg == "--paused") a.paused = true;
+        else if (arg == "--frames") a.frames = uint32_t(std::stoul(value()));
+        else if (arg == "--size") {
+            std::string v = value();
+            size_t x = v.find('x');
+            if (x == std::string::npos) throw Error("option --size expects WxH, got '" + v + "'");
+            a.width = uint32_t(std::stoul(v.substr(0, x))), a.height = uint32_t(std::stoul(v.substr(x + 1)));
+        } else if (arg == "-h" || arg == "--help") {
+            std::cout << kUsage;
+            std::exit(0);
+        } else {
+            throw Error("unknown option '" + arg + "'");
+        }
+    }
+    if (a.common.env.empty()) throw Error("missing ENV");
+    return a;
+}
+
+/// Keys to DrawSpec keys; edge-triggered so one press is one action.
+class KeyReader {
+  public:
+    /// The declared key pressed since the last call, if any (kNoop otherwise, with `pressed` false).
+    Key poll(GLFWwindow* w, bool& pressed) {
+        struct Binding {
+            int a, b;
+            Key key;
+        };
+        static const Binding kBindings[] = {{GLFW_KEY_UP, GLFW_KEY_W, Key::kUp},
+                                            {GLFW_KEY_DOWN, GLFW_KEY_S, Key::kDown},
+                                            {GLFW_KEY_LEFT, GLFW_KEY_A, Key::kLeft},
+                                            {GLFW_KEY_RIGHT, GLFW_KEY_D, Key::kRight},
+                                            {GLFW_KEY_SPACE, GLFW_KEY_E, Key::kInteract}};
+        pressed = false;
+        Key out = Key::kNoop;
+        for (const Binding& b : kBindings) {
+            bool down = glfwGetKey(w, b.a) == GLFW_PRESS || glfwGetKey(w, b.b) == GLFW_PRESS;
+            bool& was = down_[int(b.key)];
+            if (down && !was) out = b.key, pressed = true;
+            was = down;
+        }
+        return out;
+    }
+    /// True once per press of `key`.
+    bool tapped(GLFWwindow* w, int key) {
+        bool down = glfwGetKey(w, key) == GLFW_PRESS;
+        bool& was = other_[key & 511];
+        bool hit = down && !was;
+        was = down;
+        return hit;
+    }
+
+  private:
+    bool down_[8] = {};
+    bool other_[512] = {};
+};
+
+/// Element 0 of each agent's row of f32 tensor `name` in world `world`: a copy
+/// of that world's slice only.
+std::vector<float> world_rewards(Simulator& sim, const std::string& name, uint32_t world) {
+    const TensorView* t = nullptr;
+    for (const TensorView& v : sim.tensors())
+        if (v.name == name) t = &v;
+    if (!t || t->dtype != DType::kF32 || t->shape.size() < 2) return {};
+    size_t per_world = t->bytes() / size_t(t->shape[0]);
+    std::vector<float> slice(per_world / sizeof(float));
+    sim.backend().copy_to_host(slice.data(), static_cast<const uint8_t*>(t->data) + per_world * world, per_world);
+    size_t agents = size_t(t->shape[1]), per_agent = slice.size() / agents;
+    std::vector<float> out(agents);
+    for (size_t i = 0; i < agents; ++i) out[i] = slice[i * per_agent];
+    return out;
+}
+
+/// The action value the env declares for `key`, or -1.
+int32_t action_for(const DrawSpec& d, Key key) {
+    for (const auto& [k, v] : d.keys)
+        if (k == key) return v;
+    return -1;
+}
+
+int run(const ViewArgs& a) {
+    auto sim = make_simulator(a.common);
+    validate_draw(sim->spec());
+    if (sim->spec().draw.empty())
+        throw Error("env '" + a.common.env + "' declares nothing to draw (EnvSpec::draw is empty)");
+    Window window("orrery view: " + a.common.env, a.width, a.height, a.common.vk_device);
+    ViewState state;
+    state.policy = a.common.policy;
+    state.paused = a.paused;
+    std::string policy_kind = a.common.policy;
+    Policy policy(policy_kind, a.common.seed);
+    KeyReader keys;
+    Camera cam;
+    const DrawSpec& draw = sim->spec().draw;
+    auto last = std::chrono::steady_clock::now();
+    double owed = 0.0; // steps due at the chosen speed
+    for (uint32_t frame = 1; !window.should_close(); ++frame) {
+        window.begin_frame();
+        GLFWwindow* w = window.handle();
+        bool typing = ImGui::GetIO().WantCaptureKeyboard;
+        bool pressed = false;
+        Key key = typing ? Key::kNoop : keys.poll(w, pressed);
+        if (!typing && keys.tapped(w, GLFW_KEY_P)) state.paused = !state.paused;
+        bool single = !typing && keys.tapped(w, GLFW_KEY_N);
+        if (!typing && keys.tapped(w, GLFW_KEY_TAB)) state.agent += 1;
+        if (!typing && keys.tapped(w, GLFW_KEY_RIGHT_BRACKET)) state.world += 1;
+        if (!typing && keys.tapped(w, GLFW_KEY_LEFT_BRACKET) && state.world > 0) state.world -= 1;
+        state.world = std::min(state.world, sim->num_worlds() - 1);
+
+        auto now = std::chrono::steady_clock::now();
+        double dt = std::chrono::duration<double>(now - last).count();
+        last = now;
+        owed = state.paused ? 0.0 : std::min(owed + dt * state.speed, 4.0);
+        // Paused, a key press is a turn: one step with that action (play Overcooked step by step).
+        int steps = state.paused ? ((single || (pressed && state.control)) ? 1 : 0) : int(owed);
+        owed -= state.paused ? 0.0 : double(steps);
+        if (pressed) state.pending = key;
+        if (state.policy != policy_kind) policy = Policy(policy_kind = state.policy, a.common.seed);
+        for (int s = 0; s < steps; ++s) {
+            policy.act(*sim);
+            int32_t act = action_for(draw, state.pending);
+            if (state.control && act >= 0) set_action(*sim, draw.action, state.world, state.agent, act);
+            sim->step();
+            state.steps_taken += 1;
+            state.pending = Key::kNoop;
+            std::vector<float> r = world_rewards(*sim, draw.reward, state.world);
+            state.returns.resize(r.size(), 0.0f);
+            for (size_t i = 0; i < r.size(); ++i) state.returns[i] += r[i];
+        }
+        if (!typing && !ImGui::GetIO().WantCaptureMouse && ImGui::GetIO().MouseWheel != 0.0f) {
+            float k = std::pow(1.15f, ImGui::GetIO().MouseWheel);
+            if (draw.view == DrawSpec::View::k3D) cam.distance = (cam.distance > 0 ? cam.distance : 10.0f) / k;
+            else cam.zoom = std::clamp(cam.zoom * k, 0.25f, 8.0f);
+        }
+
+        Scene scene;
+        WorldReport report = read_report(*sim, state, &scene);
+        if (report.episode != state.episode) { // a new episode (or another world): returns restart
+            state.episode = report.episode;
+            state.returns.assign(report.num_agents, 0.0f);
+        }
+        state.agent = report.num_agents ? std::min(state.agent, report.num_agents - 1) : 0;
+        draw_panels(*sim, state, report, cam, window.device_name());
+
+        bool last_frame = a.frames && frame >= a.frames;
+        if (last_frame && !a.screenshot.empty()) {
+            std::vector<uint8_t> rgba;
+            uint32_t sw = 0, sh = 0;
+            window.end_frame(scene, cam, kPanelWidth, &rgba, &sw, &sh);
+            write_png(a.screenshot, rgba.data(), sw, sh);
+            std::printf("orrery-view: wrote %s (%ux%u) after %u frames on %s\n", a.screenshot.c_str(), sw, sh, frame,
+                        window.device_name().c_str());
+        } else {
+            window.end_frame(scene, cam, kPanelWidth);
+        }
+        if (last_frame) break;
+    }
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    try {
+        return run(parse(argc, argv));
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "orrery-view: %s\n", e.what());
+        return 2;
+    }
+}
