@@ -73,12 +73,23 @@ std::vector<Trajectory> load_group(const std::string& dir, const std::string& la
     return out;
 }
 
+/// A host copy of an exported tensor (the simulator may live on the GPU).
+template <class T> std::vector<T> host(orrery::Simulator& sim, const char* name) {
+    const orrery::TensorView& t = sim.tensor(name);
+    std::vector<T> out(t.bytes() / sizeof(T));
+    sim.synchronize();
+    sim.backend().copy_to_host(out.data(), t.data, t.bytes());
+    return out;
+}
+
 std::unique_ptr<orrery::Simulator> make_sim(const std::string& dir, const std::string& layout,
-                                            const std::string& dynamics, uint32_t worlds) {
+                                            const std::string& dynamics, uint32_t worlds,
+                                            const std::string& device = "cpu") {
     orrery::register_builtin_envs();
     orrery::SimOptions o;
     o.num_worlds = worlds;
     o.threads = 2;
+    o.device = device;
     orrery::EnvOptions opts = {{"layout", layout}, {"old_dynamics", dynamics == "old" ? "true" : "false"}};
     if (std::find(std::begin(kBuiltin), std::end(kBuiltin), layout) == std::end(kBuiltin)) {
         opts.erase("layout");
@@ -106,7 +117,7 @@ std::string state_diff(const json& got, const json& want) {
 }
 
 /// "" when world w's observation equals the recorded non-zero entries.
-std::string obs_diff(const orrery::Simulator& sim, uint32_t w, const json& nz) {
+std::string obs_diff(orrery::Simulator& sim, const std::vector<uint8_t>& obs, uint32_t w, const json& nz) {
     const orrery::TensorView& t = sim.tensor("obs");
     const int64_t C = t.shape[2], H = t.shape[3], W = t.shape[4];
     const size_t per_player = size_t(C * H * W);
@@ -115,7 +126,7 @@ std::string obs_diff(const orrery::Simulator& sim, uint32_t w, const json& nz) {
         for (const json& e : nz[p]) // [x, y, channel, value]
             want[p * per_player + size_t(e[2].get<int64_t>() * H * W + e[1].get<int64_t>() * W + e[0].get<int64_t>())] =
                 uint8_t(e[3].get<int>());
-    const uint8_t* got = static_cast<const uint8_t*>(t.data) + w * 2 * per_player;
+    const uint8_t* got = obs.data() + w * 2 * per_player;
     for (size_t i = 0; i < want.size(); ++i) {
         if (got[i] == want[i]) continue;
         size_t p = i / per_player, r = i % per_player;
@@ -126,8 +137,8 @@ std::string obs_diff(const orrery::Simulator& sim, uint32_t w, const json& nz) {
     return "";
 }
 
-std::string reward_diff(const orrery::Simulator& sim, uint32_t w, const json& step) {
-    auto at = [&](const char* name, uint32_t p) { return static_cast<const float*>(sim.tensor(name).data)[w * 2 + p]; };
+std::string reward_diff(const std::map<std::string, std::vector<float>>& rewards, uint32_t w, const json& step) {
+    auto at = [&](const char* name, uint32_t p) { return rewards.at(name)[w * 2 + p]; };
     for (uint32_t p = 0; p < 2; ++p) {
         if (at("sparse_r_by_agent", p) != step["sparse_r_by_agent"][p].get<float>() ||
             at("shaped_r_by_agent", p) != step["shaped_r_by_agent"][p].get<float>() ||
@@ -141,20 +152,23 @@ std::string reward_diff(const orrery::Simulator& sim, uint32_t w, const json& st
 }
 
 void set_actions(orrery::Simulator& sim, const std::vector<Trajectory>& trajs, size_t t) {
-    int32_t* a = static_cast<int32_t*>(sim.tensor("action").data);
+    std::vector<int32_t> a(trajs.size() * 2);
     for (size_t w = 0; w < trajs.size(); ++w)
         for (size_t p = 0; p < 2; ++p) a[w * 2 + p] = trajs[w].steps[t]["joint_action"][p].get<int32_t>();
+    sim.backend().copy_from_host(sim.tensor("action").data, a.data(), a.size() * sizeof(int32_t));
 }
 
 /// Compares every world after step t; returns false after reporting the first mismatch.
 bool check_step(orrery::Simulator& sim, const std::vector<Trajectory>& trajs, size_t t) {
-    const uint8_t* truncated = static_cast<const uint8_t*>(sim.tensor("truncated").data);
+    std::vector<uint8_t> truncated = host<uint8_t>(sim, "truncated"), obs = host<uint8_t>(sim, "obs");
+    std::map<std::string, std::vector<float>> rewards;
+    for (const char* name : {"reward", "sparse_r_by_agent", "shaped_r_by_agent"}) rewards[name] = host<float>(sim, name);
     for (uint32_t w = 0; w < trajs.size(); ++w) {
         const json& step = trajs[w].steps[t];
         std::string where = trajs[w].file + " step " + std::to_string(t) + ": ";
         std::string diff = state_diff(json::parse(sim.get_state_json(w)), step["state"]);
-        if (diff.empty()) diff = reward_diff(sim, w, step);
-        if (diff.empty()) diff = obs_diff(sim, w, step["lossless_nz"]);
+        if (diff.empty()) diff = reward_diff(rewards, w, step);
+        if (diff.empty()) diff = obs_diff(sim, obs, w, step["lossless_nz"]);
         if (diff.empty() && truncated[w] != (t + 1 == 400)) diff = "truncated = " + std::to_string(truncated[w]);
         EXPECT_EQ(diff, "") << where;
         if (!diff.empty()) return false;
@@ -168,10 +182,10 @@ struct Group {
 
 void PrintTo(const Group& g, std::ostream* os) { *os << g.layout << " (" << g.dynamics << " dynamics)"; }
 
-void free_running(const std::string& dir, const Group& g) {
+void free_running(const std::string& dir, const Group& g, const std::string& device = "cpu") {
     std::vector<Trajectory> trajs = load_group(dir, g.layout, g.dynamics);
     ASSERT_FALSE(trajs.empty());
-    auto sim = make_sim(dir, g.layout, g.dynamics, uint32_t(trajs.size()));
+    auto sim = make_sim(dir, g.layout, g.dynamics, uint32_t(trajs.size()), device);
     for (uint32_t w = 0; w < trajs.size(); ++w)
         ASSERT_EQ(state_diff(json::parse(sim->get_state_json(w)), trajs[w].header["start_state"]), "") << trajs[w].file;
     for (size_t t = 0; t < 400; ++t) {
@@ -186,10 +200,10 @@ void free_running(const std::string& dir, const Group& g) {
         EXPECT_EQ(state_diff(json::parse(sim->get_state_json(w)), trajs[w].header["start_state"]), "") << trajs[w].file;
 }
 
-void teacher_forced(const std::string& dir, const Group& g) {
+void teacher_forced(const std::string& dir, const Group& g, const std::string& device = "cpu") {
     std::vector<Trajectory> trajs = load_group(dir, g.layout, g.dynamics);
     ASSERT_FALSE(trajs.empty());
-    auto sim = make_sim(dir, g.layout, g.dynamics, uint32_t(trajs.size()));
+    auto sim = make_sim(dir, g.layout, g.dynamics, uint32_t(trajs.size()), device);
     for (size_t t = 0; t < 400; ++t) {
         for (uint32_t w = 0; w < trajs.size(); ++w)
             sim->set_state_json(w, (t == 0 ? trajs[w].header["start_state"] : trajs[w].steps[t - 1]["state"]).dump());
@@ -203,6 +217,28 @@ class Parity : public ::testing::TestWithParam<Group> {};
 
 TEST_P(Parity, FreeRunning) { free_running(kDataDir, GetParam()); }
 TEST_P(Parity, TeacherForced) { teacher_forced(kDataDir, GetParam()); }
+
+/// True when this build and machine can run a CUDA simulator.
+bool cuda_available() {
+    static const bool available = [] {
+        try {
+            make_sim(kDataDir, "cramped_room", "new", 1, "cuda");
+            return true;
+        } catch (const orrery::Error&) {
+            return false;
+        }
+    }();
+    return available;
+}
+
+TEST_P(Parity, FreeRunningOnCuda) {
+    if (!cuda_available()) GTEST_SKIP() << "no usable CUDA device";
+    free_running(kDataDir, GetParam(), "cuda");
+}
+TEST_P(Parity, TeacherForcedOnCuda) {
+    if (!cuda_available()) GTEST_SKIP() << "no usable CUDA device";
+    teacher_forced(kDataDir, GetParam(), "cuda");
+}
 
 void replay_folder(const std::string& dir) {
     std::set<std::pair<std::string, std::string>> groups;
