@@ -228,6 +228,7 @@ Layout parse_layout_grid(const std::string& grid) {
     while (!rows.empty() && rows.front().empty()) rows.erase(rows.begin()), ++skipped;
     Layout L;
     L.name = "layout_grid";
+    L.all_orders = {3}; // the classic kitchens' one order, 3 onions (so old_dynamics works too)
     read_grid(L, rows, [&](size_t r) { return "layout_grid line " + std::to_string(skipped + r + 1); });
     return L;
 }
