@@ -23,14 +23,13 @@ enum : uint8_t { kFloor = 0, kPot, kCounter, kOnionSource, kTomatoSource, kDishS
 /// set when ingredient i is a tomato (the order overcooked_ai reports).
 enum : uint8_t { kNothing = 0, kOnion = 1, kTomato = 2, kDish = 3, kSoup = 4 };
 enum : uint8_t { kStartStandard = 0, kStartRandom = 1, kStartJaxmarl = 2 };
-enum : uint32_t { kErrorBadState = 256 }; ///< a world reached a state the rules cannot hold
 
 /// Everything layout-derived, read-only during a step (ctx.config<Config>()).
 struct Config {
     uint32_t horizon;
     uint8_t width, height, num_pots, old_dynamics;
     uint16_t num_cells, num_counters, num_floor;
-    uint8_t start_mode, pad_;
+    uint8_t start_mode, pad;
     uint8_t start_cell[kNumPlayers];
     float placement_in_pot, dish_pickup, soup_pickup; ///< shaped reward per event
     float delivery[kNumRecipes];   ///< sparse reward per recipe (0 when not ordered)
