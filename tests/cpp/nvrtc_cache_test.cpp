@@ -1,0 +1,128 @@
+// The compile cache: a second compile of the same source is a cache hit with
+// the same binary; a corrupt, truncated or planted entry is rejected and
+// rebuilt, never loaded; the directory is private; the XDG and ORRERY_CACHE_DIR
+// rules pick the directory. Needs NVRTC only (no GPU).
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "engine/cuda/nvrtc_compiler.hpp"
+#include "engine/error.hpp"
+
+namespace {
+
+namespace fs = std::filesystem;
+using orrery::cuda::CompiledModule;
+using orrery::cuda::CompileRequest;
+
+class Cache : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("orrery_cache_test_" + std::to_string(::getpid()));
+        fs::remove_all(dir_);
+        setenv("ORRERY_CACHE_DIR", (dir_ / "nested" / "cache").c_str(), 1);
+    }
+    void TearDown() override {
+        unsetenv("ORRERY_CACHE_DIR");
+        fs::remove_all(dir_);
+    }
+    static CompileRequest request(const std::string& tag = "1") {
+        CompileRequest r;
+        r.label = "cache test kernel";
+        r.source = "#include \"ecs/base.hpp\"\nextern \"C\" __global__ void k(unsigned* p) { p[0] = " + tag + "u; }\n";
+        r.arch = 90;
+        return r;
+    }
+    static std::string read(const std::string& path) {
+        std::ifstream in(path, std::ios::binary);
+        return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    }
+    static void write(const std::string& path, const std::string& data) {
+        std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
+    }
+    fs::path dir_;
+};
+
+TEST_F(Cache, SecondCompileIsAHitWithTheSameBinary) {
+    CompiledModule a = orrery::cuda::compile_module(request());
+    EXPECT_FALSE(a.from_cache);
+    ASSERT_FALSE(a.cache_path.empty());
+    EXPECT_EQ(fs::path(a.cache_path).parent_path(), dir_ / "nested" / "cache");
+    CompiledModule b = orrery::cuda::compile_module(request());
+    EXPECT_TRUE(b.from_cache);
+    EXPECT_EQ(a.cubin, b.cubin);
+    CompiledModule c = orrery::cuda::compile_module(request("2"));
+    EXPECT_FALSE(c.from_cache) << "a different source is a different key";
+    EXPECT_NE(c.cache_path, a.cache_path);
+}
+
+TEST_F(Cache, DirectoryAndEntriesArePrivate) {
+    CompiledModule a = orrery::cuda::compile_module(request());
+    struct stat st {};
+    ASSERT_EQ(::stat((dir_ / "nested" / "cache").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    ASSERT_EQ(::stat((dir_ / "nested").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0700u);
+    ASSERT_EQ(::stat(a.cache_path.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+    for (const auto& e : fs::directory_iterator(dir_ / "nested" / "cache"))
+        EXPECT_EQ(e.path().extension(), ".cubin") << "no temporary file is left behind: " << e.path();
+}
+
+TEST_F(Cache, CorruptEntryIsRebuiltNotLoaded) {
+    CompiledModule a = orrery::cuda::compile_module(request());
+    std::string data = read(a.cache_path);
+    data[data.size() - 10] ^= 0x5A; // one flipped byte in the binary
+    write(a.cache_path, data);
+    CompiledModule b = orrery::cuda::compile_module(request());
+    EXPECT_FALSE(b.from_cache);
+    EXPECT_EQ(b.cubin, a.cubin);
+    EXPECT_EQ(read(b.cache_path).size(), data.size());
+    EXPECT_TRUE(orrery::cuda::compile_module(request()).from_cache) << "the rebuilt entry is good again";
+}
+
+TEST_F(Cache, TruncatedOrPlantedEntriesAreRejected) {
+    CompiledModule a = orrery::cuda::compile_module(request());
+    std::string good = read(a.cache_path);
+    write(a.cache_path, good.substr(0, good.size() / 2));
+    EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache);
+    // Another module's entry renamed to this key: its recorded key differs.
+    CompiledModule other = orrery::cuda::compile_module(request("3"));
+    fs::copy_file(other.cache_path, a.cache_path, fs::copy_options::overwrite_existing);
+    CompiledModule b = orrery::cuda::compile_module(request());
+    EXPECT_FALSE(b.from_cache);
+    EXPECT_EQ(b.cubin, a.cubin);
+    // Garbage under the right name.
+    write(a.cache_path, "not a cubin at all");
+    EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache);
+}
+
+TEST_F(Cache, DirectoryWritableByOthersIsNotUsed) {
+    fs::create_directories(dir_ / "open");
+    fs::permissions(dir_ / "open", fs::perms::all);
+    setenv("ORRERY_CACHE_DIR", (dir_ / "open").c_str(), 1);
+    CompiledModule a = orrery::cuda::compile_module(request());
+    EXPECT_TRUE(a.cache_path.empty());
+    EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache);
+    EXPECT_TRUE(fs::is_empty(dir_ / "open"));
+}
+
+TEST_F(Cache, DirectoryFollowsOrreryCacheDirThenXdg) {
+    EXPECT_EQ(orrery::cuda::cache_directory(), (dir_ / "nested" / "cache").string());
+    unsetenv("ORRERY_CACHE_DIR");
+    const char* old = std::getenv("XDG_CACHE_HOME");
+    std::string saved = old ? old : "";
+    setenv("XDG_CACHE_HOME", "/xdg/place", 1);
+    EXPECT_EQ(orrery::cuda::cache_directory(), "/xdg/place/orrery");
+    unsetenv("XDG_CACHE_HOME");
+    if (const char* home = std::getenv("HOME"); home && *home)
+        EXPECT_EQ(orrery::cuda::cache_directory(), std::string(home) + "/.cache/orrery");
+    if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
+}
+
+} // namespace
