@@ -45,6 +45,25 @@ part() {
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv >&2 || true
 
+# 0. The copy bandwidth of this GPU, the ceiling docs/perf-notes.md derives the floor from.
+copy_tbps="$(timeout 120 python3 - <<'PY' 2>/dev/null
+import torch
+n = 4 << 30  # 4 GiB each way: far past the L2
+a = torch.empty(n, dtype=torch.uint8, device="cuda")
+b = torch.empty_like(a)
+for _ in range(3):
+    b.copy_(a)
+s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+best = 0.0
+for _ in range(10):
+    s.record(); b.copy_(a); e.record(); e.synchronize()
+    best = max(best, 2 * n / (s.elapsed_time(e) / 1e3) / 1e12)
+print(f"{best:.2f}")
+PY
+)" || copy_tbps=""
+echo "== device-to-device copy (read + write counted, best of 10): ${copy_tbps:-failed} TB/s" >&2
+export ORRERY_BENCH_GPU_COPY_TBPS="$copy_tbps"
+
 # 1. Throughput against world count (buffers up to several times the 60 MB L2).
 part orrery-throughput "${LIMIT_ORRERY:-240}" python3 bench/run.py "${bin_args[@]}" --devices cuda --peers none \
   --cases overcooked:cramped_room overcooked:counter_circuit_o_1order --worlds "$worlds" \

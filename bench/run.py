@@ -41,6 +41,8 @@ DEFAULT_WORLDS = {
 PEER_JAXMARL_WORLDS = [1024, 16384, 65536, 262144, 1048576]
 # From this many worlds Overcooked's outputs (≥ 1,066 B per world) are over 4× the H200's L2.
 kL2FreeWorlds = 262144
+# Overcooked's actions read per env-step (2 chefs × i32), added to the outputs for the floor.
+kActionBytes = 8
 
 
 # ---------------------------------------------------------------- running
@@ -162,6 +164,8 @@ def machine_info(binary=None):
         "commit": commit + ("+uncommitted" if dirty else ""),
         "python": platform.python_version(),
     }
+    if os.environ.get("ORRERY_BENCH_GPU_COPY_TBPS"):  # measured by bench/gpu_bench.sh in the same run
+        info["gpu_copy_TBps"] = float(os.environ["ORRERY_BENCH_GPU_COPY_TBPS"])
     if binary:
         info["orrery_binary"] = os.path.relpath(binary, ROOT) if binary.startswith(ROOT) else binary
         info["orrery_build"] = build_info(binary)
@@ -299,6 +303,23 @@ def parse_target(spec):
     return m.group(1), m.group(2), float(m.group(3)), int(m.group(4) or 1)
 
 
+def floor_lines(records, copy_tbps):
+    """Per GPU layout: the bandwidth floor (outputs written + actions read at the measured
+    copy bandwidth) and how close Orrery's best point past the L2 comes to it."""
+    lines = []
+    ours = [r for r in records if r.get("impl", "orrery") == "orrery" and r["device"] == "cuda"
+            and r.get("bytes_moved_per_step") and r["num_worlds"] >= kL2FreeWorlds and r.get("role") != "latency"]
+    for layout in sorted({r.get("layout", "") for r in ours}):
+        rs = [r for r in ours if r.get("layout", "") == layout]
+        best = max(rs, key=lambda r: r["env_steps_per_s"])
+        per_env = best["bytes_moved_per_step"] / best["num_worlds"] + kActionBytes
+        floor = copy_tbps * 1e12 / per_env
+        lines.append(f"- floor {layout} on cuda: {copy_tbps:g} TB/s ÷ {per_env:,.0f} B = {fmt_rate(floor)} "
+                     f"env-steps/s; best past the L2 {fmt_rate(best['env_steps_per_s'])} = "
+                     f"{100 * best['env_steps_per_s'] / floor:.0f} % of it")
+    return lines
+
+
 def target_lines(records, targets):
     """One line per target: Orrery's best qualifying point against it."""
     lines = []
@@ -402,6 +423,8 @@ def machine_lines(machines):
                     else "") + ")"]
         if m.get("gpu"):
             parts.append(f"GPU {m['gpu']} (name, driver, memory), CUDA {m.get('cuda_driver_version') or '?'}")
+        if m.get("gpu_copy_TBps"):
+            parts.append(f"device-to-device copy {m['gpu_copy_TBps']} TB/s (read + write)")
         parts.append(f"commit `{m.get('commit', '?')}`")
         if m.get("orrery_build"):
             parts.append(f"build {m['orrery_build']}")
@@ -518,6 +541,9 @@ def main():
     targets = target_lines(records, args.target)
     if args.latency_target:
         targets = "\n".join([targets] + latency_target_lines(records, args.latency_target)).strip()
+    copy_tbps = next((m["gpu_copy_TBps"] for m in machines if m.get("gpu_copy_TBps")), None)
+    if copy_tbps:
+        targets = "\n".join([targets] + floor_lines(records, copy_tbps)).strip()
     if targets:
         ratios = "**Targets**\n\n" + targets + "\n\n" + ratios
     with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
