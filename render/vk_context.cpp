@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 namespace orrery::render {
 
@@ -69,7 +71,32 @@ VulkanContext::VulkanContext(const VulkanOptions& opts) {
     }
 }
 
+namespace {
+
+/// One instance per set of instance extensions, kept for the life of the
+/// process: creating an instance loads and probes every installed driver (tens
+/// of milliseconds), and keeping the drivers loaded lets sanitizers attribute
+/// the allocations some drivers never free to their library (suppressed below).
+struct InstanceCache {
+    std::mutex mutex;
+    std::map<std::string, VkInstance> instances;
+};
+InstanceCache& instance_cache() {
+    static InstanceCache* cache = new InstanceCache; // never destroyed: drivers stay loaded until exit
+    return *cache;
+}
+
+} // namespace
+
 void VulkanContext::create_instance(const VulkanOptions& opts) {
+    std::string key;
+    for (const auto& e : opts.instance_extensions) key += e + ";";
+    InstanceCache& cache = instance_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    if (auto it = cache.instances.find(key); it != cache.instances.end()) {
+        instance_ = it->second;
+        return;
+    }
     VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     app.pApplicationName = "orrery";
     app.apiVersion = VK_API_VERSION_1_1;
@@ -87,6 +114,7 @@ void VulkanContext::create_instance(const VulkanOptions& opts) {
         throw Error("Vulkan: the driver lacks the window-system extensions the viewer needs; use "
                     "orrery-record for offscreen frames");
     ORRERY_VK(r);
+    cache.instances[key] = instance_;
 }
 
 void VulkanContext::pick_device(const VulkanOptions& opts) {
@@ -152,8 +180,7 @@ void VulkanContext::release() {
         if (pool_) vkDestroyCommandPool(device_, pool_, nullptr);
         vkDestroyDevice(device_, nullptr);
     }
-    if (surface_) vkDestroySurfaceKHR(instance_, surface_, nullptr);
-    if (instance_) vkDestroyInstance(instance_, nullptr);
+    if (surface_) vkDestroySurfaceKHR(instance_, surface_, nullptr); // the instance stays cached
     device_ = VK_NULL_HANDLE, pool_ = VK_NULL_HANDLE, surface_ = VK_NULL_HANDLE, instance_ = VK_NULL_HANDLE;
 }
 
@@ -260,3 +287,11 @@ std::string vulkan_unavailable_reason() {
 }
 
 } // namespace orrery::render
+
+// Sanitizer builds: some Vulkan drivers (Intel's and AMD's probing a machine
+// without their GPU, lavapipe's LLVM) and the X11 client libraries keep
+// allocations they never free. Suppress leaks inside those libraries only.
+extern "C" const char* __lsan_default_suppressions() {
+    return "leak:libvulkan_intel\nleak:libvulkan_radeon\nleak:libvulkan_lvp\nleak:libLLVM\n"
+           "leak:libX11\nleak:libxcb\nleak:libglfw\n";
+}

@@ -48,6 +48,7 @@ struct Image {
 };
 
 /// One device and one graphics queue (which also presents when a surface is given).
+/// The VkInstance is shared per set of instance extensions and kept until exit.
 class VulkanContext {
   public:
     /// Throws orrery::Error with an install hint when no Vulkan driver or device exists.
