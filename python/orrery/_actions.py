@@ -104,9 +104,11 @@ def _write_device(env: Any, name: str, value: Any) -> None:
         raise TypeError(f"{what} has dtype {src.dtype}; expected an integer dtype (cast to {dtype})")
     if src.dtype == torch.bool or src.dtype.is_complex:
         raise TypeError(f"{what} has dtype {src.dtype}; expected {'an integer' if dtype.kind in 'iu' else 'a numeric'} dtype")
-    dst = env._views.get(name)
-    if dst is None or not isinstance(dst, torch.Tensor):
-        dst = env._views.setdefault("_torch_" + name, torch.from_dlpack(env.tensors[name]))
+    dst = env._views.get(name) if env.framework == "torch" else None
+    if dst is None:  # made once: taking a view waits for the device, which a step must not
+        dst = env._views.get("_torch_" + name)
+        if dst is None:
+            dst = env._views["_torch_" + name] = torch.from_dlpack(env.tensors[name])
     if src.data_ptr() != dst.data_ptr():
         dst.copy_(src.detach(), non_blocking=True)  # stream-ordered: no host synchronisation
 

@@ -151,10 +151,11 @@ def test_unknown_input_name(env):
 
 @requires_jax
 def test_jax_actions_are_accepted():
+    import jax
     import jax.numpy as jnp
 
     env = orrery.make("tag", num_worlds=2, device="cpu", seed=1)
     twin = orrery.make("tag", num_worlds=2, device="cpu", seed=1)
-    env.step(jnp.ones((2, 4), dtype=jnp.int32))
+    env.step(jax.device_put(jnp.ones((2, 4), dtype=jnp.int32), jax.devices("cpu")[0]))
     twin.step(np.ones((2, 4), np.int32))
     np.testing.assert_array_equal(env.obs, twin.obs)
