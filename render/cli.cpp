@@ -26,12 +26,24 @@ uint64_t number(const std::string& opt, const std::string& v) {
 }
 } // namespace
 
+uint32_t parse_u32(const std::string& opt, const std::string& value) {
+    uint64_t n = number(opt, value);
+    if (n > 0xFFFFFFFFull) throw Error("option " + opt + " is too large: " + value);
+    return uint32_t(n);
+}
+
+std::pair<uint32_t, uint32_t> parse_size(const std::string& opt, const std::string& value) {
+    size_t x = value.find('x');
+    if (x == std::string::npos) throw Error("option " + opt + " expects WxH, got '" + value + "'");
+    return {parse_u32(opt, value.substr(0, x)), parse_u32(opt, value.substr(x + 1))};
+}
+
 bool parse_common(CommonArgs& a, int argc, char** argv, int& i) {
     std::string arg = argv[i];
     if (arg == "--layout") a.options["layout"] = value_of(argc, argv, i);
     else if (arg == "--device") a.device = value_of(argc, argv, i);
     else if (arg == "--vk-device") a.vk_device = value_of(argc, argv, i);
-    else if (arg == "--worlds") a.worlds = uint32_t(number(arg, value_of(argc, argv, i)));
+    else if (arg == "--worlds") a.worlds = parse_u32(arg, value_of(argc, argv, i));
     else if (arg == "--seed") a.seed = number(arg, value_of(argc, argv, i));
     else if (arg == "--policy") {
         a.policy = value_of(argc, argv, i);

@@ -27,6 +27,11 @@ struct CommonArgs {
 /// Throws orrery::Error naming the option when its value is missing or malformed.
 bool parse_common(CommonArgs& a, int argc, char** argv, int& i);
 
+/// `value` of option `opt` as an unsigned 32-bit integer; throws orrery::Error naming the option.
+uint32_t parse_u32(const std::string& opt, const std::string& value);
+/// `value` of option `opt` as WxH; throws orrery::Error naming the option.
+std::pair<uint32_t, uint32_t> parse_size(const std::string& opt, const std::string& value);
+
 /// Builds and resets the simulator the arguments describe.
 std::unique_ptr<Simulator> make_simulator(const CommonArgs& a);
 

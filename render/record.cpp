@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <tuple>
 
 #include "render/cli.hpp"
 #include "render/image_io.hpp"
@@ -24,16 +25,6 @@ struct RecordArgs {
     std::string out;
 };
 
-uint32_t parse_u32(const std::string& opt, const std::string& v) {
-    try {
-        size_t used = 0;
-        unsigned long n = std::stoul(v, &used);
-        if (used == v.size() && n <= 0xFFFFFFFFul) return uint32_t(n);
-    } catch (const std::exception&) {
-    }
-    throw orrery::Error("option " + opt + " expects a non-negative integer, got '" + v + "'");
-}
-
 RecordArgs parse(int argc, char** argv) {
     RecordArgs a;
     for (int i = 1; i < argc; ++i) {
@@ -43,16 +34,13 @@ RecordArgs parse(int argc, char** argv) {
             return argv[++i];
         };
         if (orrery::render::parse_common(a.common, argc, argv, i)) continue;
+        using orrery::render::parse_u32;
         if (arg == "--world") a.world = parse_u32(arg, value());
         else if (arg == "--steps") a.steps = parse_u32(arg, value());
         else if (arg == "--fps") a.fps = parse_u32(arg, value());
         else if (arg == "--out") a.out = value();
-        else if (arg == "--size") {
-            std::string v = value();
-            size_t x = v.find('x');
-            if (x == std::string::npos) throw orrery::Error("option --size expects WxH, got '" + v + "'");
-            a.width = parse_u32(arg, v.substr(0, x)), a.height = parse_u32(arg, v.substr(x + 1));
-        } else if (arg == "-h" || arg == "--help") {
+        else if (arg == "--size") std::tie(a.width, a.height) = orrery::render::parse_size(arg, value());
+        else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             std::exit(0);
         } else {

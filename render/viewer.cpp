@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <tuple>
 
 #include <GLFW/glfw3.h>
 #include <imgui.h>
@@ -26,7 +27,8 @@ constexpr const char* kUsage =
     "                   [--seed S] [--policy random|noop] [--vk-device D] [--size WxH]\n"
     "                   [--paused] [--screenshot PNG] [--frames N]\n"
     "Keys: arrows/WASD move the controlled agent, space interacts, P pauses, N steps once,\n"
-    "Tab picks the next agent, [ and ] the previous/next world. With --frames N the viewer\n"
+    "Tab picks the next agent, [ and ] the previous/next world; the mouse wheel zooms, dragging\n"
+    "pans (2-D) or orbits (3-D). With --frames N the viewer\n"
     "exits after N frames, writing the last one to --screenshot if given.\n";
 
 struct ViewArgs {
@@ -47,13 +49,9 @@ ViewArgs parse(int argc, char** argv) {
         if (parse_common(a.common, argc, argv, i)) continue;
         if (arg == "--screenshot") a.screenshot = value();
         else if (arg == "--paused") a.paused = true;
-        else if (arg == "--frames") a.frames = uint32_t(std::stoul(value()));
-        else if (arg == "--size") {
-            std::string v = value();
-            size_t x = v.find('x');
-            if (x == std::string::npos) throw Error("option --size expects WxH, got '" + v + "'");
-            a.width = uint32_t(std::stoul(v.substr(0, x))), a.height = uint32_t(std::stoul(v.substr(x + 1)));
-        } else if (arg == "-h" || arg == "--help") {
+        else if (arg == "--frames") a.frames = parse_u32(arg, value());
+        else if (arg == "--size") std::tie(a.width, a.height) = parse_size(arg, value());
+        else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             std::exit(0);
         } else {
@@ -125,6 +123,30 @@ int32_t action_for(const DrawSpec& d, Key key) {
     return -1;
 }
 
+/// Mouse over the scene: the wheel zooms; dragging pans (2-D) or orbits (3-D).
+void steer_camera(const ImGuiIO& io, const DrawSpec& draw, Camera& cam) {
+    float k = std::pow(1.15f, io.MouseWheel);
+    bool drag = io.MouseDown[0] || io.MouseDown[1];
+    if (draw.view == DrawSpec::View::k3D) {
+        if (io.MouseWheel != 0.0f) {
+            float extent = std::max(draw.bounds[2] - draw.bounds[0], draw.bounds[3] - draw.bounds[1]);
+            cam.distance = (cam.distance > 0.0f ? cam.distance : 2.5f * extent) / k;
+        }
+        if (drag) {
+            cam.yaw -= 0.01f * io.MouseDelta.x;
+            cam.pitch = std::clamp(cam.pitch + 0.01f * io.MouseDelta.y, 0.05f, 1.55f);
+        }
+        return;
+    }
+    cam.zoom = std::clamp(cam.zoom * k, 0.25f, 8.0f);
+    if (drag) { // one pixel of drag moves the view by one pixel's worth of world
+        float w = draw.bounds[2] - draw.bounds[0], h = draw.bounds[3] - draw.bounds[1];
+        float px = std::min((io.DisplaySize.x - float(kPanelWidth)) / w, io.DisplaySize.y / h) * cam.zoom / 1.04f;
+        cam.pan_x -= io.MouseDelta.x / px;
+        cam.pan_y -= io.MouseDelta.y / px;
+    }
+}
+
 int run(const ViewArgs& a) {
     auto sim = make_simulator(a.common);
     validate_draw(sim->spec());
@@ -174,11 +196,7 @@ int run(const ViewArgs& a) {
             state.returns.resize(r.size(), 0.0f);
             for (size_t i = 0; i < r.size(); ++i) state.returns[i] += r[i];
         }
-        if (!typing && !ImGui::GetIO().WantCaptureMouse && ImGui::GetIO().MouseWheel != 0.0f) {
-            float k = std::pow(1.15f, ImGui::GetIO().MouseWheel);
-            if (draw.view == DrawSpec::View::k3D) cam.distance = (cam.distance > 0 ? cam.distance : 10.0f) / k;
-            else cam.zoom = std::clamp(cam.zoom * k, 0.25f, 8.0f);
-        }
+        if (!ImGui::GetIO().WantCaptureMouse) steer_camera(ImGui::GetIO(), draw, cam);
 
         Scene scene;
         WorldReport report = read_report(*sim, state, &scene);

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <tuple>
 
 #include "render/cli.hpp"
 #include "render/render.hpp"
@@ -79,12 +80,8 @@ int main(int argc, char** argv) {
             if (i + 1 >= argc) throw orrery::Error("option " + arg + " needs a value");
             if (arg == "--seconds") a.seconds = std::stod(argv[++i]);
             else if (arg == "--fps") a.fps = std::stod(argv[++i]);
-            else if (arg == "--size") {
-                std::string v = argv[++i];
-                size_t x = v.find('x');
-                if (x == std::string::npos) throw orrery::Error("option --size expects WxH, got '" + v + "'");
-                a.width = uint32_t(std::stoul(v.substr(0, x))), a.height = uint32_t(std::stoul(v.substr(x + 1)));
-            } else throw orrery::Error("unknown option '" + arg + "'");
+            else if (arg == "--size") std::tie(a.width, a.height) = orrery::render::parse_size(arg, argv[++i]);
+            else throw orrery::Error("unknown option '" + arg + "'");
         }
         if (a.common.env.empty()) a.common.env = "overcooked";
         if (!(a.seconds > 0.0) || !(a.fps > 0.0)) throw orrery::Error("--seconds and --fps must be positive");
