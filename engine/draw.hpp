@@ -143,6 +143,8 @@ struct EntityDraw {
     Field heading;
     std::vector<std::array<float, 2>> headings;
     Field bar; ///< progress in [0, 1] drawn as a bar under the mark; absent or <= 0: none
+    /// Per-axis extents in world units (boxes of different sizes); absent: the style's size.
+    Field size_x, size_y, size_z;
 
     /// Builder setters, each returning *this.
     EntityDraw& at(Field fx, Field fy, Field fz = {}) {
@@ -178,6 +180,12 @@ struct EntityDraw {
     }
     EntityDraw& progress(Field b) {
         bar = b;
+        return *this;
+    }
+    EntityDraw& sized(Field sx, Field sy, Field sz = {}) {
+        size_x = sx;
+        size_y = sy;
+        size_z = sz;
         return *this;
     }
 };

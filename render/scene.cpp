@@ -85,6 +85,7 @@ struct Mark {
     const Style* style;
     float x, y, z, size;
     std::string label;
+    float sx = 0.0f, sy = 0.0f, sz = 0.0f; ///< per-axis extents; 0: `size`
     bool has_heading = false;
     float hx = 0.0f, hy = 0.0f;
     float bar = 0.0f;
@@ -95,11 +96,14 @@ void add_mark(Scene& s, const Mark& m) {
     if (s.view == DrawSpec::View::k3D) {
         Mesh mesh = (st.shape == Shape::kCircle || st.shape == Shape::kSphere) ? Mesh::kSphere : Mesh::kCube;
         float yaw = m.has_heading ? std::atan2(m.hy, m.hx) : 0.0f;
-        s.meshes[size_t(mesh)].push_back({m.x, m.y, m.z + 0.5f * m.size, yaw, m.size, m.size, m.size, pack(st.color)});
+        float sx = m.sx > 0.0f ? m.sx : m.size, sy = m.sy > 0.0f ? m.sy : m.size, sz = m.sz > 0.0f ? m.sz : m.size;
+        s.meshes[size_t(mesh)].push_back({m.x, m.y, m.z + 0.5f * sz, yaw, sx, sy, sz, pack(st.color)});
         return;
     }
     float r = 0.5f * m.size;
-    add_quad(s, m.x, m.y, r, r, st.color, prim_of(st.shape));
+    float angle = m.has_heading && (m.sx > 0.0f || m.sy > 0.0f) ? std::atan2(m.hy, m.hx) : 0.0f;
+    add_quad(s, m.x, m.y, m.sx > 0.0f ? 0.5f * m.sx : r, m.sy > 0.0f ? 0.5f * m.sy : r, st.color, prim_of(st.shape),
+             angle);
     if (m.has_heading) {
         float len = std::sqrt(m.hx * m.hx + m.hy * m.hy);
         if (len > 0.0f) {
@@ -140,6 +144,9 @@ void add_entities(Scene& s, const EntityDraw& d, const Ctx& ctx) {
             }
         }
         if (d.bar.present()) m.bar = read_field(d.bar, ctx, d.archetype, row);
+        m.sx = read_field(d.size_x, ctx, d.archetype, row);
+        m.sy = read_field(d.size_y, ctx, d.archetype, row);
+        m.sz = read_field(d.size_z, ctx, d.archetype, row);
         add_mark(s, m);
     }
 }
@@ -258,7 +265,8 @@ void validate_draw(const EnvSpec& spec) {
         if (e.archetype >= n_arch)
             throw Error("draw: " + what + ".archetype is " + std::to_string(e.archetype) + ", expected < " +
                         std::to_string(n_arch));
-        for (const Field* f : {&e.x, &e.y, &e.z, &e.cell, &e.style_by, &e.heading, &e.bar})
+        for (const Field* f : {&e.x, &e.y, &e.z, &e.cell, &e.style_by, &e.heading, &e.bar, &e.size_x, &e.size_y,
+                               &e.size_z})
             check_field(spec, *f, e.archetype, scalar_size(f->type), what);
     }
     for (size_t i = 0; i < d.grids.size(); ++i) {

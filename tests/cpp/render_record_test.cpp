@@ -145,6 +145,33 @@ TEST(RenderScene, ThreeDimensionalDrawTableGivesMeshesAtTheEntities) {
     EXPECT_EQ(spheres[1].color, orrery::render::pack({60, 110, 230, 255}));
 }
 
+TEST(RenderScene, BoxesTakeTheirExtentsAndYawFromFields) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("tag", {{"pursuers", "1"}, {"evaders", "1"}, {"pellets", "0"}});
+    spec.draw.view = orrery::DrawSpec::View::k3D;
+    spec.draw.entities.clear();
+    // A box per agent: x extent from its x velocity, y extent from its y velocity, yaw from x.
+    spec.draw.entity<tag::Agent>()
+        .at(orrery::field(&tag::Position::x), orrery::field(&tag::Position::y), orrery::constant(1.0f))
+        .style({orrery::Shape::kCube, {200, 200, 200, 255}, 0.1f, ""})
+        .sized(orrery::field(&tag::Velocity::x), orrery::field(&tag::Velocity::y), orrery::constant(0.5f))
+        .facing(orrery::field(&tag::Position::x));
+    orrery::Simulator sim(std::move(spec), {});
+    sim.reset(1);
+    sim.edit_world(0, [](orrery::Ctx& ctx) {
+        ctx.at<tag::Agent, tag::Position>(0) = {0.5f, 0.25f};
+        ctx.at<tag::Agent, tag::Velocity>(0) = {2.0f, 3.0f};
+    });
+    orrery::render::Scene s = orrery::render::scene_of(sim, 0);
+    const auto& cubes = s.meshes[size_t(orrery::render::Mesh::kCube)];
+    ASSERT_EQ(cubes.size(), 2u);
+    EXPECT_FLOAT_EQ(cubes[0].sx, 2.0f);
+    EXPECT_FLOAT_EQ(cubes[0].sy, 3.0f);
+    EXPECT_FLOAT_EQ(cubes[0].sz, 0.5f);
+    EXPECT_FLOAT_EQ(cubes[0].z, 1.25f); // base at z = 1, half its height up
+    EXPECT_NEAR(cubes[0].yaw, 0.5f, 1e-6f);
+}
+
 } // namespace
 
 #else
