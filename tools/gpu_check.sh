@@ -16,7 +16,7 @@ BUILD=${BUILD:-/tmp/orrery_gpu_build}
 STAGES=${STAGES:-"build test sanitize bench"}
 JOBS=${JOBS:-$(nproc)}
 # Only what the GPU checks need, so unrelated parts of the tree cannot block them.
-TARGETS=${TARGETS:-"cuda_backend_test cuda_alloc_test nvrtc_kernels_test orrery_cuda_bench orrery_cli"}
+TARGETS=${TARGETS:-"cuda_backend_test cuda_alloc_test nvrtc_kernels_test nvrtc_cache_test orrery_cuda_bench orrery_cli"}
 mkdir -p "$OUT"
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
@@ -68,7 +68,7 @@ stage_test() {
     local t0; t0=$(date +%s)
     note "== tests (ctest -R 'cuda|nvrtc|Cuda|Nvrtc|Parity')"
     export ORRERY_CACHE_DIR=/tmp/orrery_test_cache
-    (cd "$BUILD" && ctest -R 'Cuda|Nvrtc' --output-on-failure -j 1) >"$OUT/tests.log" 2>&1
+    (cd "$BUILD" && ctest -R "Cuda|Nvrtc|Cache" --output-on-failure -j 1) >"$OUT/tests.log" 2>&1
     local rc=$?
     note "tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1) ($(elapsed "$t0"))"
     grep -E '^\s*[0-9]+ - ' "$OUT/tests.log" | tee -a "$SUMMARY"

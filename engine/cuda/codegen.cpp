@@ -55,6 +55,86 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
 }
 )";
 
+// Staging: a block copies its worlds' every per-world array into shared memory
+// (coalesced), runs the ops there against a block-local Storage whose pointers
+// point into shared memory, and copies everything back. One world's thread then
+// waits on shared-memory latency instead of L2 latency on each dependent access.
+const char* kStagePrologue = R"(
+struct OrreryStageRegion { unsigned long long base, bytes_per_world, smem; };
+struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, reserved; };
+__constant__ OrreryStageRegion orrery_stage_regions[ORRERY_MAX_STAGE_REGIONS];
+__constant__ OrreryStagePlan orrery_stage_plan;
+// The block-local Storage: pointers hold shared-memory offsets (0: absent).
+__constant__ __align__(16) unsigned char orrery_stage_storage[sizeof(orrery::Storage)];
+
+__device__ __forceinline__ void orrery_copy(unsigned char* dst, const unsigned char* src, unsigned long long n) {
+    if (((unsigned long long)dst | (unsigned long long)src | n) % 4 == 0) {
+        unsigned* d = reinterpret_cast<unsigned*>(dst);
+        const unsigned* s = reinterpret_cast<const unsigned*>(src);
+        for (unsigned long long i = threadIdx.x; i < n / 4; i += blockDim.x) d[i] = s[i];
+    } else {
+        for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+    }
+}
+
+template <bool kIn> __device__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count) {
+    for (unsigned r = 0; r < orrery_stage_plan.num_regions; ++r) {
+        const OrreryStageRegion& g = orrery_stage_regions[r];
+        unsigned char* global = reinterpret_cast<unsigned char*>(g.base) + g.bytes_per_world * first;
+        if (kIn) orrery_copy(smem + g.smem, global, g.bytes_per_world * count);
+        else orrery_copy(global, smem + g.smem, g.bytes_per_world * count);
+    }
+}
+
+template <class T> __device__ __forceinline__ void orrery_rebase(T*& p, unsigned char* smem) {
+    if (p) p = reinterpret_cast<T*>(smem + reinterpret_cast<unsigned long long>(p));
+}
+
+__device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count) {
+    const unsigned* tmpl = reinterpret_cast<const unsigned*>(orrery_stage_storage);
+    for (unsigned i = threadIdx.x; i < sizeof(orrery::Storage) / 4; i += blockDim.x)
+        reinterpret_cast<unsigned*>(smem)[i] = tmpl[i];
+    orrery_stage<true>(smem, first, count);
+    __syncthreads();
+    orrery::Storage& s = *reinterpret_cast<orrery::Storage*>(smem);
+    if (threadIdx.x == 0) {
+        s.num_worlds = count;
+        for (unsigned a = 0; a < s.num_archetypes; ++a) {
+            orrery::ArchetypeTable& t = s.tables[a];
+            orrery_rebase(t.generation, smem); orrery_rebase(t.alive, smem); orrery_rebase(t.doomed, smem);
+            orrery_rebase(t.free_rows, smem); orrery_rebase(t.free_top, smem);
+            orrery_rebase(t.high_water, smem); orrery_rebase(t.live, smem);
+            for (unsigned c = 0; c < orrery::kMaxComponents; ++c) orrery_rebase(t.columns[c], smem);
+        }
+        orrery_rebase(s.meta, smem); orrery_rebase(s.errors, smem); orrery_rebase(s.terminated, smem);
+        orrery_rebase(s.truncated, smem); orrery_rebase(s.reset_request, smem);
+        for (unsigned i = 0; i < s.num_finals; ++i) {
+            orrery_rebase(s.final_src[i], smem);
+            s.final_dst[i] += orrery::size_t(s.final_bytes[i]) * first; // final buffers stay in global memory
+        }
+    }
+    __syncthreads();
+    return s;
+}
+)";
+
+const char* kStagedHead = R"(() {
+    extern __shared__ __align__(16) unsigned char orrery_smem[];
+    const unsigned first = blockIdx.x * orrery_stage_plan.worlds_per_block;
+    const unsigned total = orrery_storage().num_worlds;
+    if (first >= total) return;
+    const unsigned count = min(orrery_stage_plan.worlds_per_block, total - first);
+    const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count);
+    const orrery::uint32_t w = threadIdx.x;
+    if (w < count) {
+)";
+
+const char* kStagedTail = R"(    }
+    __syncthreads();
+    orrery_stage<false>(orrery_smem, first, count);
+}
+)";
+
 const char* kKernelHead = R"(() {
     const orrery::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
     const orrery::Storage& s = orrery_storage();
@@ -109,7 +189,7 @@ void emit_input_helpers(std::ostringstream& out, const EnvSpec& spec) {
 }
 
 void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mode, const char* pass,
-               bool per_node, std::vector<std::string>& names) {
+               bool per_node, std::vector<std::string>& names, std::string& staged) {
     bool step_pass = std::string(pass) == "step";
     if (!per_node) {
         std::string name = std::string("orrery_") + pass;
@@ -117,6 +197,10 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
         out << "\nextern \"C\" __global__ void " << name << kKernelHead;
         for (const Op& op : ops) out << "    " << op_statement(op, mode, step_pass) << "\n";
         out << "}\n";
+        staged = name + "_staged";
+        out << "\nextern \"C\" __global__ void " << staged << kStagedHead;
+        for (const Op& op : ops) out << "        " << op_statement(op, mode, step_pass) << "\n";
+        out << kStagedTail;
         return;
     }
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -157,9 +241,10 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, bool per_no
         << "#include \"" << spec.source() << "\"\n"
         << "#include \"engine/world_ops.hpp\"\n"
         << kPrologue;
+    if (!per_node) out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n" << kStagePrologue;
     emit_input_helpers(out, spec);
-    emit_pass(out, plan.step, plan.autoreset, "step", per_node, k.step_kernels);
-    emit_pass(out, plan.reset, plan.autoreset, "reset", per_node, k.reset_kernels);
+    emit_pass(out, plan.step, plan.autoreset, "step", per_node, k.step_kernels, k.staged_step_kernel);
+    emit_pass(out, plan.reset, plan.autoreset, "reset", per_node, k.reset_kernels, k.staged_reset_kernel);
     k.text = out.str();
     return k;
 }

@@ -16,7 +16,26 @@ struct KernelSource {
     std::string env_header;                ///< include name of the env's systems header
     std::vector<std::string> step_kernels; ///< one megakernel, or one kernel per op
     std::vector<std::string> reset_kernels;
+    std::string staged_step_kernel;  ///< megakernel that stages its block's worlds in shared memory
+    std::string staged_reset_kernel; ///< ("" in per-node mode)
     bool per_node = false;
+};
+
+/// Names of the __constant__ staging table (see StageRegion) and its plan.
+inline constexpr const char* kStageRegionsSymbol = "orrery_stage_regions";
+inline constexpr const char* kStagePlanSymbol = "orrery_stage_plan";
+inline constexpr const char* kStageStorageSymbol = "orrery_stage_storage";
+inline constexpr unsigned kMaxStageRegions = 320;
+
+/// One per-world array the staged megakernel copies into shared memory: world
+/// w's bytes are [base + w * bytes_per_world, +bytes_per_world); a block's
+/// worlds land at shared offset `smem`. Mirrors the generated struct.
+struct StageRegion {
+    unsigned long long base, bytes_per_world, smem;
+};
+/// Mirrors the generated OrreryStagePlan.
+struct StagePlan {
+    unsigned num_regions, worlds_per_block, smem_bytes, reserved;
 };
 
 /// Name of the __constant__ array holding the Storage struct (set once after load).

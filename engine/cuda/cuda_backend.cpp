@@ -7,6 +7,9 @@
 #include "engine/cuda/cuda_backend.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
 
 #include "engine/cuda/nvrtc_compiler.hpp"
 
@@ -89,6 +92,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         grid_ = (opts.num_worlds + block_ - 1) / block_;
         source_ = generate_kernels(spec, plan, opts.per_node_launches);
         load_module(spec);
+        plan_staging(layout, block_);
     } catch (...) {
         release();
         throw;
@@ -129,6 +133,85 @@ void CudaBackend::load_module(const EnvSpec& spec) {
     ORRERY_CU(d.cuStreamSynchronize(stream_));
 }
 
+namespace {
+size_t align16(size_t n) { return (n + 15) / 16 * 16; }
+
+/// Shared-memory offsets of each region for `block` worlds; returns the total.
+size_t stage_layout(const std::vector<Region>& regions, unsigned block, std::vector<StageRegion>* out) {
+    size_t at = align16(sizeof(Storage)); // the block-local Storage sits at offset 0
+    for (const Region& r : regions) {
+        if (out) out->push_back({reinterpret_cast<unsigned long long>(r.base), r.bytes_per_world, at});
+        at += align16(size_t(block) * r.bytes_per_world);
+    }
+    return at;
+}
+
+/// The block-local Storage template: each staged pointer replaced by its shared-memory offset.
+Storage stage_template(const Storage& s, const std::vector<StageRegion>& table) {
+    auto remap = [&](auto*& p) {
+        if (!p) return;
+        for (const StageRegion& r : table)
+            if (r.base == reinterpret_cast<unsigned long long>(p)) {
+                p = reinterpret_cast<std::remove_reference_t<decltype(p)>>(static_cast<uintptr_t>(r.smem));
+                return;
+            }
+        throw Error("internal: a Storage array is missing from the staging table");
+    };
+    Storage t = s;
+    for (uint32_t a = 0; a < t.num_archetypes; ++a) {
+        ArchetypeTable& x = t.tables[a];
+        for (uint32_t** p : {&x.generation, &x.free_rows, &x.high_water, &x.live}) remap(*p);
+        remap(x.alive);
+        remap(x.doomed);
+        remap(x.free_top);
+        for (uint8_t*& c : x.columns) remap(c);
+    }
+    remap(t.meta);
+    remap(t.errors);
+    for (uint8_t** p : {&t.terminated, &t.truncated, &t.reset_request}) remap(*p);
+    for (uint32_t i = 0; i < t.num_finals; ++i) remap(t.final_src[i]);
+    return t;
+}
+} // namespace
+
+void CudaBackend::plan_staging(const StorageLayout& layout, unsigned preferred_block) {
+    const char* env = std::getenv("ORRERY_CUDA_STAGE");
+    if (source_.per_node || (env && std::strcmp(env, "0") == 0)) return;
+    const DriverApi& d = driver();
+    std::vector<Region> regions = layout.regions(storage_);
+    regions.push_back({storage_.reset_request, 1});
+    if (regions.size() > kMaxStageRegions) return;
+    int optin = 0;
+    ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
+    // At most half an SM's shared memory, so two blocks can hide each other's staging.
+    size_t budget = std::min<size_t>(size_t(optin), 112 * 1024);
+    unsigned block = preferred_block;
+    while (block >= 32 && stage_layout(regions, block, nullptr) > budget) block -= 32;
+    if (block < 32) return; // worlds too large to stage: the direct megakernel runs
+    std::vector<StageRegion> table;
+    stage_smem_ = unsigned(stage_layout(regions, block, &table));
+    Storage tmpl = stage_template(storage_, table);
+    StagePlan plan{unsigned(table.size()), block, stage_smem_, 0};
+    auto upload = [&](const char* name, const void* data, size_t n) {
+        CUdeviceptr sym = 0;
+        size_t bytes = 0;
+        ORRERY_CU(d.cuModuleGetGlobal(&sym, &bytes, module_, name));
+        if (bytes < n) throw Error(std::string("internal: __constant__ ") + name + " is too small");
+        ORRERY_CU(d.cuMemcpyHtoDAsync(sym, data, n, stream_));
+    };
+    upload(kStageRegionsSymbol, table.data(), table.size() * sizeof(StageRegion));
+    upload(kStagePlanSymbol, &plan, sizeof(plan));
+    upload(kStageStorageSymbol, &tmpl, sizeof(tmpl));
+    ORRERY_CU(d.cuModuleGetFunction(&step_staged_, module_, source_.staged_step_kernel.c_str()));
+    ORRERY_CU(d.cuModuleGetFunction(&reset_staged_, module_, source_.staged_reset_kernel.c_str()));
+    ORRERY_CU(d.cuFuncSetAttribute(step_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
+    ORRERY_CU(d.cuFuncSetAttribute(reset_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
+    ORRERY_CU(d.cuStreamSynchronize(stream_)); // `table` and `tmpl` are staged from this frame
+    stage_block_ = block;
+    stage_grid_ = (storage_.num_worlds + block - 1) / block;
+    staged_ = true;
+}
+
 CudaBackend::~CudaBackend() { release(); }
 
 void CudaBackend::release() noexcept {
@@ -151,7 +234,10 @@ void CudaBackend::bind_current() const { ORRERY_CU(driver().cuCtxSetCurrent(ctx_
 
 std::string CudaBackend::describe() const {
     return "cuda:" + std::to_string(info_.index) + " " + info_.name + " (sm_" + std::to_string(info_.arch) + ", " +
-           (source_.per_node ? "per-node" : "megakernel") + ")";
+           (source_.per_node ? "per-node"
+            : staged_      ? "megakernel, " + std::to_string(stage_block_) + " worlds/block staged in shared memory"
+                           : "megakernel") +
+           ")";
 }
 
 void CudaBackend::launch(CUfunction f, void** params) {
@@ -164,6 +250,12 @@ void CudaBackend::run(const std::vector<Op>& ops) {
     if (same_ops(ops, step_ops_)) fns = &step_fns_;
     else if (same_ops(ops, reset_ops_)) fns = &reset_fns_;
     else throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
+    if (staged_) {
+        CUfunction f = fns == &step_fns_ ? step_staged_ : reset_staged_;
+        ORRERY_CU(driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_block_, 1, 1, stage_smem_, stream_, nullptr,
+                                          nullptr));
+        return;
+    }
     for (CUfunction f : *fns) launch(f, nullptr);
 }
 

@@ -57,12 +57,15 @@ class CudaBackend final : public Backend {
     /// The stream all work is queued on (for graph capture by callers).
     CUstream stream() const { return stream_; }
     /// Threads per block used for a pass (one thread per world).
-    unsigned block_size() const { return block_; }
+    unsigned block_size() const { return staged_ ? stage_block_ : block_; }
+    /// True when the megakernel stages each block's worlds in shared memory.
+    bool staged() const { return staged_; }
     const ModuleStats& module_stats() const { return stats_; }
     const KernelSource& kernel_source() const { return source_; }
 
   private:
     void load_module(const EnvSpec& spec);
+    void plan_staging(const StorageLayout& layout, unsigned preferred_block);
     void launch(CUfunction f, void** params);
     void bind_current() const;
     void release() noexcept;
@@ -78,7 +81,10 @@ class CudaBackend final : public Backend {
     KernelSource source_;
     std::vector<CUfunction> step_fns_, reset_fns_;
     CUfunction random_fn_ = nullptr;
+    CUfunction step_staged_ = nullptr, reset_staged_ = nullptr;
+    bool staged_ = false;
     unsigned block_ = 128, grid_ = 1;
+    unsigned stage_block_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     ModuleStats stats_;
 };
 

@@ -71,8 +71,10 @@ double graph_us(orrery::Simulator& sim, uint32_t steps) {
     return us;
 }
 
-void bench_steps(const Args& a, uint32_t n, bool per_node) {
+void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
+    if (direct) setenv("ORRERY_CUDA_STAGE", "0", 1);
     orrery::Simulator sim(orrery::make_env_spec(a.env, {}), options(n, per_node));
+    unsetenv("ORRERY_CUDA_STAGE");
     orrery::cuda::CudaBackend& b = cuda_of(sim);
     uint32_t steps = n >= 262144 ? a.steps / 4 : a.steps;
     double queued = per_step_us(sim, steps, [&](uint32_t) { sim.step(); });
@@ -87,7 +89,7 @@ void bench_steps(const Args& a, uint32_t n, bool per_node) {
     double graph = graph_us(sim, steps);
     sim.check_errors();
     std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %12.2f %14.3e\n", a.env.c_str(),
-                per_node ? "per-node" : "megakernel", n, b.block_size(), queued, actions, synced, graph,
+                per_node ? "per-node" : b.staged() ? "staged" : "direct", n, b.block_size(), queued, actions, synced, graph,
                 n / (std::min(queued, graph) * 1e-6));
     std::fflush(stdout);
 }
@@ -143,8 +145,11 @@ int main(int argc, char** argv) {
         if (a.startup_only) return 0;
         std::printf("%-8s %-10s %9s %6s %12s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",
                     "queued_us", "rand_act_us", "synced_us", "graph_us", "env-steps/s");
-        for (uint32_t n : a.worlds)
-            for (bool per_node : {false, true}) bench_steps(a, n, per_node);
+        for (uint32_t n : a.worlds) {
+            bench_steps(a, n, false, false); // the default: megakernel staged in shared memory
+            bench_steps(a, n, false, true);  // megakernel on global memory
+            bench_steps(a, n, true, false);  // one launch per op
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "orrery_cuda_bench: error: %s\n", e.what());
         return 1;

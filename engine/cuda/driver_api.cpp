@@ -50,6 +50,7 @@ void load_driver_symbols(void* lib, DriverApi& a, std::string& missing) {
     resolve(lib, a.cuModuleUnload, "cuModuleUnload", missing);
     resolve(lib, a.cuModuleGetFunction, "cuModuleGetFunction", missing);
     resolve(lib, a.cuModuleGetGlobal, "cuModuleGetGlobal_v2", missing);
+    resolve(lib, a.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
     resolve(lib, a.cuLaunchKernel, "cuLaunchKernel", missing);
     resolve(lib, a.cuStreamCreate, "cuStreamCreate", missing);
     resolve(lib, a.cuStreamDestroy, "cuStreamDestroy_v2", missing);

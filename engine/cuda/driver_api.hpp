@@ -29,6 +29,8 @@ inline constexpr CUresult kCudaErrorUnsupportedPtxVersion = 222;
 inline constexpr int kAttrMultiprocessorCount = 16;
 inline constexpr int kAttrComputeMajor = 75;
 inline constexpr int kAttrComputeMinor = 76;
+inline constexpr int kAttrMaxSharedPerBlockOptin = 97;
+inline constexpr int kFuncAttrMaxDynamicShared = 8;
 inline constexpr unsigned kStreamNonBlocking = 1;
 inline constexpr int kCaptureModeThreadLocal = 1;
 
@@ -56,6 +58,7 @@ struct DriverApi {
     CUresult (*cuModuleUnload)(CUmodule);
     CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
     CUresult (*cuModuleGetGlobal)(CUdeviceptr*, size_t*, CUmodule, const char*);
+    CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, CUstream, void**, void**);
     CUresult (*cuStreamCreate)(CUstream*, unsigned);

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -119,9 +120,14 @@ void run_parity(const std::string& env, orrery::AutoReset mode, uint32_t worlds,
     orrery::register_builtin_envs();
     Simulator cpu(orrery::make_env_spec(env, {}), options(worlds, "cpu", mode));
     Simulator mega(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
+    setenv("ORRERY_CUDA_STAGE", "0", 1); // the megakernel working on global memory directly
+    Simulator direct(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
+    unsetenv("ORRERY_CUDA_STAGE");
     Simulator node(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode, true));
-    std::vector<Simulator*> sims = {&cpu, &mega, &node};
-    const char* names[] = {"cpu", "cuda megakernel", "cuda per-node"};
+    EXPECT_TRUE(dynamic_cast<orrery::cuda::CudaBackend&>(mega.backend()).staged()) << mega.backend().describe();
+    EXPECT_FALSE(dynamic_cast<orrery::cuda::CudaBackend&>(direct.backend()).staged());
+    std::vector<Simulator*> sims = {&cpu, &mega, &direct, &node};
+    const char* names[] = {"cpu", "cuda staged megakernel", "cuda direct megakernel", "cuda per-node"};
     for (Simulator* s : sims) s->reset(7);
     Actions actions;
     std::vector<uint8_t> mask(worlds, 0);

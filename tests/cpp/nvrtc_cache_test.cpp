@@ -120,8 +120,9 @@ TEST_F(Cache, DirectoryFollowsOrreryCacheDirThenXdg) {
     setenv("XDG_CACHE_HOME", "/xdg/place", 1);
     EXPECT_EQ(orrery::cuda::cache_directory(), "/xdg/place/orrery");
     unsetenv("XDG_CACHE_HOME");
-    if (const char* home = std::getenv("HOME"); home && *home)
+    if (const char* home = std::getenv("HOME"); home && *home) {
         EXPECT_EQ(orrery::cuda::cache_directory(), std::string(home) + "/.cache/orrery");
+    }
     if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
 }
 

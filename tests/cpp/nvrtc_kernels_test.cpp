@@ -49,6 +49,11 @@ void compile_all(orrery::AutoReset mode, bool per_node) {
         EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
         for (const std::string& kname : k.step_kernels) EXPECT_NE(m.cubin.find(kname), std::string::npos) << kname;
         for (const std::string& kname : k.reset_kernels) EXPECT_NE(m.cubin.find(kname), std::string::npos) << kname;
+        EXPECT_EQ(k.staged_step_kernel.empty(), per_node);
+        if (!per_node) {
+            EXPECT_NE(m.cubin.find(k.staged_step_kernel), std::string::npos);
+            EXPECT_NE(m.cubin.find(k.staged_reset_kernel), std::string::npos);
+        }
         EXPECT_FALSE(m.from_cache);
     }
 }
