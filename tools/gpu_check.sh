@@ -109,7 +109,8 @@ stage_bench() {
     done
     note "== per-step time (orrery_cuda_bench; us per step, mean over many queued steps)"
     for env in tag overcooked; do
-        "$bench" --env "$env" --worlds 1024,16384,262144 --steps 2000 2>>"$log" | tee -a "$log" "$SUMMARY"
+        "$bench" --env "$env" --worlds "${BENCH_WORLDS:-1024,16384,262144}" --steps "${BENCH_STEPS:-2000}" 2>>"$log" |
+            tee -a "$log" "$SUMMARY"
     done
     note "== orrery bench (host-side actions copied every step)"
     for mode in "" "--per-node"; do
