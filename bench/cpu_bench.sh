@@ -37,7 +37,7 @@ $(echo "$bw" | sed 's/^/    /')"
 
 doc_args=()
 [ -n "$doc" ] && doc_args=(--doc "$doc" --section "Overcooked (CPU)" --note "$note")
-python3 bench/run.py "${bin_args[@]}" --devices cpu --threads 1,2 --repeat 3 --pick best \
+ORRERY_BENCH_COMMAND="bench/cpu_bench.sh $*" python3 bench/run.py "${bin_args[@]}" --devices cpu --threads 1,2 --repeat 3 --pick best \
   --cases overcooked:cramped_room overcooked:counter_circuit_o_1order --peers overcooked_ai \
   --peer-seconds 3 --name cpu_bench --target cpu:cramped_room=2e6 --target cpu:counter_circuit_o_1order=2e6 \
   "${doc_args[@]}"

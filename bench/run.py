@@ -418,9 +418,12 @@ def update_doc(doc, title, body):
 def machine_lines(machines):
     lines = []
     for m in machines:
-        parts = [f"{m.get('date', '?')}", f"CPU {m.get('cpu', '?')} ({m.get('cores', '?')} cores"
-                 + (f", load {m['load_avg_1m_at_start']} at start" if m.get("load_avg_1m_at_start") is not None
-                    else "") + ")"]
+        load = ""
+        if m.get("load_avg_1m_at_start") is not None:
+            load = f", 1-minute load {m['load_avg_1m_at_start']} at start"
+            if m.get("load_avg_1m_at_end") is not None:
+                load += f" and {m['load_avg_1m_at_end']} at end"
+        parts = [f"{m.get('date', '?')}", f"CPU {m.get('cpu', '?')} ({m.get('cores', '?')} cores{load})"]
         if m.get("gpu"):
             parts.append(f"GPU {m['gpu']} (name, driver, memory), CUDA {m.get('cuda_driver_version') or '?'}")
         if m.get("gpu_copy_TBps"):
@@ -435,6 +438,19 @@ def machine_lines(machines):
 
 
 # ---------------------------------------------------------------- main
+
+
+def strip_option(argv, name):
+    """argv without `name VALUE` (long free text that would swamp the recorded command)."""
+    out, skip = [], False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a == name:
+            skip = True
+        elif not a.startswith(name + "="):
+            out.append(a)
+    return out
 
 
 def parse_ints(s):
@@ -503,7 +519,8 @@ def main():
     if run_here:
         binary = find_binary(args.bin)
         machine = machine_info(binary)
-        machine["command"] = "bench/run.py " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+        machine["command"] = os.environ.get("ORRERY_BENCH_COMMAND") or "bench/run.py " + " ".join(
+            shlex.quote(a) for a in strip_option(sys.argv[1:], "--note"))
         machines.append(machine)
         devices = [d for d in args.devices.split(",") if d]
         for device in devices:
@@ -530,6 +547,8 @@ def main():
                                                            "--runs", str(args.jaxmarl_runs)], args.timeout)
     if not records:
         sys.exit("run.py: no records")
+    if run_here and hasattr(os, "getloadavg"):
+        machines[-1]["load_avg_1m_at_end"] = round(os.getloadavg()[0], 2)
 
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, f"{args.name}.json")
