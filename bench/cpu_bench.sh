@@ -5,7 +5,8 @@
 # 1-minute load average to fall under MAX_LOAD, and keeps the best of 3 runs of
 # every point, Orrery's and the peer's alike.
 #
-# Usage: bench/cpu_bench.sh [orrery-binary]   (default: newest build/*/tools/orrery)
+# Usage: bench/cpu_bench.sh [orrery-binary | build-dir]   (default: newest build/*/tools/orrery)
+#   A build dir is rebuilt first (target orrery_cli), so the binary matches the tree.
 #   WAIT=900 MAX_LOAD=1.0 DOC=docs/benchmarks.md (DOC= to leave the docs alone)
 # Needs bench/.peers/overcooked_ai (bench/fetch_peers.sh), numpy and matplotlib.
 set -uo pipefail
@@ -15,7 +16,12 @@ wait_s="${WAIT:-900}"
 max_load="${MAX_LOAD:-1.0}"
 doc="${DOC-docs/benchmarks.md}"
 bin_args=()
-[ $# -ge 1 ] && bin_args=(--bin "$1")
+if [ $# -ge 1 ] && [ -d "$1" ]; then
+  cmake --build "$1" --target orrery_cli >&2 || exit 1
+  bin_args=(--bin "$1/tools/orrery")
+elif [ $# -ge 1 ]; then
+  bin_args=(--bin "$1")
+fi
 
 start=$(date +%s)
 while :; do
