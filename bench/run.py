@@ -467,11 +467,80 @@ def load_inputs(paths):
             continue
         if isinstance(data, dict):
             records += data.get("records", [])
-            if data.get("machine"):
+            if data.get("machines"):
+                machines += data["machines"]
+            elif isinstance(data.get("machine"), dict):
                 machines.append(data["machine"])
         else:
             records += data
     return records, machines
+
+
+def measure(args, records, machines):
+    """Runs every orrery point and the peers here; appends to records and machines."""
+    binary = find_binary(args.bin)
+    machine = machine_info(binary)
+    machine["command"] = os.environ.get("ORRERY_BENCH_COMMAND") or "bench/run.py " + " ".join(
+        shlex.quote(a) for a in strip_option(sys.argv[1:], "--note"))
+    machines.append(machine)
+    devices = [d for d in args.devices.split(",") if d]
+    for device in devices:
+        worlds = parse_ints(args.worlds) if args.worlds else DEFAULT_WORLDS.get(device, DEFAULT_WORLDS["cpu"])
+        thread_list = parse_ints(args.threads) if device == "cpu" else [0]
+        for case in args.cases:
+            for threads in thread_list:
+                runs = [run_orrery(binary, case, device, worlds, args.steps, threads, args.opt,
+                                   args.bench_arg, args.timeout) for _ in range(args.repeat)]
+                for r in pick_records(runs, args.pick):
+                    r["role"] = args.role
+                    records.append(r)
+    peers = args.peers.split(",")
+    if "auto" in peers:
+        peers = (["overcooked_ai"] if "cpu" in devices else []) + (["jaxmarl"] if "cuda" in devices else [])
+    layouts = [c.partition(":")[2] for c in args.cases if c.startswith("overcooked:")]
+    if layouts and "overcooked_ai" in peers:
+        records += run_peer_script("peer_overcooked_ai.py", ["--layouts", *layouts, "--seconds",
+                                                             str(args.peer_seconds), "--repeat", str(args.repeat),
+                                                             "--pick", args.pick], args.timeout)
+    if layouts and "jaxmarl" in peers:
+        records += run_peer_script("peer_jaxmarl.py", ["--layouts", *layouts, "--worlds", args.jaxmarl_worlds,
+                                                       "--steps", str(args.jaxmarl_steps),
+                                                       "--runs", str(args.jaxmarl_runs)], args.timeout)
+    if hasattr(os, "getloadavg"):
+        machine["load_avg_1m_at_end"] = round(os.getloadavg()[0], 2)
+
+
+def summary(args, records, machines):
+    """The targets, floors, ratio tables and the 1,024-world latency table, as markdown."""
+    ratios = ratio_tables(records) + "\n" + latency_table(records)
+    lines = target_lines(records, args.target).splitlines()
+    if args.latency_target:
+        lines += latency_target_lines(records, args.latency_target)
+    copy_tbps = next((m["gpu_copy_TBps"] for m in machines if m.get("gpu_copy_TBps")), None)
+    if copy_tbps:
+        lines += floor_lines(records, copy_tbps)
+    if lines:
+        ratios = "**Targets**\n\n" + "\n".join(lines) + "\n\n" + ratios
+    return ratios
+
+
+def write_doc(args, machines, md, ratios, png):
+    """Adds or replaces the `## {args.section}` section of args.doc, with the plot beside it."""
+    img_dir = os.path.join(os.path.dirname(os.path.abspath(args.doc)), "benchmarks")
+    os.makedirs(img_dir, exist_ok=True)
+    slug = re.sub(r"[^a-z0-9]+", "-", args.section.lower()).strip("-")
+    body = []
+    if args.note:
+        body.append(args.note.strip() + "\n")
+    body.append(machine_lines(machines) + "\n")
+    if png:
+        shutil.copyfile(png, os.path.join(img_dir, f"{slug}.png"))
+        body.append(f"![{args.section}](benchmarks/{slug}.png)\n")
+    body.append(md + "\n")
+    if ratios:
+        body.append("### Targets and ratios, measured side by side\n\n" + ratios)
+    update_doc(args.doc, args.section, "\n".join(body))
+    log(f"run.py: updated section '{args.section}' of {args.doc}")
 
 
 def main():
@@ -515,81 +584,28 @@ def main():
     records, machines = load_inputs(args.from_json)
     if args.machine_command:  # records merged here were measured on this machine by that command
         machines = [dict(machine_info(find_binary(args.bin) if args.bin else None), command=args.machine_command)]
-    run_here = not args.no_run and not (args.from_json and "--devices" not in sys.argv)
-    if run_here:
-        binary = find_binary(args.bin)
-        machine = machine_info(binary)
-        machine["command"] = os.environ.get("ORRERY_BENCH_COMMAND") or "bench/run.py " + " ".join(
-            shlex.quote(a) for a in strip_option(sys.argv[1:], "--note"))
-        machines.append(machine)
-        devices = [d for d in args.devices.split(",") if d]
-        for device in devices:
-            worlds = parse_ints(args.worlds) if args.worlds else DEFAULT_WORLDS.get(device, DEFAULT_WORLDS["cpu"])
-            thread_list = parse_ints(args.threads) if device == "cpu" else [0]
-            for case in args.cases:
-                for threads in thread_list:
-                    runs = [run_orrery(binary, case, device, worlds, args.steps, threads, args.opt,
-                                       args.bench_arg, args.timeout) for _ in range(args.repeat)]
-                    for r in pick_records(runs, args.pick):
-                        r["role"] = args.role
-                        records.append(r)
-        peers = args.peers.split(",")
-        if "auto" in peers:
-            peers = (["overcooked_ai"] if "cpu" in devices else []) + (["jaxmarl"] if "cuda" in devices else [])
-        layouts = [c.partition(":")[2] for c in args.cases if c.startswith("overcooked:")]
-        if layouts and "overcooked_ai" in peers:
-            records += run_peer_script("peer_overcooked_ai.py", ["--layouts", *layouts, "--seconds",
-                                                                 str(args.peer_seconds), "--repeat", str(args.repeat),
-                                                                 "--pick", args.pick], args.timeout)
-        if layouts and "jaxmarl" in peers:
-            records += run_peer_script("peer_jaxmarl.py", ["--layouts", *layouts, "--worlds", args.jaxmarl_worlds,
-                                                           "--steps", str(args.jaxmarl_steps),
-                                                           "--runs", str(args.jaxmarl_runs)], args.timeout)
+    if not args.no_run and not (args.from_json and "--devices" not in sys.argv):
+        measure(args, records, machines)
     if not records:
         sys.exit("run.py: no records")
-    if run_here and hasattr(os, "getloadavg"):
-        machines[-1]["load_avg_1m_at_end"] = round(os.getloadavg()[0], 2)
 
     os.makedirs(args.out, exist_ok=True)
     results = os.path.join(args.out, f"{args.name}.json")
     with open(results, "w") as f:
-        json.dump({"machine": machines[-1] if len(machines) == 1 else machines, "machines": machines,
-                   "records": records}, f, indent=1)
+        json.dump({"machines": machines, "records": records}, f, indent=1)
     md = table(records)
-    ratios = ratio_tables(records) + "\n" + latency_table(records)
-    targets = target_lines(records, args.target)
-    if args.latency_target:
-        targets = "\n".join([targets] + latency_target_lines(records, args.latency_target)).strip()
-    copy_tbps = next((m["gpu_copy_TBps"] for m in machines if m.get("gpu_copy_TBps")), None)
-    if copy_tbps:
-        targets = "\n".join([targets] + floor_lines(records, copy_tbps)).strip()
-    if targets:
-        ratios = "**Targets**\n\n" + targets + "\n\n" + ratios
+    ratios = summary(args, records, machines)
     with open(os.path.join(args.out, f"{args.name}.md"), "w") as f:
         f.write(machine_lines(machines) + "\n\n" + md + "\n\n" + ratios + "\n")
     print(md)
     print()
     print(ratios)
     png = os.path.join(args.out, f"{args.name}.png")
-    have_plot = plot(records, png, args.section)
-    log(f"run.py: wrote {results}" + (f" and {png}" if have_plot else ""))
-
+    if not plot(records, png, args.section):
+        png = None
+    log(f"run.py: wrote {results}" + (f" and {png}" if png else ""))
     if args.doc:
-        img_dir = os.path.join(os.path.dirname(os.path.abspath(args.doc)), "benchmarks")
-        os.makedirs(img_dir, exist_ok=True)
-        slug = re.sub(r"[^a-z0-9]+", "-", args.section.lower()).strip("-")
-        body = []
-        if args.note:
-            body.append(args.note.strip() + "\n")
-        body.append(machine_lines(machines) + "\n")
-        if have_plot:
-            shutil.copyfile(png, os.path.join(img_dir, f"{slug}.png"))
-            body.append(f"![{args.section}](benchmarks/{slug}.png)\n")
-        body.append(md + "\n")
-        if ratios:
-            body.append("### Targets and ratios, measured side by side\n\n" + ratios)
-        update_doc(args.doc, args.section, "\n".join(body))
-        log(f"run.py: updated section '{args.section}' of {args.doc}")
+        write_doc(args, machines, md, ratios, png)
     return 0
 
 
