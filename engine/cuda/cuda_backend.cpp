@@ -134,6 +134,9 @@ void CudaBackend::load_module(const EnvSpec& spec) {
 }
 
 namespace {
+constexpr uint32_t kStageMinWorlds = 16384;
+constexpr size_t kStageMinBytesPerWorld = 1024;
+
 size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 
 /// Shared-memory offsets of each region for `block` worlds; returns the total.
@@ -175,12 +178,19 @@ Storage stage_template(const Storage& s, const std::vector<StageRegion>& table) 
 } // namespace
 
 void CudaBackend::plan_staging(const StorageLayout& layout, unsigned preferred_block) {
-    const char* env = std::getenv("ORRERY_CUDA_STAGE");
-    if (source_.per_node || (env && std::strcmp(env, "0") == 0)) return;
+    if (source_.per_node) return;
     const DriverApi& d = driver();
     std::vector<Region> regions = layout.regions(storage_);
     regions.push_back({storage_.reset_request, 1});
     if (regions.size() > kMaxStageRegions) return;
+    // Staging pays on large batches of worlds with much state (overcooked: 2.9x at
+    // 16,384 worlds) and costs on small ones or light worlds (tag: 2x slower); see
+    // docs/gpu.md. ORRERY_CUDA_STAGE=0 / 1 overrides the rule.
+    size_t bytes_per_world = 0;
+    for (const Region& r : regions) bytes_per_world += r.bytes_per_world;
+    bool want = storage_.num_worlds >= kStageMinWorlds && bytes_per_world >= kStageMinBytesPerWorld;
+    if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && *env) want = std::strcmp(env, "0") != 0;
+    if (!want) return;
     int optin = 0;
     ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
     // At most half an SM's shared memory, so two blocks can hide each other's staging.

@@ -72,7 +72,7 @@ double graph_us(orrery::Simulator& sim, uint32_t steps) {
 }
 
 void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
-    if (direct) setenv("ORRERY_CUDA_STAGE", "0", 1);
+    setenv("ORRERY_CUDA_STAGE", direct ? "0" : "1", 1);
     orrery::Simulator sim(orrery::make_env_spec(a.env, {}), options(n, per_node));
     unsetenv("ORRERY_CUDA_STAGE");
     orrery::cuda::CudaBackend& b = cuda_of(sim);
@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
         std::printf("%-8s %-10s %9s %6s %12s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",
                     "queued_us", "rand_act_us", "synced_us", "graph_us", "env-steps/s");
         for (uint32_t n : a.worlds) {
-            bench_steps(a, n, false, false); // the default: megakernel staged in shared memory
+            bench_steps(a, n, false, false); // megakernel staged in shared memory
             bench_steps(a, n, false, true);  // megakernel on global memory
             bench_steps(a, n, true, false);  // one launch per op
         }

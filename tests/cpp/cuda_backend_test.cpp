@@ -119,6 +119,7 @@ std::string first_mismatch(const std::vector<uint64_t>& want, const std::vector<
 void run_parity(const std::string& env, orrery::AutoReset mode, uint32_t worlds, uint32_t steps) {
     orrery::register_builtin_envs();
     Simulator cpu(orrery::make_env_spec(env, {}), options(worlds, "cpu", mode));
+    setenv("ORRERY_CUDA_STAGE", "1", 1); // the megakernel staging worlds in shared memory
     Simulator mega(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
     setenv("ORRERY_CUDA_STAGE", "0", 1); // the megakernel working on global memory directly
     Simulator direct(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
