@@ -72,7 +72,8 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     ORRERY_CU(d.cuDevicePrimaryCtxRetain(&ctx_, dev_));
     try {
         bind_current();
-        ORRERY_CU(d.cuStreamCreate(&stream_, kStreamNonBlocking));
+        ORRERY_CU(d.cuStreamCreate(&own_stream_, kStreamNonBlocking));
+        stream_ = own_stream_;
         size_t bytes = std::max<size_t>(layout.total_bytes, 64);
         CUresult r = d.cuMemAlloc(&memory_, bytes);
         if (r == kCudaErrorOutOfMemory) {
@@ -229,14 +230,14 @@ void CudaBackend::release() noexcept {
     if (!ctx_) return;
     const DriverApi& d = driver();
     d.cuCtxSetCurrent(ctx_);
-    if (stream_) d.cuStreamSynchronize(stream_);
+    if (own_stream_) d.cuStreamSynchronize(own_stream_); // a caller's stream may be gone; cuMemFree waits anyway
     if (module_) d.cuModuleUnload(module_);
     if (memory_) d.cuMemFree(memory_);
-    if (stream_) d.cuStreamDestroy(stream_);
+    if (own_stream_) d.cuStreamDestroy(own_stream_);
     d.cuDevicePrimaryCtxRelease(dev_);
     module_ = nullptr;
     memory_ = 0;
-    stream_ = nullptr;
+    stream_ = own_stream_ = nullptr;
     ctx_ = nullptr;
 }
 
@@ -295,6 +296,11 @@ void CudaBackend::copy_within(void* dst, const void* src, size_t n) {
     bind_current();
     ORRERY_CU(driver().cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), n,
                                          stream_));
+}
+
+void CudaBackend::use_stream(CUstream stream) {
+    synchronize();
+    stream_ = stream ? stream : own_stream_;
 }
 
 void CudaBackend::synchronize() {

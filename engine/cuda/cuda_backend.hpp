@@ -56,6 +56,11 @@ class CudaBackend final : public Backend {
     void randomize_inputs(uint64_t key);
     /// The stream all work is queued on (for graph capture by callers).
     CUstream stream() const { return stream_; }
+    /// Queues all further work on `stream` (for example the caller's framework
+    /// stream, so a step joins its graph capture); nullptr returns to the
+    /// backend's own stream. Waits for the work already queued first.
+    /// @warning `stream` must belong to this device's primary context and outlive its use here.
+    void use_stream(CUstream stream);
     /// Threads per block used for a pass (one thread per world).
     unsigned block_size() const { return staged_ ? stage_block_ : block_; }
     /// True when the megakernel stages each block's worlds in shared memory.
@@ -73,7 +78,8 @@ class CudaBackend final : public Backend {
     DeviceInfo info_;
     CUdevice dev_ = 0;
     CUcontext ctx_ = nullptr;
-    CUstream stream_ = nullptr;
+    CUstream stream_ = nullptr;     ///< where work is queued: own_stream_ or the caller's
+    CUstream own_stream_ = nullptr;
     CUdeviceptr memory_ = 0;
     CUmodule module_ = nullptr;
     Storage storage_;

@@ -233,6 +233,26 @@ TEST(CudaBackend, StepsCapturedInACudaGraphMatchDirectLaunches) {
     d.cuGraphDestroy(graph);
 }
 
+TEST(CudaBackend, WorkFollowsTheCallersStream) {
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    Simulator plain(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
+    Simulator moved(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
+    auto& b = dynamic_cast<CudaBackend&>(moved.backend());
+    CUstream own = b.stream(), theirs = nullptr;
+    ORRERY_CU(driver().cuStreamCreate(&theirs, kStreamNonBlocking));
+    b.use_stream(theirs);
+    EXPECT_EQ(b.stream(), theirs);
+    for (int i = 0; i < 30; ++i) moved.step();
+    b.use_stream(nullptr);
+    EXPECT_EQ(b.stream(), own);
+    for (int i = 0; i < 30; ++i) moved.step();
+    for (int i = 0; i < 60; ++i) plain.step();
+    EXPECT_EQ(world_hashes(plain), world_hashes(moved));
+    driver().cuStreamDestroy(theirs);
+}
+
 TEST(CudaBackend, ExportedTensorsAreDevicePointersAtFixedAddresses) {
     REQUIRE_GPU();
     orrery::register_builtin_envs();
