@@ -28,13 +28,17 @@ struct Phase {
 };
 
 /// Steps for `secs`; with `frames`, renders world 0 whenever 1/fps has passed.
-Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRenderer* frames, double fps) {
+/// `lockstep` waits for each step, as a loop that reads every step's outputs
+/// does; otherwise steps queue freely and a frame first drains the queue.
+Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRenderer* frames, double fps,
+                bool lockstep) {
     Phase p;
     sim.synchronize();
     auto start = Clock::now(), next_frame = start;
     auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps));
     while (std::chrono::duration<double>(Clock::now() - start).count() < secs) {
         sim.step();
+        if (lockstep) sim.synchronize();
         ++p.steps;
         if (frames && Clock::now() >= next_frame) {
             auto t0 = Clock::now();
@@ -54,18 +58,22 @@ int bench(const BenchArgs& a) {
     auto sim = orrery::render::make_simulator(a.common);
     orrery::render::Policy(a.common.policy, a.common.seed).act(*sim); // actions stay on the device
     orrery::render::FrameRenderer frames({a.width, a.height, a.common.vk_device});
-    run_phase(*sim, 1.0, &frames, a.fps); // warm-up: kernels compiled, pipelines built
-    Phase alone = run_phase(*sim, a.seconds, nullptr, a.fps);
-    Phase watched = run_phase(*sim, a.seconds, &frames, a.fps);
-    double rate_alone = double(alone.steps) / alone.seconds, rate_watched = double(watched.steps) / watched.seconds;
+    run_phase(*sim, 1.0, &frames, a.fps, true); // warm-up: kernels compiled, pipelines built
     double worlds = double(sim->num_worlds());
     std::printf("env %s, %u worlds on %s, frames %ux%u on %s\n", a.common.env.c_str(), sim->num_worlds(),
                 sim->backend().describe().c_str(), a.width, a.height, frames.device_name().c_str());
-    std::printf("alone:    %.1f steps/s (%.3g env-steps/s)\n", rate_alone, rate_alone * worlds);
-    std::printf("watched:  %.1f steps/s (%.3g env-steps/s), %.1f frames/s, %.2f ms per frame\n", rate_watched,
-                rate_watched * worlds, double(watched.frames) / watched.seconds,
-                1e3 * watched.frame_seconds / double(watched.frames ? watched.frames : 1));
-    std::printf("step-rate drop: %.2f%%\n", 100.0 * (1.0 - rate_watched / rate_alone));
+    for (bool lockstep : {true, false}) {
+        Phase alone = run_phase(*sim, a.seconds, nullptr, a.fps, lockstep);
+        Phase watched = run_phase(*sim, a.seconds, &frames, a.fps, lockstep);
+        double rate_alone = double(alone.steps) / alone.seconds;
+        double rate_watched = double(watched.steps) / watched.seconds;
+        std::printf("%s\n", lockstep ? "lockstep (each step waited for):" : "free-running (steps queued ahead):");
+        std::printf("  alone:    %.1f steps/s (%.3g env-steps/s)\n", rate_alone, rate_alone * worlds);
+        std::printf("  watched:  %.1f steps/s (%.3g env-steps/s), %.1f frames/s, %.2f ms per frame\n",
+                    rate_watched, rate_watched * worlds, double(watched.frames) / watched.seconds,
+                    1e3 * watched.frame_seconds / double(watched.frames ? watched.frames : 1));
+        std::printf("  step-rate drop: %.2f%%\n", 100.0 * (1.0 - rate_watched / rate_alone));
+    }
     return 0;
 }
 
