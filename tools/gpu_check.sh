@@ -66,7 +66,7 @@ stage_build() {
 
 stage_test() {
     local t0; t0=$(date +%s)
-    note "== tests (ctest -R 'cuda|nvrtc|Cuda|Nvrtc|Parity')"
+    note "== tests (ctest -R 'Cuda|Nvrtc|Cache')"
     export ORRERY_CACHE_DIR=/tmp/orrery_test_cache
     (cd "$BUILD" && ctest -R "Cuda|Nvrtc|Cache" --output-on-failure -j 1) >"$OUT/tests.log" 2>&1
     local rc=$?
