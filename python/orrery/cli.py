@@ -5,7 +5,9 @@ is listed in COMMAND_MODULES, or ships an entry point in the group
 "orrery.commands" that names such a module.
 
 `bench` and `memory` run the native tool built from tools/orrery_cli.cpp,
-which the wheel carries as orrery/bin/orrery, so timings never include Python.
+which the wheel carries as orrery/bin/orrery, so timings never include Python;
+`record` and `view` run render/'s orrery-record and orrery-view where the
+build had Vulkan to make them.
 """
 
 from __future__ import annotations
@@ -54,22 +56,33 @@ def subcommand(name: str, help: str, configure: Optional[Callable[[argparse.Argu
     return wrap
 
 
-def native_tool() -> str:
-    """Path of the native `orrery` tool shipped next to the extension module."""
+def native_tool(name: str = "orrery") -> str:
+    """Path of a native tool shipped next to the extension module (orrery/bin/NAME)."""
     from orrery import _core
 
-    path = os.path.join(os.path.dirname(os.path.abspath(_core.__file__)), "bin", "orrery")
+    path = os.path.join(os.path.dirname(os.path.abspath(_core.__file__)), "bin", name)
     if not os.access(path, os.X_OK):
-        raise FileNotFoundError(f"the native orrery tool is missing at {path}; reinstall the package")
+        raise FileNotFoundError(f"the native tool {name} is missing at {path}; reinstall the package")
     return path
 
 
-def _run_native(args: argparse.Namespace) -> int:
-    tool = native_tool()
-    argv = [tool, args.command, *args.rest]
-    sys.stdout.flush()
-    os.execv(tool, argv)  # replaces this process: the tool's exit code is ours
-    return 0  # not reached
+def _forward(tool: str, with_command: bool) -> Callable[[argparse.Namespace], int]:
+    """A run() that replaces this process with native `tool` (its exit code is ours)."""
+    def run(args: argparse.Namespace) -> int:
+        path = native_tool(tool)
+        argv = [path, *([args.command] if with_command else []), *args.rest]
+        sys.stdout.flush()
+        os.execv(path, argv)
+        return 0  # not reached
+    return run
+
+
+def _has_tool(name: str) -> bool:
+    try:
+        native_tool(name)
+        return True
+    except (FileNotFoundError, ImportError):
+        return False
 
 
 def _envs(args: argparse.Namespace) -> int:
@@ -81,9 +94,17 @@ def _envs(args: argparse.Namespace) -> int:
 
 
 register(Command("envs", "list the registered envs", _envs))
-register(Command("bench", "measure env-steps per second (native; `orrery bench --help` for options)",
-                 _run_native, passthrough=True))
-register(Command("memory", "report the memory an env's worlds take (native)", _run_native, passthrough=True))
+register(Command("bench", "measure env-steps per second (native tool; options as in tools/orrery_cli.cpp)",
+                 _forward("orrery", True), passthrough=True))
+register(Command("memory", "report the memory an env's worlds take (native tool)", _forward("orrery", True),
+                 passthrough=True))
+# The recorder and viewer ship only where render/ could be built (Vulkan).
+if _has_tool("orrery-record"):
+    register(Command("record", "render one world offscreen to frames and a video (orrery-record --help)",
+                     _forward("orrery-record", False), passthrough=True))
+if _has_tool("orrery-view"):
+    register(Command("view", "watch worlds in a window: pause, step, inspect (orrery-view --help)",
+                     _forward("orrery-view", False), passthrough=True))
 
 
 def _load_plugins() -> None:

@@ -57,3 +57,17 @@ def test_registry_accepts_new_subcommands(capsys):
             cli.register(cli.Command("hello-test", "again", hello))
     finally:
         cli._COMMANDS.pop("hello-test")
+
+
+@pytest.mark.skipif(not cli._has_tool("orrery-record"), reason="this build has no recorder (render/ needs Vulkan)")
+def test_record_forwards_to_the_recorder(tmp_path):
+    out = run("record", "tag", "--steps", "2", "--size", "64x64", "--out", str(tmp_path / "clip"))
+    assert out.returncode == 0, out.stderr
+    frames = sorted(p.name for p in (tmp_path / "clip").glob("frame_*.png"))
+    assert frames == ["frame_00000.png", "frame_00001.png", "frame_00002.png"]
+
+
+def test_view_and_record_are_listed_only_when_shipped():
+    usage = run().stdout
+    assert ("record" in usage) == cli._has_tool("orrery-record")
+    assert ("view" in usage) == cli._has_tool("orrery-view")
