@@ -6,6 +6,8 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <mutex>
+
 #include "envs/registry.hpp"
 #include "python/src/tensor.hpp"
 #if __has_include("engine/cuda/cuda_backend.hpp")
@@ -70,8 +72,13 @@ class PySimulator {
     py::list exports() const;
     py::dict memory_report() const;
 
+    /// Serialises engine calls: they run without the GIL, and a Simulator is
+    /// not safe to drive from two threads at once.
+    std::mutex& mutex() const { return mutex_; }
+
   private:
     std::shared_ptr<Simulator> sim_;
+    mutable std::mutex mutex_;
 };
 
 py::list PySimulator::exports() const {
@@ -117,10 +124,12 @@ uintptr_t cuda_stream(Simulator& s) {
 }
 
 /// Runs `fn` on the live simulator with the GIL released (the CPU backend uses
-/// its own threads; other Python threads may run meanwhile).
+/// its own threads; other Python threads may run meanwhile, but not on this
+/// simulator: calls on one simulator are serialised).
 template <class F> auto unlocked(const PySimulator& p, F fn) {
     std::shared_ptr<Simulator> s = p.get();
     py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(p.mutex());
     return fn(*s);
 }
 

@@ -152,3 +152,25 @@ def test_context_manager_closes():
         env.step(np.zeros((1, 4), np.int32))
     assert env.closed
     assert "closed" in repr(env)
+
+
+def test_threads_may_share_an_env():
+    import threading
+
+    env = orrery.make("tag", num_worlds=64, device="cpu", seed=4, threads=2)
+    twin = orrery.make("tag", num_worlds=64, device="cpu", seed=4, threads=2)
+    env.actions[:] = 1  # the same actions every step, so the order of the calls does not matter
+    twin.actions[:] = 1
+
+    def run():
+        for _ in range(50):
+            env.step()
+
+    workers = [threading.Thread(target=run) for _ in range(3)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for _ in range(150):
+        twin.step()
+    assert [env.state_hash(w) for w in range(64)] == [twin.state_hash(w) for w in range(64)]
