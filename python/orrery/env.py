@@ -110,8 +110,10 @@ class Env:
                 f"device={device!r} is not understood; expected 'auto', 'cpu', 'cuda' or 'cuda:N'")
         if seed is not None:
             seed = _check_int("seed", seed, 0, 2**64 - 1)
+        if framework is not None:
+            framework = _check_choice("framework", framework, FRAMEWORKS)
         options = {k: _option_string(k, v) for k, v in env_kwargs.items()}
-        self._closed = True  # until the simulator exists, so close()/__del__ are safe
+        self._closed = True  # until the simulator exists, so close() is safe
         self._sim = _core.Simulator(name, options, num_worlds, device, autoreset, threads)
         self._closed = False
         self.name = name
@@ -119,9 +121,7 @@ class Env:
         self.num_worlds = num_worlds
         self.autoreset = autoreset
         self.device = self._sim.device
-        if framework is None:
-            framework = "numpy" if self.device == "cpu" else "torch"
-        self.framework = _check_choice("framework", framework, FRAMEWORKS)
+        self.framework = framework or ("numpy" if self.device == "cpu" else "torch")
         if self.framework == "numpy" and self.device != "cpu":
             self.close()
             raise ValueError(f"framework='numpy' needs device='cpu'; this env is on {self.device} "
