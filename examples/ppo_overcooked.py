@@ -153,7 +153,7 @@ class EpisodeStats:
         return t.tolist()
 
 
-def rewards_of(env, reward, info, agents):
+def rewards_of(reward, info, agents):
     """(sparse team reward per world, shaped reward per world, per-agent shaped)."""
     reward = reward.reshape(reward.shape[0], agents).float()
     if "sparse_r_by_agent" in info:
@@ -235,8 +235,8 @@ def main(argv=None):
                 action, logp, _, value = model.act(next_obs)
             buf_act[t], buf_logp[t], buf_val[t] = action, logp, value
             obs, reward, term, trunc, info = env.step((action + lo).reshape(args.num_worlds, agents))
-            reward, sparse, shaped_agent = rewards_of(env, reward.to(device), {k: v.to(device) for k, v in info.items()
-                                                                               if k != "final_obs"}, agents)
+            info = {k: v.to(device) for k, v in info.items() if k != "final_obs"}
+            reward, sparse, shaped_agent = rewards_of(reward.to(device), info, agents)
             done = (term | trunc).to(device)
             stats.update(sparse, shaped_agent.sum(1), done)
             buf_rew[t] = (reward + shaped_coef * shaped_agent).reshape(rows)
@@ -257,7 +257,7 @@ def main(argv=None):
             returns = adv + buf_val
 
         b_obs, b_act, b_logp = buf_obs.reshape((-1,) + obs_shape), buf_act.reshape(-1), buf_logp.reshape(-1)
-        b_adv, b_ret, b_val = adv.reshape(-1), returns.reshape(-1), buf_val.reshape(-1)
+        b_adv, b_ret = adv.reshape(-1), returns.reshape(-1)
         for _ in range(args.update_epochs):
             perm = torch.randperm(batch, device=device)
             for s in range(0, batch, minibatch):

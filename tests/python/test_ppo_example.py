@@ -3,9 +3,7 @@ it trains, logs to TensorBoard and reports episode returns. Learning to the
 target is measured separately (docs/python.md), not asserted here."""
 
 import importlib.util
-import os
 import pathlib
-import sys
 
 import pytest
 
