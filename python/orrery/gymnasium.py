@@ -88,8 +88,7 @@ class OrreryVectorEnv(VectorEnv):
                  **env_kwargs: Any):
         self.autoreset_mode = _mode(autoreset_mode)
         self.env = orrery.make(name, num_worlds=num_envs, device=device, seed=seed,
-                               autoreset=_MODES[self.autoreset_mode], threads=threads, framework="numpy"
-                               if device == "cpu" else "torch", **env_kwargs)
+                               autoreset=_MODES[self.autoreset_mode], threads=threads, **env_kwargs)
         self.metadata = {"autoreset_mode": self.autoreset_mode, "render_modes": []}
         self.num_envs = num_envs
         self.copy = copy
