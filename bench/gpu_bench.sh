@@ -9,8 +9,8 @@
 # Usage: bench/gpu_bench.sh [orrery-binary]   (default: newest build/*/tools/orrery)
 #   OUT=<folder>   where results go (default bench/results)
 #   QUICK=1        fewer world counts and steps (a smoke test)
-#   LIMIT_ORRERY, LIMIT_LATENCY, LIMIT_JAXMARL: seconds allowed to each part
-#                  (240, 60, 240; the whole usually takes 3 to 5 minutes)
+#   LIMIT_ORRERY, LIMIT_LATENCY, LIMIT_STAGE0, LIMIT_JAXMARL: seconds allowed to
+#                  each part (240, 60, 120, 240; the whole usually takes 3 to 6 minutes)
 # Needs on that machine: python3 with jax, flax, jaxtyping, numpy, matplotlib, and
 # bench/.peers/JaxMARL (bench/fetch_peers.sh; git-ignored, so name bench/.peers
 # in the device run's carry list).
@@ -74,13 +74,20 @@ part orrery-1024 "${LIMIT_LATENCY:-60}" python3 bench/run.py "${bin_args[@]}" --
   --cases overcooked:cramped_room overcooked:counter_circuit_o_1order --worlds 1024 --steps "$us_steps" \
   --role latency --out "$parts" --name orrery_1024 --section "Overcooked (GPU)"
 
-# 3. The peer, same GPU, same session.
+# 3. The megakernel without shared-memory staging (ORRERY_CUDA_STAGE=0), past
+#    the L2 only: the "direct stores" rows of docs/perf-notes.md's prediction log.
+part orrery-stage0 "${LIMIT_STAGE0:-120}" env ORRERY_CUDA_STAGE=0 python3 bench/run.py "${bin_args[@]}" \
+  --devices cuda --peers none --cases overcooked:cramped_room overcooked:counter_circuit_o_1order \
+  --worlds "$([ "${QUICK:-0}" = 1 ] && echo 65536 || echo 262144,4194304)" --role stage0 \
+  --out "$parts" --name orrery_stage0 --section "Overcooked (GPU)"
+
+# 4. The peer, same GPU, same session.
 part jaxmarl "${LIMIT_JAXMARL:-240}" python3 bench/peer_jaxmarl.py --layouts cramped_room counter_circuit_o_1order \
   --worlds "$jm_worlds" --steps 500 --runs 3 --json "$parts/jaxmarl.json"
 
 # Merge, print the table and the ratios, draw the plot.
 inputs=()
-for f in orrery_throughput.json orrery_1024.json jaxmarl.json; do
+for f in orrery_throughput.json orrery_1024.json orrery_stage0.json jaxmarl.json; do
   [ -s "$parts/$f" ] && inputs+=("$parts/$f")
 done
 if [ ${#inputs[@]} -gt 0 ]; then

@@ -203,6 +203,8 @@ def series_key(r):
         parts.append(f"{r['threads']} thr")
     if r.get("obs") == "none":
         parts.append("no obs")
+    if r.get("role") not in (None, "throughput", "latency"):
+        parts.append(f"[{r['role']}]")
     return " / ".join(parts)
 
 
@@ -215,6 +217,8 @@ def short_key(r):
         parts.append("no obs")
     elif r.get("obs"):
         parts.append(f"{r['obs']} obs")
+    if r.get("role") not in (None, "throughput", "latency"):
+        parts.append(f"[{r['role']}]")
     return " ".join(parts)
 
 
@@ -308,7 +312,8 @@ def floor_lines(records, copy_tbps):
     copy bandwidth) and how close Orrery's best point past the L2 comes to it."""
     lines = []
     ours = [r for r in records if r.get("impl", "orrery") == "orrery" and r["device"] == "cuda"
-            and r.get("bytes_moved_per_step") and r["num_worlds"] >= kL2FreeWorlds and r.get("role") != "latency"]
+            and r.get("bytes_moved_per_step") and r["num_worlds"] >= kL2FreeWorlds
+            and r.get("role", "throughput") == "throughput"]
     for layout in sorted({r.get("layout", "") for r in ours}):
         rs = [r for r in ours if r.get("layout", "") == layout]
         best = max(rs, key=lambda r: r["env_steps_per_s"])
@@ -325,7 +330,8 @@ def target_lines(records, targets):
     lines = []
     for device, layout, rate, min_worlds in targets:
         rs = [r for r in records if r.get("impl", "orrery") == "orrery" and r["device"] == device
-              and r.get("layout") == layout and r["num_worlds"] >= min_worlds and r.get("role") != "latency"]
+              and r.get("layout") == layout and r["num_worlds"] >= min_worlds
+              and r.get("role", "throughput") == "throughput"]
         cond = f"{layout} on {device} ≥ {fmt_rate(rate)} env-steps/s" + (
             f" with ≥ {min_worlds:,} worlds" if min_worlds > 1 else "")
         if not rs:
@@ -341,7 +347,7 @@ def target_lines(records, targets):
 def latency_target_lines(records, target_us, worlds=1024):
     """Whether Orrery's best µs per batch step at `worlds` GPU worlds meets target_us, per layout."""
     ours = [r for r in records if r.get("impl", "orrery") == "orrery" and r["device"] == "cuda"
-            and r["num_worlds"] == worlds]
+            and r["num_worlds"] == worlds and r.get("role", "throughput") in ("throughput", "latency")]
     lines = []
     for layout in sorted({r.get("layout", "") for r in ours}):
         best = min((r for r in ours if r.get("layout", "") == layout), key=us_per_step)
@@ -562,7 +568,8 @@ def main():
     p.add_argument("--pick", choices=["median", "best"], default="median",
                    help="which of the repeats to keep (best: least disturbed, for a shared machine)")
     p.add_argument("--role", default="throughput",
-                   help="tag for these orrery records; 'latency' records stay out of the plot and peak ratios")
+                   help="tag for these orrery records: 'latency' records stay out of the plot and peak ratios; "
+                        "any other tag (a variant, e.g. stage0) is its own series and stays out of the targets")
     p.add_argument("--timeout", type=int, default=600, help="seconds allowed to each part")
     p.add_argument("--bin", help="the orrery binary (default: newest build/*/tools/orrery, else PATH)")
     p.add_argument("--from-json", nargs="+", default=[], help="add records from these files; with no devices "
