@@ -258,14 +258,28 @@ ORRERY_HD inline void apply_destroys(const Storage& s, uint32_t w) {
     }
 }
 
-/// Empties one world: every row freed (generations bumped), singletons re-created.
-ORRERY_HD inline void clear_world(const Storage& s, uint32_t w) {
+/// Empties one world: every row freed, singletons re-created. Generations of
+/// live rows are bumped so handles from the last episode go stale; `fresh`
+/// instead restarts every generation, so the world's state no longer depends
+/// on its history: generations, free list and every row's components are
+/// zeroed (a full reset: same seed, same bytes).
+ORRERY_HD inline void clear_world(const Storage& s, uint32_t w, bool fresh = false) {
     for (uint32_t a = 0; a < s.num_archetypes; ++a) {
         const ArchetypeTable& t = s.tables[a];
         uint32_t base = w * t.capacity;
         for (uint32_t row = 0; row < t.capacity; ++row) {
             uint32_t r = base + row;
-            if (t.alive[r]) t.generation[r] += 1;
+            if (fresh) {
+                t.generation[r] = 0;
+                t.free_rows[r] = 0;
+                for (uint32_t c = 0; c < s.num_components; ++c) {
+                    if (!t.columns[c]) continue;
+                    uint8_t* p = t.columns[c] + size_t(r) * s.row_bytes[c];
+                    for (uint32_t i = 0; i < s.row_bytes[c]; ++i) p[i] = 0;
+                }
+            } else if (t.alive[r]) {
+                t.generation[r] += 1;
+            }
             t.alive[r] = 0;
             t.doomed[r] = 0;
         }

@@ -14,9 +14,10 @@ enum class AutoReset : uint8_t {
     kDisabled = 2, ///< worlds stay finished until reset() names them
 };
 
-/// Clears the world and marks it for the init nodes of this pass.
-ORRERY_HD inline void begin_world_reset(const Storage& s, uint32_t w, uint32_t episode) {
-    clear_world(s, w);
+/// Clears the world and marks it for the init nodes of this pass (`fresh`: a
+/// full reset, see clear_world).
+ORRERY_HD inline void begin_world_reset(const Storage& s, uint32_t w, uint32_t episode, bool fresh = false) {
+    clear_world(s, w, fresh);
     WorldMeta& m = s.meta[w];
     m.episode = episode;
     m.step = 0;
@@ -73,7 +74,7 @@ ORRERY_HD inline void begin_requested_reset(const Storage& s, uint32_t w) {
     s.meta[w].flags = 0;
     if (!request) return;
     s.errors[w] = 0;
-    begin_world_reset(s, w, request == 2 ? 0 : s.meta[w].episode + 1);
+    begin_world_reset(s, w, request == 2 ? 0 : s.meta[w].episode + 1, request == 2);
     s.meta[w].flags = kResetting;
     s.reset_request[w] = 0;
 }
