@@ -167,10 +167,10 @@ def rewards_of(reward, info, agents):
 
 def save_video(args, agent, device):
     """Records one greedy episode through the viewer's recorder, if this build has it."""
-    try:
-        from orrery import record  # provided by the viewer (render/)
-    except ImportError:
-        print("--video: this build of Orrery has no recorder (orrery.record); no clip saved")
+    from orrery import record
+
+    if not record.available():
+        print("--video: this build of Orrery has no recorder (it needs Vulkan at build time); no clip saved")
         return
 
     def policy(obs):
@@ -178,8 +178,8 @@ def save_video(args, agent, device):
             x = torch.as_tensor(np.asarray(obs), device=device).float()
             return agent.act(x.reshape((-1,) + x.shape[2:]))[0].reshape(x.shape[:2]).cpu().numpy()
 
-    record.record_episode(args.env, args.video, policy=policy, seed=args.seed, **env_kwargs(args))
-    print(f"saved {args.video}")
+    result = record.record_episode(args.env, args.video, policy=policy, seed=args.seed, **env_kwargs(args))
+    print(f"saved {result['video']} ({result['steps']} steps, return {result['return']:.1f})")
 
 
 def main(argv=None):

@@ -2,6 +2,9 @@
 
 #include "render/cli.hpp"
 
+#include <fstream>
+#include <sstream>
+
 #include <cstring>
 
 #include "envs/registry.hpp"
@@ -100,6 +103,56 @@ void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint3
     size_t at = ((size_t(world) * size_t(t.shape[1]) + agent) * per_row) * elem;
     int64_t v = value;
     sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + at, &v, elem);
+}
+
+ActionReplay::ActionReplay(const std::string& path, const Simulator& sim) {
+    std::ifstream in(path);
+    if (!in) throw Error("cannot open the actions file '" + path + "'");
+    size_t per_step = 0;
+    for (const auto& [name, range] : sim.spec().input_ranges()) {
+        const TensorView& t = sim.tensor(name);
+        per_step += t.bytes() / dtype_size(t.dtype) / sim.num_worlds();
+    }
+    std::string line;
+    for (uint32_t number = 1; std::getline(in, line); ++number) {
+        if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+        std::istringstream words(line);
+        std::vector<int64_t> values;
+        int64_t v;
+        while (words >> v) values.push_back(v);
+        if (!words.eof() || values.size() != per_step)
+            throw Error("actions file '" + path + "' line " + std::to_string(number) + ": expected " +
+                        std::to_string(per_step) + " integers, got '" + line + "'");
+        size_t at = 0;
+        for (const auto& [name, range] : sim.spec().input_ranges()) {
+            const TensorView& t = sim.tensor(name);
+            size_t n = t.bytes() / dtype_size(t.dtype) / sim.num_worlds();
+            for (size_t i = 0; i < n; ++i, ++at)
+                if (values[at] < range.first || values[at] > range.second)
+                    throw Error("actions file '" + path + "' line " + std::to_string(number) + ": '" + name +
+                                "' value " + std::to_string(values[at]) + " is outside [" +
+                                std::to_string(range.first) + ", " + std::to_string(range.second) + "]");
+        }
+        lines_.push_back(std::move(values));
+    }
+    if (lines_.empty()) throw Error("actions file '" + path + "' holds no steps");
+}
+
+void ActionReplay::act(Simulator& sim, uint32_t world, uint32_t k) {
+    const std::vector<int64_t>& values = lines_.at(k);
+    size_t at = 0;
+    for (const auto& [name, range] : sim.spec().input_ranges()) {
+        const TensorView& t = sim.tensor(name);
+        size_t elem = dtype_size(t.dtype), n = t.bytes() / elem / sim.num_worlds();
+        std::vector<uint8_t> bytes(n * elem);
+        for (size_t i = 0; i < n; ++i, ++at) {
+            float f = float(values[at]);
+            if (t.dtype == DType::kF32) std::memcpy(bytes.data() + i * elem, &f, elem);
+            else std::memcpy(bytes.data() + i * elem, &values[at], elem); // little-endian: low bytes first
+        }
+        sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + bytes.size() * world, bytes.data(),
+                                     bytes.size());
+    }
 }
 
 } // namespace orrery::render

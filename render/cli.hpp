@@ -48,6 +48,23 @@ class Policy {
     std::vector<uint8_t> scratch_;
 };
 
+/// Recorded actions for one world, replayed step by step: a text file with one
+/// line per step holding that world's values of every ranged input tensor, in
+/// export order (for Overcooked: the two chefs' actions). Because a world's
+/// trajectory depends only on its seed and actions, replaying them from the same
+/// seed reproduces an episode played elsewhere (for example by a trained policy).
+class ActionReplay {
+  public:
+    /// Reads `path`; throws orrery::Error naming the line of a malformed or out-of-range value.
+    ActionReplay(const std::string& path, const Simulator& sim);
+    uint32_t steps() const { return uint32_t(lines_.size()); }
+    /// Writes step k's values into world `world` (other worlds are left as they are).
+    void act(Simulator& sim, uint32_t world, uint32_t k);
+
+  private:
+    std::vector<std::vector<int64_t>> lines_;
+};
+
 /// Writes one agent's action (element 0 of row `agent`) in world `world` of input `tensor`.
 void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint32_t agent, int32_t value);
 

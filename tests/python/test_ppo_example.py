@@ -41,3 +41,20 @@ def test_ppo_smoke_run(tmp_path, env_args):
     logs = list((tmp_path / "runs").rglob("events.out.tfevents.*"))
     assert logs and logs[0].stat().st_size > 0
     assert model.stat().st_size > 0
+
+
+@pytest.mark.slow
+def test_ppo_video_records_a_trained_episode(tmp_path):
+    from orrery import record
+
+    if not record.available():
+        pytest.skip("this build has no recorder (needs Vulkan)")
+    ppo = load_example()
+    clip = tmp_path / "clip"
+    ppo.main(["--env", "tag", "--env-opt", "horizon=16", "--num-worlds", "8", "--num-steps", "16",
+              "--total-timesteps", "128", "--update-epochs", "1", "--device", "cpu", "--threads", "1",
+              "--torch-threads", "1", "--log-dir", str(tmp_path / "runs"), "--no-progress", "--seed", "5",
+              "--video", str(clip)])
+    frames = sorted(clip.glob("frame_*.png"))
+    assert len(frames) == 17  # start state + the 16 steps of one episode
+    assert (clip / "video.mp4").exists() or (clip / "video.gif").exists()

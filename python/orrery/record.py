@@ -1,0 +1,77 @@
+"""Recording an episode played by any Python policy into frames and a video.
+
+The policy plays one world here; its actions are then replayed from the same
+seed by the native recorder (render/'s orrery-record), which draws every step.
+A world's trajectory depends only on its seed and actions, so the replay is the
+same episode; the recorder prints its final state hash and this module checks
+it against the episode played here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import tempfile
+from typing import Any, Callable, Dict, Optional
+
+import numpy as np
+
+from orrery.cli import native_tool
+from orrery.env import _option_string, make
+
+
+def available() -> bool:
+    """True when this build ships the recorder (it needs Vulkan at build time)."""
+    try:
+        native_tool("orrery-record")
+        return True
+    except (FileNotFoundError, ImportError):
+        return False
+
+
+def record_episode(env_name: str, out_dir: str, policy: Callable[[Any], Any], seed: int = 0,
+                   max_steps: Optional[int] = None, size: str = "512x512", fps: int = 10,
+                   **env_kwargs: Any) -> Dict[str, Any]:
+    """Plays one episode of `env_name` with `policy(obs) -> actions` ([1, agents]) and
+    writes out_dir/frame_*.png and out_dir/video.mp4 (or video.gif without ffmpeg).
+
+    Returns {"steps", "return", "frames_dir", "video"}. Raises RuntimeError if the
+    recorder is missing or its replay does not reproduce the episode."""
+    tool = native_tool("orrery-record")
+    env = make(env_name, num_worlds=1, device="cpu", seed=seed, framework="numpy", **env_kwargs)
+    try:
+        obs, _ = env.reset(seed=seed)
+        lines, total = [], 0.0
+        while max_steps is None or len(lines) < max_steps:
+            actions = np.asarray(policy(obs)).reshape(1, -1).astype(np.int64)
+            lines.append(" ".join(str(int(a)) for a in actions[0]))
+            obs, reward, terminated, truncated, _ = env.step(actions)
+            total += float(np.asarray(reward).sum())
+            if bool(np.asarray(terminated)[0]) or bool(np.asarray(truncated)[0]):
+                break
+        expected = env.state_hash(0)
+    finally:
+        env.close()
+
+    os.makedirs(out_dir, exist_ok=True)
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("\n".join(lines) + "\n")
+        actions_file = f.name
+    try:
+        argv = [tool, env_name, "--worlds", "1", "--seed", str(seed), "--actions", actions_file,
+                "--out", out_dir, "--size", size, "--fps", str(fps), "--policy", "noop"]
+        for key, value in env_kwargs.items():
+            argv += ["--opt", f"{key}={_option_string(key, value)}"]
+        run = subprocess.run(argv, capture_output=True, text=True)
+    finally:
+        os.unlink(actions_file)
+    if run.returncode != 0:
+        raise RuntimeError(f"orrery-record failed: {run.stderr.strip()}")
+    match = re.search(r"state hash after step \d+: ([0-9a-f]{16})", run.stdout)
+    if not match or int(match.group(1), 16) != expected:
+        raise RuntimeError("the recorder's replay did not reproduce the episode "
+                           f"(expected state hash {expected:016x}; recorder said: {run.stdout.strip()})")
+    video = next((os.path.join(out_dir, v) for v in ("video.mp4", "video.gif")
+                  if os.path.exists(os.path.join(out_dir, v))), None)
+    return {"steps": len(lines), "return": total, "frames_dir": out_dir, "video": video}
