@@ -180,6 +180,26 @@ void Simulator::check_inputs() {
     }
 }
 
+std::vector<std::vector<uint8_t>> random_inputs(const Simulator& sim, uint64_t& state) {
+    std::vector<std::vector<uint8_t>> out;
+    for (const auto& [name, range] : sim.spec().input_ranges()) {
+        const TensorView& t = sim.tensor(name);
+        size_t size = dtype_size(t.dtype), n = t.bytes() / size;
+        std::vector<uint8_t>& buffer = out.emplace_back(t.bytes());
+        uint64_t span = uint64_t(range.second - range.first + 1);
+        for (size_t i = 0; i < n; ++i) {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            int64_t v = range.first + int64_t((state >> 11) % span);
+            float f = float(v);
+            if (t.dtype == DType::kF32) std::memcpy(buffer.data() + i * size, &f, size);
+            else std::memcpy(buffer.data() + i * size, &v, size); // little-endian: low bytes first
+        }
+    }
+    return out;
+}
+
 void Simulator::step() {
     check_inputs();
     backend_->run(plan_.step);

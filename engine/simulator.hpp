@@ -119,6 +119,13 @@ struct WorldSnapshot {
     std::vector<uint8_t> bytes;
 };
 
+class Simulator;
+
+/// Uniformly random values for every ranged input tensor of `sim` (xorshift64
+/// advancing `state`): one host buffer per input, in input_ranges() order, laid
+/// out like the tensor. For benchmarks, tools and tests that need actions.
+std::vector<std::vector<uint8_t>> random_inputs(const Simulator& sim, uint64_t& state);
+
 /// A batch of worlds of one env.
 class Simulator {
   public:

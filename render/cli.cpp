@@ -78,19 +78,25 @@ std::unique_ptr<Simulator> make_simulator(const CommonArgs& a) {
 }
 
 void Policy::act(Simulator& sim) {
+    std::vector<std::vector<uint8_t>> values;
+    if (kind_ == "random") {
+        values = random_inputs(sim, state_);
+    } else {
+        for (const auto& [name, range] : sim.spec().input_ranges()) {
+            const TensorView& t = sim.tensor(name);
+            size_t elem = dtype_size(t.dtype), n = t.bytes() / elem;
+            std::vector<uint8_t>& buffer = values.emplace_back(t.bytes());
+            int64_t v = range.first;
+            float f = float(v);
+            for (size_t i = 0; i < n; ++i) // little-endian: low bytes first
+                std::memcpy(buffer.data() + i * elem, t.dtype == DType::kF32 ? static_cast<void*>(&f) : &v, elem);
+        }
+    }
+    size_t k = 0;
     for (const auto& [name, range] : sim.spec().input_ranges()) {
         const TensorView& t = sim.tensor(name);
-        size_t elem = dtype_size(t.dtype), n = t.bytes() / elem;
-        scratch_.assign(t.bytes(), 0);
-        uint64_t span = uint64_t(range.second - range.first + 1);
-        for (size_t i = 0; i < n; ++i) {
-            state_ ^= state_ << 13, state_ ^= state_ >> 7, state_ ^= state_ << 17;
-            int64_t v = kind_ == "random" ? range.first + int64_t((state_ >> 11) % span) : range.first;
-            float f = float(v);
-            if (t.dtype == DType::kF32) std::memcpy(scratch_.data() + i * elem, &f, elem);
-            else std::memcpy(scratch_.data() + i * elem, &v, elem); // little-endian: low bytes first
-        }
-        sim.backend().copy_from_host(t.data, scratch_.data(), scratch_.size());
+        sim.backend().copy_from_host(t.data, values[k].data(), values[k].size());
+        ++k;
     }
 }
 

@@ -45,7 +45,6 @@ class Policy {
   private:
     std::string kind_;
     uint64_t state_;
-    std::vector<uint8_t> scratch_;
 };
 
 /// Recorded actions for one world, replayed step by step: a text file with one

@@ -35,35 +35,6 @@ std::vector<uint32_t> parse_list(const std::string& s) {
     return out;
 }
 
-/// Fills every ranged input tensor with uniform values (xorshift on the host for
-/// the CPU; the device path writes through the backend copy).
-void fill_inputs(orrery::Simulator& sim, uint64_t& state, std::vector<uint8_t>& scratch) {
-    for (const auto& [name, range] : sim.spec().input_ranges()) {
-        const orrery::TensorView& t = sim.tensor(name);
-        size_t n = t.bytes() / orrery::dtype_size(t.dtype);
-        scratch.resize(t.bytes());
-        uint64_t span = uint64_t(range.second - range.first + 1);
-        for (size_t i = 0; i < n; ++i) {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            int64_t v = range.first + int64_t((state >> 11) % span);
-            uint8_t* p = scratch.data() + i * orrery::dtype_size(t.dtype);
-            switch (t.dtype) {
-            case orrery::DType::kU8: *p = uint8_t(v); break;
-            case orrery::DType::kI8: *reinterpret_cast<int8_t*>(p) = int8_t(v); break;
-            case orrery::DType::kU16: *reinterpret_cast<uint16_t*>(p) = uint16_t(v); break;
-            case orrery::DType::kI16: *reinterpret_cast<int16_t*>(p) = int16_t(v); break;
-            case orrery::DType::kI32: *reinterpret_cast<int32_t*>(p) = int32_t(v); break;
-            case orrery::DType::kU32: *reinterpret_cast<uint32_t*>(p) = uint32_t(v); break;
-            case orrery::DType::kI64: *reinterpret_cast<int64_t*>(p) = v; break;
-            case orrery::DType::kF32: break;
-            }
-        }
-        sim.backend().copy_from_host(t.data, scratch.data(), scratch.size());
-    }
-}
-
 int bench(const BenchArgs& a) {
     std::vector<std::string> envs = a.envs;
     if (envs.empty())
@@ -82,12 +53,11 @@ int bench(const BenchArgs& a) {
             o.per_node_launches = a.per_node;
             orrery::Simulator sim(orrery::make_env_spec(env, a.options), o);
             uint64_t rng = 0x9E3779B97F4A7C15ull;
-            std::vector<uint8_t> scratch;
             // Actions are generated before timing: a pool of 16 action sets, replayed.
             std::vector<std::vector<uint8_t>> pool;
             for (int i = 0; i < 16; ++i) {
-                fill_inputs(sim, rng, scratch);
-                pool.push_back(scratch);
+                std::vector<std::vector<uint8_t>> inputs = orrery::random_inputs(sim, rng);
+                pool.push_back(inputs.empty() ? std::vector<uint8_t>() : inputs.front());
             }
             auto input_ptr = [&]() -> void* {
                 for (const auto& [name, range] : sim.spec().input_ranges()) return sim.tensor(name).data;

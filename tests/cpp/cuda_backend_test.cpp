@@ -81,23 +81,7 @@ std::vector<std::vector<uint8_t>> tensors_of(Simulator& sim) {
 /// Host-generated uniform values for every ranged input, one buffer per input.
 struct Actions {
     uint64_t state = 0x243F6A8885A308D3ull;
-    std::vector<std::vector<uint8_t>> fill(Simulator& sim) {
-        std::vector<std::vector<uint8_t>> out;
-        for (const auto& [name, range] : sim.spec().input_ranges()) {
-            const orrery::TensorView& t = sim.tensor(name);
-            size_t size = orrery::dtype_size(t.dtype), n = t.bytes() / size;
-            out.emplace_back(t.bytes());
-            uint64_t span = uint64_t(range.second - range.first + 1);
-            for (size_t i = 0; i < n; ++i) {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                int64_t v = range.first + int64_t((state >> 11) % span);
-                std::memcpy(out.back().data() + i * size, &v, size); // little-endian: low bytes first
-            }
-        }
-        return out;
-    }
+    std::vector<std::vector<uint8_t>> fill(Simulator& sim) { return orrery::random_inputs(sim, state); }
     static void write(Simulator& sim, const std::vector<std::vector<uint8_t>>& values) {
         size_t i = 0;
         for (const auto& [name, range] : sim.spec().input_ranges()) {
