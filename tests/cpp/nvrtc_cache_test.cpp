@@ -10,8 +10,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "engine/cuda/nvrtc_compiler.hpp"
+#include "engine/cuda/sha256.hpp"
 #include "engine/error.hpp"
 
 namespace {
@@ -126,4 +128,25 @@ TEST_F(Cache, DirectoryFollowsOrreryCacheDirThenXdg) {
     if (old) setenv("XDG_CACHE_HOME", saved.c_str(), 1);
 }
 
+} // namespace
+
+// The cache's digest is our own SHA-256: it must give the FIPS 180-4 test vectors,
+// also when the message arrives in pieces that straddle a 64-byte block.
+namespace {
+std::string sha256_hex(const std::vector<std::string>& pieces) {
+    orrery::cuda::Sha256 h;
+    for (const std::string& p : pieces) h.update(p);
+    return orrery::cuda::to_hex(h.digest());
+}
+
+TEST(Sha256, MatchesTheStandardTestVectors) {
+    EXPECT_EQ(sha256_hex({""}), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    EXPECT_EQ(sha256_hex({"abc"}), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    const std::string two_blocks = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    EXPECT_EQ(sha256_hex({two_blocks}), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    EXPECT_EQ(sha256_hex({two_blocks.substr(0, 5), two_blocks.substr(5, 50), two_blocks.substr(55)}),
+              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    EXPECT_EQ(sha256_hex({std::string(1000000, 'a')}),
+              "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
 } // namespace
