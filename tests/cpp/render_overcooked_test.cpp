@@ -13,21 +13,11 @@
 #include "envs/overcooked/overcooked.hpp"
 #include "envs/registry.hpp"
 #include "render/render.hpp"
+#include "render_support.hpp"
 
 namespace {
 
 namespace oc = overcooked;
-
-bool vulkan_icd_present() {
-    for (const char* var : {"VK_ICD_FILENAMES", "VK_DRIVER_FILES"})
-        if (const char* v = std::getenv(var); v && *v) return true;
-    for (const char* dir : {"/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"}) {
-        std::error_code ec;
-        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-            if (e.path().extension() == ".json") return true;
-    }
-    return false;
-}
 
 struct Rgb {
     int r, g, b;

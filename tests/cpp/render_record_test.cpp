@@ -18,21 +18,11 @@
 #include "envs/tutorial/tag.hpp"
 #include "render/image_io.hpp"
 #include "render/render.hpp"
+#include "render_support.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
-
-bool vulkan_icd_present() {
-    for (const char* var : {"VK_ICD_FILENAMES", "VK_DRIVER_FILES"})
-        if (const char* v = std::getenv(var); v && *v) return true;
-    for (const char* dir : {"/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"}) {
-        std::error_code ec;
-        for (const auto& e : fs::directory_iterator(dir, ec))
-            if (e.path().extension() == ".json") return true;
-    }
-    return false;
-}
 
 fs::path temp_dir(const std::string& name) {
     fs::path p = fs::temp_directory_path() / ("orrery_record_test_" + std::to_string(::getpid()) + "_" + name);

@@ -16,19 +16,9 @@
 
 #include "render/panels.hpp"
 #include "render/renderer.hpp"
+#include "render_support.hpp"
 
 namespace {
-
-bool vulkan_icd_present() {
-    for (const char* var : {"VK_ICD_FILENAMES", "VK_DRIVER_FILES"})
-        if (const char* v = std::getenv(var); v && *v) return true;
-    for (const char* dir : {"/usr/share/vulkan/icd.d", "/etc/vulkan/icd.d", "/usr/local/share/vulkan/icd.d"}) {
-        std::error_code ec;
-        for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-            if (e.path().extension() == ".json") return true;
-    }
-    return false;
-}
 
 std::string temp_path(const std::string& name) {
     return (std::filesystem::temp_directory_path() / ("orrery_view_test_" + std::to_string(::getpid()) + name)).string();
