@@ -179,10 +179,11 @@ void append_phase(std::vector<Op>& ops, const EnvSpec& spec, Phase list, Phase r
 }
 } // namespace
 
-Plan make_plan(const EnvSpec& spec, AutoReset mode) {
+Plan make_plan(const EnvSpec& spec, AutoReset mode, bool random_inputs) {
     Plan p;
     p.autoreset = mode;
     p.step.push_back({OpKind::kBeginStep});
+    if (random_inputs) p.step.push_back({OpKind::kRandomInputs});
     append_phase(p.step, spec, Phase::kInit, Phase::kInit, true);
     append_phase(p.step, spec, Phase::kStep, Phase::kStep, true);
     p.step.push_back({OpKind::kEndStep});
@@ -196,6 +197,24 @@ Plan make_plan(const EnvSpec& spec, AutoReset mode) {
     append_phase(p.reset, spec, Phase::kInit, Phase::kInit, true);
     append_phase(p.reset, spec, Phase::kObserve, Phase::kReobserve, false);
     return p;
+}
+
+std::vector<RandomInput> random_input_table(const EnvSpec& spec) {
+    std::vector<RandomInput> out;
+    for (const auto& [name, range] : spec.input_ranges()) {
+        const ExportSpec* e = nullptr;
+        for (const ExportSpec& x : spec.exports())
+            if (x.name == name) e = &x;
+        if (!e) throw Error("input range '" + name + "' names no exported tensor");
+        const ComponentSpec& c = spec.component_specs()[e->component];
+        if (c.dtype == DType::kF32) continue;
+        if (range.second - range.first >= (int64_t(1) << 32))
+            throw Error("random inputs: the range of '" + name + "' is wider than 2^32 values");
+        uint32_t elem = uint32_t(dtype_size(c.dtype));
+        uint32_t per_world = spec.archetype_specs()[e->archetype].capacity * (c.row_bytes / elem);
+        out.push_back({e->archetype, e->component, per_world, elem, range.first, range.second});
+    }
+    return out;
 }
 
 } // namespace orrery

@@ -75,7 +75,7 @@ std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
 Simulator::Simulator(EnvSpec spec, SimOptions opts)
     : spec_(std::move(spec)), opts_(std::move(opts)) {
     spec_.validate();
-    plan_ = make_plan(spec_, opts_.autoreset);
+    plan_ = make_plan(spec_, opts_.autoreset, opts_.random_inputs);
     layout_ = make_layout(spec_, opts_.num_worlds, opts_.autoreset);
     backend_ = make_backend(spec_, plan_, layout_, opts_);
     const Storage& s = backend_->storage();
@@ -154,6 +154,7 @@ void Simulator::reset_worlds(const std::vector<uint8_t>& mask) {
 
 void Simulator::check_inputs() {
     if (backend_->device() != DeviceKind::kCpu) return; // the device records kBadAction instead
+    if (opts_.random_inputs) return;                      // the step draws them in range
     for (const auto& [name, range] : spec_.input_ranges()) {
         const TensorView& t = tensor(name);
         size_t n = t.bytes() / dtype_size(t.dtype);

@@ -21,6 +21,11 @@ struct SimOptions {
     AutoReset autoreset = AutoReset::kNextStep;
     std::string device = "cpu";    ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
     bool per_node_launches = false; ///< GPU: one launch per node instead of the megakernel
+    /// Each step first fills every ranged input (the actions) with uniform random
+    /// values from the world's RNG, on the device that steps (benchmarks and
+    /// smoke runs: no host traffic per step). The values are readable afterwards
+    /// in the input tensors and are the same on every backend.
+    bool random_inputs = false;
 };
 
 /// An exported tensor: dense, row-major, at a fixed address for the simulator's life.
@@ -63,7 +68,12 @@ struct Plan {
     std::vector<Op> reset;
     AutoReset autoreset = AutoReset::kNextStep;
 };
-Plan make_plan(const EnvSpec& spec, AutoReset mode);
+/// `random_inputs` adds the kRandomInputs op after kBeginStep (SimOptions::random_inputs).
+Plan make_plan(const EnvSpec& spec, AutoReset mode, bool random_inputs = false);
+
+/// The ranged integer inputs of `spec`, in input_ranges() order, as
+/// draw_random_inputs reads them. Throws if a range is wider than 2^32 values.
+std::vector<RandomInput> random_input_table(const EnvSpec& spec);
 
 /// A per-world region of storage: `count` bytes at base + world * count.
 struct Region {

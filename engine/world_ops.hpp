@@ -79,7 +79,37 @@ ORRERY_HD inline void begin_requested_reset(const Storage& s, uint32_t w) {
     s.reset_request[w] = 0;
 }
 
+/// One ranged integer input (an action column) that SimOptions::random_inputs
+/// fills with uniform draws each step.
+struct RandomInput {
+    uint32_t archetype, component;
+    uint32_t elements;    ///< per world: capacity * elements per row
+    uint32_t elem_bytes;  ///< 1, 2, 4 or 8 (two's complement, little-endian)
+    int64_t lo, hi;       ///< inclusive range
+};
+
+/// RNG stream of the i-th random input (far from the small streams envs use).
+inline constexpr uint32_t kRandomInputStream = 0x52414E00u;
+
+/// Fills every random input of world w with values uniform in its range, drawn
+/// from the world's own stream keyed by (seed, identity, episode, step): the
+/// same values on every backend, batch size and thread count.
+ORRERY_HD inline void draw_random_inputs(const Storage& s, uint32_t w, const RandomInput* in, uint32_t n) {
+    const WorldMeta& m = s.meta[w];
+    for (uint32_t i = 0; i < n; ++i) {
+        const RandomInput& r = in[i];
+        Rng rng(m.seed, m.identity, m.episode, m.step, kRandomInputStream + i);
+        uint8_t* base = s.tables[r.archetype].columns[r.component] + size_t(w) * r.elements * r.elem_bytes;
+        uint32_t span = uint32_t(r.hi - r.lo + 1);
+        for (uint32_t k = 0; k < r.elements; ++k) {
+            uint64_t v = uint64_t(r.lo + int64_t(rng.below(span)));
+            uint8_t* p = base + size_t(k) * r.elem_bytes;
+            for (uint32_t b = 0; b < r.elem_bytes; ++b) p[b] = uint8_t(v >> (8 * b));
+        }
+    }
+}
+
 /// The engine ops that sit between env nodes in a pass over the worlds.
-enum class OpKind : uint8_t { kBeginStep, kEndStep, kFinishSameStep, kBeginRequestedReset, kNode };
+enum class OpKind : uint8_t { kBeginStep, kRandomInputs, kEndStep, kFinishSameStep, kBeginRequestedReset, kNode };
 
 } // namespace orrery

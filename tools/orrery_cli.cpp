@@ -25,6 +25,7 @@ struct BenchArgs {
     std::string json;
     orrery::EnvOptions options;
     bool per_node = false;
+    bool host_actions = false; ///< copy pre-drawn actions from the host each step (the old method)
 };
 
 std::vector<uint32_t> parse_list(const std::string& s) {
@@ -51,18 +52,24 @@ int bench(const BenchArgs& a) {
             o.threads = a.threads;
             o.device = a.device;
             o.per_node_launches = a.per_node;
+            // Random actions are drawn inside each step on the stepping device
+            // (SimOptions::random_inputs); --host-actions instead copies one of 16
+            // pre-drawn action sets from the host before every step.
+            o.random_inputs = !a.host_actions;
             orrery::Simulator sim(orrery::make_env_spec(env, a.options), o);
             uint64_t rng = 0x9E3779B97F4A7C15ull;
-            // Actions are generated before timing: a pool of 16 action sets, replayed.
             std::vector<std::vector<uint8_t>> pool;
-            for (int i = 0; i < 16; ++i) {
-                std::vector<std::vector<uint8_t>> inputs = orrery::random_inputs(sim, rng);
-                pool.push_back(inputs.empty() ? std::vector<uint8_t>() : inputs.front());
+            void* input_ptr = nullptr;
+            if (a.host_actions) {
+                for (int i = 0; i < 16; ++i) {
+                    std::vector<std::vector<uint8_t>> inputs = orrery::random_inputs(sim, rng);
+                    pool.push_back(inputs.empty() ? std::vector<uint8_t>() : inputs.front());
+                }
+                for (const auto& [name, range] : sim.spec().input_ranges()) {
+                    input_ptr = sim.tensor(name).data;
+                    break;
+                }
             }
-            auto input_ptr = [&]() -> void* {
-                for (const auto& [name, range] : sim.spec().input_ranges()) return sim.tensor(name).data;
-                return nullptr;
-            }();
             auto run = [&](uint32_t steps) {
                 for (uint32_t s = 0; s < steps; ++s) {
                     if (input_ptr)
@@ -98,7 +105,8 @@ int bench(const BenchArgs& a) {
                  << (sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda")
                  << "\", \"backend\": \"" << backend << "\", \"num_worlds\": " << n << ", \"steps\": " << steps
                  << ", \"seconds\": " << secs << ", \"env_steps_per_s\": " << rate
-                 << ", \"bytes_moved_per_step\": " << bytes_per_step;
+                 << ", \"bytes_moved_per_step\": " << bytes_per_step
+                 << ", \"actions\": \"" << (a.host_actions ? "host" : "device") << "\"";
             if (layout != a.options.end()) json << ", \"layout\": \"" << layout->second << "\"";
             json << "}";
             first = false;
@@ -114,7 +122,7 @@ int usage() {
                  "usage: orrery envs\n"
                  "       orrery memory ENV [--worlds N] [--opt key=value ...]\n"
                  "       orrery bench [ENV ...] [--device auto|cpu|cuda] [--worlds N,N,...] [--steps T]\n"
-                 "                    [--threads T] [--per-node] [--json FILE] [--opt key=value ...]\n");
+                 "                    [--threads T] [--per-node] [--host-actions] [--json FILE] [--opt key=value ...]\n");
     return 2;
 }
 
@@ -142,6 +150,7 @@ int main(int argc, char** argv) {
             else if (s == "--threads") a.threads = uint32_t(std::stoul(next()));
             else if (s == "--json") a.json = next();
             else if (s == "--per-node") a.per_node = true;
+            else if (s == "--host-actions") a.host_actions = true;
             else if (s == "--opt") {
                 std::string kv = next();
                 size_t eq = kv.find('=');

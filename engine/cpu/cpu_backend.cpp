@@ -12,11 +12,15 @@
 namespace orrery {
 
 namespace {
-void run_ops(const Storage& s, const std::vector<Op>& ops, AutoReset mode, uint32_t b, uint32_t e) {
+void run_ops(const Storage& s, const std::vector<Op>& ops, AutoReset mode, const std::vector<RandomInput>& random,
+             uint32_t b, uint32_t e) {
     for (const Op& op : ops) {
         switch (op.kind) {
         case OpKind::kBeginStep:
             for (uint32_t w = b; w < e; ++w) begin_step(s, w, mode);
+            break;
+        case OpKind::kRandomInputs:
+            for (uint32_t w = b; w < e; ++w) draw_random_inputs(s, w, random.data(), uint32_t(random.size()));
             break;
         case OpKind::kEndStep:
             for (uint32_t w = b; w < e; ++w) end_step(s, w);
@@ -35,7 +39,7 @@ void run_ops(const Storage& s, const std::vector<Op>& ops, AutoReset mode, uint3
 
 CpuBackend::CpuBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout,
                        uint32_t threads)
-    : pool_(threads), mode_(plan.autoreset) {
+    : pool_(threads), mode_(plan.autoreset), random_inputs_(random_input_table(spec)) {
     // 64-byte aligned and zeroed: every column starts on a cache line.
     size_t bytes = (layout.total_bytes + 63) / 64 * 64;
     memory_ = static_cast<uint8_t*>(std::aligned_alloc(64, bytes ? bytes : 64));
@@ -60,7 +64,7 @@ void CpuBackend::run(const std::vector<Op>& ops) {
     pool_.parallel_for(chunks, [&](uint32_t c) {
         uint32_t b = c * chunk_;
         uint32_t e = std::min(num_worlds_, b + chunk_);
-        run_ops(storage_, ops, mode_, b, e);
+        run_ops(storage_, ops, mode_, random_inputs_, b, e);
     });
 }
 

@@ -25,6 +25,7 @@ class CpuBackend final : public Backend {
   private:
     ThreadPool pool_;
     AutoReset mode_;
+    std::vector<RandomInput> random_inputs_; ///< for OpKind::kRandomInputs
     uint8_t* memory_ = nullptr;
     std::vector<uint8_t> config_;
     Storage storage_;

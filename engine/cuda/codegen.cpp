@@ -33,6 +33,8 @@ std::string op_statement(const Op& op, AutoReset mode, bool step_pass) {
     case OpKind::kBeginStep:
         return "orrery::begin_step(s, w, orrery::AutoReset(" + std::to_string(int(mode)) + "));" +
                (step_pass ? " orrery_check_inputs(s, w);" : "");
+    case OpKind::kRandomInputs:
+        return "orrery::draw_random_inputs(s, w, orrery_random_input_table, ORRERY_NUM_RANDOM_INPUTS);";
     case OpKind::kEndStep: return "orrery::end_step(s, w);";
     case OpKind::kFinishSameStep: return "orrery::finish_same_step(s, w);";
     case OpKind::kBeginRequestedReset: return "orrery::begin_requested_reset(s, w);";
@@ -55,63 +57,100 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
 }
 )";
 
-// Staging: a block copies its worlds' every per-world array into shared memory
-// (coalesced), runs the ops there against a block-local Storage whose pointers
-// point into shared memory, and copies everything back. One world's thread then
-// waits on shared-memory latency instead of L2 latency on each dependent access.
+// Staging: a block copies its worlds' every per-world array into shared memory,
+// runs the ops there against a block-local Storage whose pointers point into
+// shared memory, and copies everything back. One world's thread then waits on
+// shared-memory latency instead of L2 latency on each dependent access.
+//
+// The copies decide the speed at large batches (docs/perf-notes.md): the block
+// has more threads than worlds, all of them copy, and each thread issues
+// ORRERY_STAGE_UNROLL loads before its first store, numbering the 16-byte
+// pieces of all regions as one sequence so that small regions do not each cost
+// a round trip. A region whose span in this block is not 16-byte aligned and
+// sized (odd bytes per world, or the last partial block) goes byte by byte.
 const char* kStagePrologue = R"(
 struct OrreryStageRegion { unsigned long long base, bytes_per_world, smem; };
 struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, reserved; };
 __constant__ OrreryStageRegion orrery_stage_regions[ORRERY_MAX_STAGE_REGIONS];
 __constant__ OrreryStagePlan orrery_stage_plan;
-// The block-local Storage: pointers hold shared-memory offsets (0: absent).
+// The block-local Storage: pointers hold shared-memory offsets (0: absent);
+// bit i of the mask marks 8-byte word i of Storage as such a pointer.
 __constant__ __align__(16) unsigned char orrery_stage_storage[sizeof(orrery::Storage)];
+__constant__ unsigned orrery_stage_pointer_mask[(sizeof(orrery::Storage) / 8 + 31) / 32];
 
-__device__ __forceinline__ void orrery_copy(unsigned char* dst, const unsigned char* src, unsigned long long n) {
-    if (((unsigned long long)dst | (unsigned long long)src | n) % 4 == 0) {
-        unsigned* d = reinterpret_cast<unsigned*>(dst);
-        const unsigned* s = reinterpret_cast<const unsigned*>(src);
-        for (unsigned long long i = threadIdx.x; i < n / 4; i += blockDim.x) d[i] = s[i];
-    } else {
-        for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+#define ORRERY_STAGE_UNROLL 4
+struct __align__(16) OrreryWide { unsigned w[4]; };
+
+/// Pieces of `Unit` size region r has in this block: whole-region 16-byte pieces
+/// when its span is 16-byte aligned and sized, otherwise bytes.
+template <class Unit> __device__ __forceinline__ unsigned long long orrery_stage_pieces(unsigned r, unsigned first,
+                                                                                     unsigned count) {
+    const OrreryStageRegion& g = orrery_stage_regions[r];
+    const unsigned long long n = g.bytes_per_world * count, at = g.base + g.bytes_per_world * first;
+    const bool wide = ((at | n) % 16) == 0;
+    if (sizeof(Unit) == 16) return wide ? n / 16 : 0;
+    return wide ? 0 : n;
+}
+
+template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned first,
+                                                                                  unsigned count) {
+    constexpr unsigned U = ORRERY_STAGE_UNROLL;
+    const unsigned nr = orrery_stage_plan.num_regions;
+    unsigned r = 0;
+    unsigned long long start = 0, pieces = nr ? orrery_stage_pieces<Unit>(0, first, count) : 0;
+    unsigned long long j = threadIdx.x;
+    for (;;) {
+        Unit* dst[U];
+        const Unit* src[U];
+        bool ok[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            while (r < nr && j >= start + pieces) {
+                start += pieces;
+                if (++r < nr) pieces = orrery_stage_pieces<Unit>(r, first, count);
+            }
+            ok[u] = r < nr;
+            if (ok[u]) {
+                const OrreryStageRegion& g = orrery_stage_regions[r];
+                Unit* global = reinterpret_cast<Unit*>(g.base + g.bytes_per_world * first) + (j - start);
+                Unit* shared = reinterpret_cast<Unit*>(smem + g.smem) + (j - start);
+                dst[u] = kIn ? shared : global;
+                src[u] = kIn ? global : shared;
+                j += blockDim.x;
+            }
+        }
+        Unit v[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u)
+            if (ok[u]) v[u] = *src[u];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u)
+            if (ok[u]) *dst[u] = v[u];
+        if (!ok[U - 1]) return;
     }
 }
 
-template <bool kIn> __device__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count) {
-    for (unsigned r = 0; r < orrery_stage_plan.num_regions; ++r) {
-        const OrreryStageRegion& g = orrery_stage_regions[r];
-        unsigned char* global = reinterpret_cast<unsigned char*>(g.base) + g.bytes_per_world * first;
-        if (kIn) orrery_copy(smem + g.smem, global, g.bytes_per_world * count);
-        else orrery_copy(global, smem + g.smem, g.bytes_per_world * count);
-    }
-}
-
-template <class T> __device__ __forceinline__ void orrery_rebase(T*& p, unsigned char* smem) {
-    if (p) p = reinterpret_cast<T*>(smem + reinterpret_cast<unsigned long long>(p));
+template <bool kIn> __device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count) {
+    orrery_stage_pass<OrreryWide, kIn>(smem, first, count);
+    orrery_stage_pass<unsigned char, kIn>(smem, first, count);
 }
 
 __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count) {
-    const unsigned* tmpl = reinterpret_cast<const unsigned*>(orrery_stage_storage);
-    for (unsigned i = threadIdx.x; i < sizeof(orrery::Storage) / 4; i += blockDim.x)
-        reinterpret_cast<unsigned*>(smem)[i] = tmpl[i];
+    const unsigned long long* tmpl = reinterpret_cast<const unsigned long long*>(orrery_stage_storage);
+    unsigned long long* local = reinterpret_cast<unsigned long long*>(smem);
+    const unsigned long long base = reinterpret_cast<unsigned long long>(smem);
+    for (unsigned i = threadIdx.x; i < sizeof(orrery::Storage) / 8; i += blockDim.x) {
+        unsigned long long v = tmpl[i];
+        if (((orrery_stage_pointer_mask[i / 32] >> (i % 32)) & 1u) && v) v += base;
+        local[i] = v;
+    }
     orrery_stage<true>(smem, first, count);
     __syncthreads();
     orrery::Storage& s = *reinterpret_cast<orrery::Storage*>(smem);
     if (threadIdx.x == 0) {
         s.num_worlds = count;
-        for (unsigned a = 0; a < s.num_archetypes; ++a) {
-            orrery::ArchetypeTable& t = s.tables[a];
-            orrery_rebase(t.generation, smem); orrery_rebase(t.alive, smem); orrery_rebase(t.doomed, smem);
-            orrery_rebase(t.free_rows, smem); orrery_rebase(t.free_top, smem);
-            orrery_rebase(t.high_water, smem); orrery_rebase(t.live, smem);
-            for (unsigned c = 0; c < orrery::kMaxComponents; ++c) orrery_rebase(t.columns[c], smem);
-        }
-        orrery_rebase(s.meta, smem); orrery_rebase(s.errors, smem); orrery_rebase(s.terminated, smem);
-        orrery_rebase(s.truncated, smem); orrery_rebase(s.reset_request, smem);
-        for (unsigned i = 0; i < s.num_finals; ++i) {
-            orrery_rebase(s.final_src[i], smem);
-            s.final_dst[i] += orrery::size_t(s.final_bytes[i]) * first; // final buffers stay in global memory
-        }
+        for (unsigned i = 0; i < s.num_finals; ++i) // final buffers stay in global memory
+            s.final_dst[i] += orrery::size_t(s.final_bytes[i]) * first;
     }
     __syncthreads();
     return s;
@@ -167,7 +206,23 @@ void emit_input_loops(std::ostringstream& out, const EnvSpec& spec, const std::s
     }
 }
 
+/// The table draw_random_inputs reads (SimOptions::random_inputs), as a __constant__ array.
+void emit_random_input_table(std::ostringstream& out, const EnvSpec& spec) {
+    std::vector<RandomInput> table = random_input_table(spec);
+    out << "\n#define ORRERY_NUM_RANDOM_INPUTS " << table.size() << "u\n";
+    if (table.empty()) {
+        out << "__constant__ const orrery::RandomInput* orrery_random_input_table = nullptr;\n";
+        return;
+    }
+    out << "__constant__ orrery::RandomInput orrery_random_input_table[] = {\n";
+    for (const RandomInput& r : table)
+        out << "    {" << r.archetype << "u, " << r.component << "u, " << r.elements << "u, " << r.elem_bytes << "u, "
+            << r.lo << "LL, " << r.hi << "LL},\n";
+    out << "};\n";
+}
+
 void emit_input_helpers(std::ostringstream& out, const EnvSpec& spec) {
+    emit_random_input_table(out, spec);
     // Inputs are range-checked on the device (the host never reads them): a bad
     // value records kBadAction and the world does not step.
     out << "\n__device__ void orrery_check_inputs(const orrery::Storage& s, orrery::uint32_t w) {\n"
@@ -198,7 +253,8 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
         for (const Op& op : ops) out << "    " << op_statement(op, mode, step_pass) << "\n";
         out << "}\n";
         staged = name + "_staged";
-        out << "\nextern \"C\" __global__ void " << staged << kStagedHead;
+        out << "\nextern \"C\" __global__ void __launch_bounds__(" << kStageThreads << ", " << kStageMinBlocks << ") "
+            << staged << kStagedHead;
         for (const Op& op : ops) out << "        " << op_statement(op, mode, step_pass) << "\n";
         out << kStagedTail;
         return;

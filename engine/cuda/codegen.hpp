@@ -25,7 +25,12 @@ struct KernelSource {
 inline constexpr const char* kStageRegionsSymbol = "orrery_stage_regions";
 inline constexpr const char* kStagePlanSymbol = "orrery_stage_plan";
 inline constexpr const char* kStageStorageSymbol = "orrery_stage_storage";
+inline constexpr const char* kStagePointerMaskSymbol = "orrery_stage_pointer_mask";
 inline constexpr unsigned kMaxStageRegions = 320;
+/// Threads of a staged block (all copy; the first worlds_per_block also step a
+/// world each) and the blocks per SM its registers are bounded for.
+inline constexpr unsigned kStageThreads = 256;
+inline constexpr unsigned kStageMinBlocks = 2;
 
 /// One per-world array the staged megakernel copies into shared memory: world
 /// w's bytes are [base + w * bytes_per_world, +bytes_per_world); a block's

@@ -93,7 +93,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         grid_ = (opts.num_worlds + block_ - 1) / block_;
         source_ = generate_kernels(spec, plan, opts.per_node_launches);
         load_module(spec);
-        plan_staging(layout, block_);
+        plan_staging(layout);
     } catch (...) {
         release();
         throw;
@@ -135,9 +135,6 @@ void CudaBackend::load_module(const EnvSpec& spec) {
 }
 
 namespace {
-constexpr uint32_t kStageMinWorlds = 16384;
-constexpr size_t kStageMinBytesPerWorld = 1024;
-
 size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 
 /// Shared-memory offsets of each region for `block` worlds; returns the total.
@@ -150,18 +147,22 @@ size_t stage_layout(const std::vector<Region>& regions, unsigned block, std::vec
     return at;
 }
 
-/// The block-local Storage template: each staged pointer replaced by its shared-memory offset.
-Storage stage_template(const Storage& s, const std::vector<StageRegion>& table) {
+/// The block-local Storage template: each staged pointer replaced by its
+/// shared-memory offset, and its 8-byte word marked in `mask`.
+Storage stage_template(const Storage& s, const std::vector<StageRegion>& table, std::vector<uint32_t>& mask) {
+    Storage t = s;
+    mask.assign((sizeof(Storage) / 8 + 31) / 32, 0);
     auto remap = [&](auto*& p) {
         if (!p) return;
         for (const StageRegion& r : table)
             if (r.base == reinterpret_cast<unsigned long long>(p)) {
                 p = reinterpret_cast<std::remove_reference_t<decltype(p)>>(static_cast<uintptr_t>(r.smem));
+                size_t word = size_t(reinterpret_cast<const char*>(&p) - reinterpret_cast<const char*>(&t)) / 8;
+                mask[word / 32] |= 1u << (word % 32);
                 return;
             }
         throw Error("internal: a Storage array is missing from the staging table");
     };
-    Storage t = s;
     for (uint32_t a = 0; a < t.num_archetypes; ++a) {
         ArchetypeTable& x = t.tables[a];
         for (uint32_t** p : {&x.generation, &x.free_rows, &x.high_water, &x.live}) remap(*p);
@@ -176,32 +177,43 @@ Storage stage_template(const Storage& s, const std::vector<StageRegion>& table) 
     for (uint32_t i = 0; i < t.num_finals; ++i) remap(t.final_src[i]);
     return t;
 }
+
+unsigned env_unsigned(const char* name, unsigned fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? unsigned(std::strtoul(v, nullptr, 10)) : fallback;
+}
 } // namespace
 
-void CudaBackend::plan_staging(const StorageLayout& layout, unsigned preferred_block) {
+void CudaBackend::plan_staging(const StorageLayout& layout) {
     if (source_.per_node) return;
     const DriverApi& d = driver();
     std::vector<Region> regions = layout.regions(storage_);
     regions.push_back({storage_.reset_request, 1});
     if (regions.size() > kMaxStageRegions) return;
-    // Staging pays on large batches of worlds with much state (overcooked: 2.9x at
-    // 16,384 worlds) and costs on small ones or light worlds (tag: 2x slower); see
-    // docs/gpu.md. ORRERY_CUDA_STAGE=0 / 1 overrides the rule.
-    size_t bytes_per_world = 0;
-    for (const Region& r : regions) bytes_per_world += r.bytes_per_world;
-    bool want = storage_.num_worlds >= kStageMinWorlds && bytes_per_world >= kStageMinBytesPerWorld;
-    if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && *env) want = std::strcmp(env, "0") != 0;
-    if (!want) return;
-    int optin = 0;
+    // Staged unless ORRERY_CUDA_STAGE=0 or a block of 16 worlds does not fit in shared memory.
+    if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && std::strcmp(env, "0") == 0) return;
+    int optin = 0, per_sm = 0;
     ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
-    // At most half an SM's shared memory, so two blocks can hide each other's staging.
-    size_t budget = std::min<size_t>(size_t(optin), 112 * 1024);
-    unsigned block = preferred_block;
-    while (block >= 32 && stage_layout(regions, block, nullptr) > budget) block -= 32;
-    if (block < 32) return; // worlds too large to stage: the direct megakernel runs
+    ORRERY_CU(d.cuDeviceGetAttribute(&per_sm, kAttrMaxSharedPerMultiprocessor, dev_));
+    // Blocks resident per SM (ORRERY_CUDA_STAGE_BLOCKS, default 2): while one block
+    // runs its worlds another copies, so a block gets at most 1/k of the SM's shared
+    // memory (less the 1 KB the hardware reserves per block).
+    unsigned blocks_per_sm = std::max(1u, env_unsigned("ORRERY_CUDA_STAGE_BLOCKS", kStageMinBlocks));
+    size_t budget = std::min<size_t>(size_t(optin), size_t(per_sm) / blocks_per_sm - 1024);
+    const unsigned threads = kStageThreads;
+    // Worlds per block: a multiple of 16 (every region's span 16-byte aligned),
+    // at most the threads, at most what fits, and few enough that small batches
+    // still spread over every SM.
+    unsigned sms = unsigned(info_.multiprocessors);
+    unsigned spread = (storage_.num_worlds + sms - 1) / sms;
+    unsigned block = std::min(threads, std::max(16u, (spread + 15) / 16 * 16));
+    if (unsigned forced = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", 0)) block = std::min(threads, forced);
+    while (block > 16 && stage_layout(regions, block, nullptr) > budget) block -= 16;
+    if (stage_layout(regions, block, nullptr) > size_t(optin)) return; // worlds too large: direct megakernel
     std::vector<StageRegion> table;
     stage_smem_ = unsigned(stage_layout(regions, block, &table));
-    Storage tmpl = stage_template(storage_, table);
+    std::vector<uint32_t> mask;
+    Storage tmpl = stage_template(storage_, table, mask);
     StagePlan plan{unsigned(table.size()), block, stage_smem_, 0};
     auto upload = [&](const char* name, const void* data, size_t n) {
         CUdeviceptr sym = 0;
@@ -213,12 +225,14 @@ void CudaBackend::plan_staging(const StorageLayout& layout, unsigned preferred_b
     upload(kStageRegionsSymbol, table.data(), table.size() * sizeof(StageRegion));
     upload(kStagePlanSymbol, &plan, sizeof(plan));
     upload(kStageStorageSymbol, &tmpl, sizeof(tmpl));
+    upload(kStagePointerMaskSymbol, mask.data(), mask.size() * sizeof(uint32_t));
     ORRERY_CU(d.cuModuleGetFunction(&step_staged_, module_, source_.staged_step_kernel.c_str()));
     ORRERY_CU(d.cuModuleGetFunction(&reset_staged_, module_, source_.staged_reset_kernel.c_str()));
     ORRERY_CU(d.cuFuncSetAttribute(step_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
     ORRERY_CU(d.cuFuncSetAttribute(reset_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
-    ORRERY_CU(d.cuStreamSynchronize(stream_)); // `table` and `tmpl` are staged from this frame
-    stage_block_ = block;
+    ORRERY_CU(d.cuStreamSynchronize(stream_)); // `table`, `tmpl` and `mask` are staged from this frame
+    stage_worlds_ = block;
+    stage_threads_ = threads;
     stage_grid_ = (storage_.num_worlds + block - 1) / block;
     staged_ = true;
 }
@@ -246,7 +260,7 @@ void CudaBackend::bind_current() const { ORRERY_CU(driver().cuCtxSetCurrent(ctx_
 std::string CudaBackend::describe() const {
     return "cuda:" + std::to_string(info_.index) + " " + info_.name + " (sm_" + std::to_string(info_.arch) + ", " +
            (source_.per_node ? "per-node"
-            : staged_      ? "megakernel, " + std::to_string(stage_block_) + " worlds/block staged in shared memory"
+            : staged_      ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory"
                            : "megakernel") +
            ")";
 }
@@ -263,7 +277,7 @@ void CudaBackend::run(const std::vector<Op>& ops) {
     else throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
     if (staged_) {
         CUfunction f = fns == &step_fns_ ? step_staged_ : reset_staged_;
-        ORRERY_CU(driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_block_, 1, 1, stage_smem_, stream_, nullptr,
+        ORRERY_CU(driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, nullptr,
                                           nullptr));
         return;
     }

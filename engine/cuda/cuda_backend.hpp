@@ -61,8 +61,8 @@ class CudaBackend final : public Backend {
     /// backend's own stream. Waits for the work already queued first.
     /// @warning `stream` must belong to this device's primary context and outlive its use here.
     void use_stream(CUstream stream);
-    /// Threads per block used for a pass (one thread per world).
-    unsigned block_size() const { return staged_ ? stage_block_ : block_; }
+    /// Worlds per block of a pass (one thread per world; a staged block has more threads, which all copy).
+    unsigned block_size() const { return staged_ ? stage_worlds_ : block_; }
     /// True when the megakernel stages each block's worlds in shared memory.
     bool staged() const { return staged_; }
     const ModuleStats& module_stats() const { return stats_; }
@@ -70,7 +70,7 @@ class CudaBackend final : public Backend {
 
   private:
     void load_module(const EnvSpec& spec);
-    void plan_staging(const StorageLayout& layout, unsigned preferred_block);
+    void plan_staging(const StorageLayout& layout);
     void launch(CUfunction f, void** params);
     void bind_current() const;
     void release() noexcept;
@@ -90,7 +90,7 @@ class CudaBackend final : public Backend {
     CUfunction step_staged_ = nullptr, reset_staged_ = nullptr;
     bool staged_ = false;
     unsigned block_ = 128, grid_ = 1;
-    unsigned stage_block_ = 0, stage_grid_ = 0, stage_smem_ = 0;
+    unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     ModuleStats stats_;
 };
 

@@ -30,6 +30,7 @@ inline constexpr int kAttrMultiprocessorCount = 16;
 inline constexpr int kAttrComputeMajor = 75;
 inline constexpr int kAttrComputeMinor = 76;
 inline constexpr int kAttrMaxSharedPerBlockOptin = 97;
+inline constexpr int kAttrMaxSharedPerMultiprocessor = 81;
 inline constexpr int kFuncAttrMaxDynamicShared = 8;
 inline constexpr unsigned kStreamNonBlocking = 1;
 inline constexpr int kCaptureModeThreadLocal = 1;

@@ -297,19 +297,18 @@ ORRERY_SYSTEM void observe_kitchen(Ctx& ctx) {
     const Player& p0 = ctx.at<Chef, Player>(0);
     const Player& p1 = ctx.at<Chef, Player>(1);
     uint8_t* obs = &chef_array<Obs>(ctx, 0)[0];
-    for (uint32_t i = 0; i < kNumChannels * plane; ++i) obs[i] = 0;
+    fill_bytes(obs, 0, kNumChannels * plane);
     for (uint32_t c = 0; c < plane; ++c)
         if (cfg.tile[c] != kFloor) obs[(9u + cfg.tile[c]) * plane + c] = 1;
     int64_t left = int64_t(cfg.horizon) - int64_t(ctx.single<Kitchen, Clock>().timestep);
-    if (left < int64_t(kUrgencySteps))
-        for (uint32_t c = 0; c < plane; ++c) obs[25 * plane + c] = 1;
+    if (left < int64_t(kUrgencySteps)) fill_bytes(obs + 25 * plane, 1, plane);
     Array<Counters> counters = ctx.array_at<Counters>(archetype_id<Kitchen>, 0);
     for (uint32_t k = 0; k < cfg.num_counters; ++k) observe_item(obs, plane, cfg.counter_cell[k], counters[k]);
     observe_pots(cfg, ctx.single<Kitchen, Pots>(), obs, plane);
     observe_item(obs, plane, p0.cell, p0.held);
     observe_item(obs, plane, p1.cell, p1.held);
     uint8_t* other = &chef_array<Obs>(ctx, 1)[0];
-    for (uint32_t i = 0; i < kNumChannels * plane; ++i) other[i] = obs[i];
+    copy_bytes(other, obs, kNumChannels * plane);
     observe_players(obs, plane, p0, p1);
     observe_players(other, plane, p1, p0);
 }

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
@@ -67,6 +68,58 @@ TEST(Determinism, SameWorldSameHashAtAnyThreadCountAndBatchSize) {
     a.reset(42);
     b.reset(42);
     EXPECT_EQ(trajectory(a, 6, 120), trajectory(b, 6, 120));
+}
+
+TEST(RandomInputs, DrawnInRangeInsideTheStepAndTheSameAtAnyBatchSize) {
+    // SimOptions::random_inputs: the step draws each world's actions from its own
+    // RNG stream, so world 3 takes the same actions and states in any batch.
+    register_builtin_envs();
+    std::vector<std::vector<int32_t>> actions_by_batch;
+    std::vector<std::vector<uint64_t>> hashes_by_batch;
+    for (auto [worlds, threads] : {std::pair{4u, 1u}, std::pair{1000u, 2u}}) {
+        SimOptions o = opts(worlds, threads);
+        o.random_inputs = true;
+        Simulator sim(make_env_spec("overcooked", {}), o);
+        sim.reset(5);
+        const TensorView& a = sim.tensor("action");
+        const int32_t* p = static_cast<const int32_t*>(a.data);
+        std::vector<int32_t> taken;
+        std::vector<uint64_t> hashes;
+        for (uint32_t t = 0; t < 450; ++t) {
+            sim.step();
+            for (uint32_t i = 0; i < uint32_t(a.shape[0] * a.shape[1]); ++i)
+                ASSERT_TRUE(p[i] >= 0 && p[i] <= 5) << "action " << p[i] << " at step " << t;
+            taken.push_back(p[3 * 2]);
+            taken.push_back(p[3 * 2 + 1]);
+            hashes.push_back(sim.state_hash(3));
+        }
+        sim.check_errors();
+        actions_by_batch.push_back(taken);
+        hashes_by_batch.push_back(hashes);
+    }
+    EXPECT_EQ(actions_by_batch[0], actions_by_batch[1]);
+    EXPECT_EQ(hashes_by_batch[0], hashes_by_batch[1]);
+    std::vector<int> count(6, 0);
+    for (int32_t v : actions_by_batch[0]) ++count[size_t(v)];
+    for (int v = 0; v < 6; ++v) EXPECT_GT(count[size_t(v)], 100) << "action " << v << " is drawn too rarely";
+}
+
+TEST(RandomInputs, DifferFromWorldToWorldAndStepToStep) {
+    register_builtin_envs();
+    SimOptions o = opts(64, 1);
+    o.random_inputs = true;
+    Simulator sim(make_env_spec("tag", {}), o);
+    sim.reset(1);
+    sim.step();
+    const TensorView& a = sim.tensor("action");
+    std::vector<int32_t> first(static_cast<const int32_t*>(a.data),
+                               static_cast<const int32_t*>(a.data) + a.bytes() / 4);
+    sim.step();
+    std::vector<int32_t> second(static_cast<const int32_t*>(a.data),
+                                static_cast<const int32_t*>(a.data) + a.bytes() / 4);
+    EXPECT_NE(first, second);
+    size_t per_world = first.size() / 64;
+    EXPECT_FALSE(std::equal(first.begin(), first.begin() + per_world, first.begin() + per_world));
 }
 
 TEST(Determinism, FullResetDoesNotDependOnHistory) {
