@@ -122,12 +122,36 @@ stage_bench() {
     note "bench: $(elapsed "$t0")"
 }
 
+stage_sweep() {
+    local t0; t0=$(date +%s)
+    note "== tuning sweep (bench/gpu_sweep.sh)"
+    BUILD="$BUILD" "$ROOT/bench/gpu_sweep.sh" "$BUILD/engine/cuda/orrery_cuda_bench" 2>>"$OUT/sweep.log" |
+        tee -a "$OUT/sweep.log" "$SUMMARY"
+    note "sweep: $(elapsed "$t0")"
+}
+
+stage_profile() {
+    # One staged Overcooked step under Nsight Compute: the figures docs/perf-notes.md reasons with.
+    local t0; t0=$(date +%s)
+    note "== ncu: one staged overcooked step, ${PROFILE_WORLDS:-262144} worlds"
+    ncu --clock-control none --kernel-name regex:orrery_step_staged --launch-skip 40 --launch-count 1 \
+        --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
+        --section WarpStateStats --section SchedulerStats \
+        "$BUILD/engine/cuda/orrery_cuda_bench" --env overcooked --layout "${PROFILE_LAYOUT:-cramped_room}" \
+        --worlds "${PROFILE_WORLDS:-262144}" --steps 40 --only staged >"$OUT/ncu.txt" 2>&1
+    grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Issued Ipc|No Eligible|Dynamic Shared|L2 Hit|L1/TEX Hit|Stall" \
+        "$OUT/ncu.txt" | head -40 | tee -a "$SUMMARY"
+    note "profile: $(elapsed "$t0")"
+}
+
 machine_info
 want build && stage_build
 status=0
 want test && { stage_test || status=1; }
 want sanitize && stage_sanitize
 want bench && stage_bench
+want sweep && stage_sweep
+want profile && stage_profile
 echo
 echo "==================== summary ===================="
 cat "$SUMMARY"

@@ -183,7 +183,6 @@ const char* kKernelHead = R"(() {
 /// Per-input loop over the world's whole slab: `body` sees `p` (the world's
 /// elements), `n` (their count) and `i`.
 void emit_input_loops(std::ostringstream& out, const EnvSpec& spec, const std::string& body) {
-    uint32_t index = 0;
     for (const ExportSpec& e : spec.exports()) {
         auto range = spec.input_ranges().find(e.name);
         if (!e.input || range == spec.input_ranges().end()) continue;
@@ -199,8 +198,7 @@ void emit_input_loops(std::ostringstream& out, const EnvSpec& spec, const std::s
             << "]) + orrery::size_t(w) * n;\n"
             << "        const long long lo = " << range->second.first << "LL, hi = " << range->second.second
             << "LL;\n"
-            << "        orrery::Rng rng(key, w, 0, 0, " << index++ << ");\n"
-            << "        (void)rng; (void)lo; (void)hi;\n"
+            << "        (void)lo; (void)hi;\n"
             << "        for (orrery::uint32_t i = 0; i < n; ++i) { " << body << " }\n"
             << "    }\n";
     }
@@ -227,20 +225,12 @@ void emit_input_helpers(std::ostringstream& out, const EnvSpec& spec) {
     // value records kBadAction and the world does not step.
     out << "\n__device__ void orrery_check_inputs(const orrery::Storage& s, orrery::uint32_t w) {\n"
         << "    if (s.meta[w].flags & orrery::kSkipStep) return;\n"
-        << "    const unsigned long long key = 0;\n"
         << "    bool bad = false;\n";
     emit_input_loops(out, spec, "const long long v = (long long)p[i]; bad = bad || v < lo || v > hi;");
     out << "    if (bad) {\n"
         << "        orrery::WorldView(s, w).fail(orrery::uint32_t(orrery::ErrorCode::kBadAction));\n"
         << "        s.meta[w].flags |= orrery::kSkipStep;\n"
         << "    }\n}\n";
-    out << "\nextern \"C\" __global__ void " << kRandomInputsKernel << "(unsigned long long key) {\n"
-        << "    const orrery::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;\n"
-        << "    const orrery::Storage& s = orrery_storage();\n"
-        << "    if (w >= s.num_worlds) return;\n";
-    emit_input_loops(out, spec,
-                     "p[i] = T(lo + (long long)rng.below(orrery::uint32_t(hi - lo + 1)));");
-    out << "}\n";
 }
 
 void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mode, const char* pass,

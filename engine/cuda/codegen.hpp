@@ -45,8 +45,6 @@ struct StagePlan {
 
 /// Name of the __constant__ array holding the Storage struct (set once after load).
 inline constexpr const char* kStorageSymbol = "orrery_storage_bytes";
-/// Kernel that fills every ranged input tensor with uniform random values (benchmarks).
-inline constexpr const char* kRandomInputsKernel = "orrery_random_inputs";
 
 /// Generates the kernels for `plan`: one kernel per pass (one thread per world),
 /// or with `per_node` one kernel per op, for comparison. Throws orrery::Error

@@ -123,7 +123,6 @@ void CudaBackend::load_module(const EnvSpec& spec) {
         reset_fns_.push_back(nullptr);
         ORRERY_CU(d.cuModuleGetFunction(&reset_fns_.back(), module_, n.c_str()));
     }
-    ORRERY_CU(d.cuModuleGetFunction(&random_fn_, module_, kRandomInputsKernel));
     CUdeviceptr sym = 0;
     size_t sym_bytes = 0;
     ORRERY_CU(d.cuModuleGetGlobal(&sym, &sym_bytes, module_, kStorageSymbol));
@@ -282,13 +281,6 @@ void CudaBackend::run(const std::vector<Op>& ops) {
         return;
     }
     for (CUfunction f : *fns) launch(f, nullptr);
-}
-
-void CudaBackend::randomize_inputs(uint64_t key) {
-    bind_current();
-    unsigned long long k = key;
-    void* params[] = {&k};
-    launch(random_fn_, params);
 }
 
 void CudaBackend::copy_to_host(void* dst, const void* src, size_t n) {

@@ -51,9 +51,6 @@ class CudaBackend final : public Backend {
     void copy_within(void* dst, const void* src, size_t n) override;
     void synchronize() override;
 
-    /// Fills every ranged input tensor with uniform random values on the device,
-    /// keyed by `key` (benchmarks: no host traffic per step).
-    void randomize_inputs(uint64_t key);
     /// The stream all work is queued on (for graph capture by callers).
     CUstream stream() const { return stream_; }
     /// Queues all further work on `stream` (for example the caller's framework
@@ -86,7 +83,6 @@ class CudaBackend final : public Backend {
     std::vector<Op> step_ops_, reset_ops_;
     KernelSource source_;
     std::vector<CUfunction> step_fns_, reset_fns_;
-    CUfunction random_fn_ = nullptr;
     CUfunction step_staged_ = nullptr, reset_staged_ = nullptr;
     bool staged_ = false;
     unsigned block_ = 128, grid_ = 1;

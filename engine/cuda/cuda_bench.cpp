@@ -28,6 +28,9 @@ struct Args {
     bool startup_only = false;
     bool print_source = false;
     bool per_node = false;
+    orrery::EnvOptions env_options;
+    std::string only;  ///< "staged", "direct" or "per-node": run just that variant
+    std::string label; ///< env, or env:layout
 };
 
 orrery::SimOptions options(uint32_t worlds, bool per_node) {
@@ -35,6 +38,7 @@ orrery::SimOptions options(uint32_t worlds, bool per_node) {
     o.num_worlds = worlds;
     o.device = "cuda";
     o.per_node_launches = per_node;
+    o.random_inputs = true; // every step draws its actions on the device
     return o;
 }
 
@@ -73,23 +77,19 @@ double graph_us(orrery::Simulator& sim, uint32_t steps) {
 
 void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     setenv("ORRERY_CUDA_STAGE", direct ? "0" : "1", 1);
-    orrery::Simulator sim(orrery::make_env_spec(a.env, {}), options(n, per_node));
+    orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), options(n, per_node));
     unsetenv("ORRERY_CUDA_STAGE");
     orrery::cuda::CudaBackend& b = cuda_of(sim);
     uint32_t steps = n >= 262144 ? a.steps / 4 : a.steps;
     double queued = per_step_us(sim, steps, [&](uint32_t) { sim.step(); });
-    double actions = per_step_us(sim, steps, [&](uint32_t i) {
-        b.randomize_inputs(i);
-        sim.step();
-    });
     double synced = per_step_us(sim, steps / 4, [&](uint32_t) {
         sim.step();
         sim.synchronize();
     });
     double graph = graph_us(sim, steps);
     sim.check_errors();
-    std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %12.2f %14.3e\n", a.env.c_str(),
-                per_node ? "per-node" : b.staged() ? "staged" : "direct", n, b.block_size(), queued, actions, synced, graph,
+    std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %14.3e\n", a.label.c_str(),
+                per_node ? "per-node" : b.staged() ? "staged" : "direct", n, b.block_size(), queued, synced, graph,
                 n / (std::min(queued, graph) * 1e-6));
     std::fflush(stdout);
 }
@@ -127,8 +127,11 @@ int main(int argc, char** argv) {
         else if (s == "--startup-only") a.startup_only = true;
         else if (s == "--print-source") a.print_source = true;
         else if (s == "--per-node") a.per_node = true;
+        else if (s == "--layout") a.env_options["layout"] = next();
+        else if (s == "--only") a.only = next();
         else {
-            std::fprintf(stderr, "usage: orrery_cuda_bench [--env E] [--worlds N,N] [--steps T] [--startup-only]\n"
+            std::fprintf(stderr, "usage: orrery_cuda_bench [--env E] [--layout L] [--worlds N,N] [--steps T]\n"
+                                 "                          [--only staged|direct|per-node] [--startup-only]\n"
                                  "       orrery_cuda_bench --print-source [--env E] [--per-node]   (no GPU needed)\n");
             return 2;
         }
@@ -143,12 +146,13 @@ int main(int argc, char** argv) {
         }
         startup(a);
         if (a.startup_only) return 0;
-        std::printf("%-8s %-10s %9s %6s %12s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",
-                    "queued_us", "rand_act_us", "synced_us", "graph_us", "env-steps/s");
+        std::printf("%-8s %-10s %9s %6s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",
+                    "queued_us", "synced_us", "graph_us", "env-steps/s");
+        a.label = a.env_options.count("layout") ? a.env_options["layout"] : a.env;
         for (uint32_t n : a.worlds) {
-            bench_steps(a, n, false, false); // megakernel staged in shared memory
-            bench_steps(a, n, false, true);  // megakernel on global memory
-            bench_steps(a, n, true, false);  // one launch per op
+            if (a.only.empty() || a.only == "staged") bench_steps(a, n, false, false); // staged in shared memory
+            if (a.only.empty() || a.only == "direct") bench_steps(a, n, false, true);  // on global memory
+            if (a.only.empty() || a.only == "per-node") bench_steps(a, n, true, false); // one launch per op
         }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "orrery_cuda_bench: error: %s\n", e.what());

@@ -28,8 +28,11 @@ void compile_all(orrery::AutoReset mode, bool per_node) {
     for (const auto& [name, summary] : envs) {
         SCOPED_TRACE("env " + name);
         orrery::EnvSpec spec = orrery::make_env_spec(name, {});
-        orrery::Plan plan = orrery::make_plan(spec, mode);
+        // Next-step mode (the default) also draws its actions inside the step, as benchmarks do.
+        const bool random_inputs = mode == orrery::AutoReset::kNextStep;
+        orrery::Plan plan = orrery::make_plan(spec, mode, random_inputs);
         orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, per_node);
+        EXPECT_EQ(k.text.find("orrery::draw_random_inputs(s, w") != std::string::npos, random_inputs);
         EXPECT_EQ(k.step_kernels.size(), per_node ? plan.step.size() : 1u);
         EXPECT_EQ(k.reset_kernels.size(), per_node ? plan.reset.size() : 1u);
         orrery::cuda::CompileRequest req;
