@@ -50,6 +50,13 @@ class CudaBackend final : public Backend {
     void copy_from_host(void* dst, const void* src, size_t n) override;
     void copy_within(void* dst, const void* src, size_t n) override;
     void synchronize() override;
+    /// Gathers the world's regions into a device staging buffer on the step
+    /// stream (so the copy falls between two passes), then copies that to pinned
+    /// host memory on a second stream; the step stream never waits. Not for use
+    /// while the step stream is being captured into a CUDA graph.
+    bool request_snapshot(const std::vector<Region>& regions, uint32_t world) override;
+    /// Queries the copy's event; never waits.
+    bool poll_snapshot(std::vector<uint8_t>& out) override;
 
     /// Fills every ranged input tensor with uniform random values on the device,
     /// keyed by `key` (benchmarks: no host traffic per step).
@@ -74,6 +81,8 @@ class CudaBackend final : public Backend {
     void launch(CUfunction f, void** params);
     void bind_current() const;
     void release() noexcept;
+    void reserve_snapshot(size_t bytes);
+    void release_snapshot() noexcept;
 
     DeviceInfo info_;
     CUdevice dev_ = 0;
@@ -92,6 +101,14 @@ class CudaBackend final : public Backend {
     unsigned block_ = 128, grid_ = 1;
     unsigned stage_block_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     ModuleStats stats_;
+    // World snapshots (request_snapshot): created at the first request.
+    CUstream copy_stream_ = nullptr; ///< device-to-host copies of snapshots, beside the step stream
+    CUevent gathered_ = nullptr;     ///< the gather on the step stream is done
+    CUevent landed_ = nullptr;       ///< the copy into pinned_ is done
+    CUdeviceptr staging_ = 0;
+    uint8_t* pinned_ = nullptr;
+    size_t snapshot_capacity_ = 0, snapshot_bytes_ = 0;
+    bool snapshot_pending_ = false;
 };
 
 } // namespace cuda
