@@ -196,8 +196,10 @@ int run(const ViewArgs& a) {
             uint32_t sw = 0, sh = 0;
             window.end_frame(scene, cam, kPanelWidth, &rgba, &sw, &sh);
             write_png(a.screenshot, rgba.data(), sw, sh);
-            std::printf("orrery-view: wrote %s (%ux%u) after %u frames on %s\n", a.screenshot.c_str(), sw, sh, frame,
-                        window.device_name().c_str());
+            std::printf("orrery-view: wrote %s (%ux%u) after %u frames on %s; %s after step %llu, %llu behind\n",
+                        a.screenshot.c_str(), sw, sh, frame, window.device_name().c_str(),
+                        report.exact ? "exact view" : "lagging view", (unsigned long long)report.sim_step,
+                        (unsigned long long)report.lag);
         } else {
             window.end_frame(scene, cam, kPanelWidth);
         }
