@@ -205,7 +205,7 @@ WorldReport read_report(Simulator& sim, const ViewState& state, Scene* scene) {
 bool read_report_lagging(Simulator& sim, const ViewState& state, Scene* scene, WorldReport& out) {
     // Request first: where the copy is immediate (the CPU) this frame shows the current state.
     sim.request_world_view(state.world);
-    bool shown = false;
+    bool shown = false, fresh = false;
     sim.poll_world_view([&](Ctx& ctx, const LaggedView& v) {
         if (v.world != state.world) return; // a view of the previously selected world
         out = report_of(sim, state, ctx, scene);
@@ -213,7 +213,10 @@ bool read_report_lagging(Simulator& sim, const ViewState& state, Scene* scene, W
         out.lag = v.lag;
         out.exact = false;
         shown = true;
+        fresh = v.fresh;
     });
+    // Where copies take time (the GPU), keep one in flight: it can land by the next frame.
+    if (fresh && sim.backend().device() != DeviceKind::kCpu) sim.request_world_view(state.world);
     return shown;
 }
 

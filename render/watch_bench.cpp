@@ -42,14 +42,18 @@ const orrery::render::Scene& frame_scene(orrery::Simulator& sim, Watch watch, or
         sim.read_world(0, [&](orrery::Ctx& ctx) { last = orrery::render::build_scene(sim.spec().draw, ctx); });
         return last;
     }
-    sim.request_world_view(0);
+    sim.request_world_view(0); // refused while one is in flight
+    bool fresh = false;
     sim.poll_world_view([&](orrery::Ctx& ctx, const orrery::LaggedView& v) {
         if (!v.fresh) return; // the same view again: its scene is `last` already
         last = orrery::render::build_scene(sim.spec().draw, ctx);
+        fresh = true;
         ++p.views;
         p.lag_sum += v.lag;
         p.lag_max = std::max(p.lag_max, v.lag);
     });
+    // As orrery-view does: on the GPU keep one copy in flight, to land by the next frame.
+    if (fresh && sim.backend().device() != orrery::DeviceKind::kCpu) sim.request_world_view(0);
     return last;
 }
 
