@@ -309,6 +309,70 @@ void CudaBackend::synchronize() {
     ORRERY_CU(driver().cuStreamSynchronize(stream_));
 }
 
+namespace {
+/// One region of a world gather; the kernel's GatherRegion has the same layout.
+struct GatherRegion {
+    unsigned long long src, bytes, dst; ///< region base, bytes per world, offset in the staging buffer
+};
+/// The gather kernel's by-value parameter (kernel parameters may hold 4 KiB; __grid_constant__
+/// lets blocks index it without a local copy).
+struct GatherTable {
+    unsigned long long world, count;
+    GatherRegion regions[kMaxGatherRegions];
+};
+static_assert(sizeof(GatherTable) == 16 + 24 * kMaxGatherRegions, "must match the kernel's layout");
+constexpr const char* kGatherKernel = "orrery_gather_world";
+} // namespace
+
+const char* world_gather_source() {
+    return R"(// One block per region copies world `world`'s bytes of that region into `out`.
+struct GatherRegion { unsigned long long src, bytes, dst; };
+struct GatherTable { unsigned long long world, count; GatherRegion regions[64]; };
+extern "C" __global__ void orrery_gather_world(const __grid_constant__ GatherTable t, unsigned char* out) {
+    const GatherRegion g = t.regions[blockIdx.x];
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(g.src) + g.bytes * t.world;
+    for (unsigned long long i = threadIdx.x; i < g.bytes; i += blockDim.x) out[g.dst + i] = src[i];
+}
+)";
+}
+
+void CudaBackend::load_gather() {
+    CompileRequest req;
+    req.label = "world gather kernel";
+    req.source = world_gather_source();
+    req.arch = info_.arch;
+    req.driver_version = driver_version();
+    CompiledModule m = compile_module(req);
+    const DriverApi& d = driver();
+    ORRERY_CU(d.cuModuleLoadData(&gather_module_, m.cubin.data()));
+    ORRERY_CU(d.cuModuleGetFunction(&gather_fn_, gather_module_, kGatherKernel));
+}
+
+void CudaBackend::gather(const std::vector<Region>& regions, uint32_t world) {
+    const DriverApi& d = driver();
+    if (regions.size() > kMaxGatherRegions) { // rare: one copy per region
+        size_t at = 0;
+        for (const Region& r : regions) {
+            CUdeviceptr src = reinterpret_cast<CUdeviceptr>(r.base + r.bytes_per_world * world);
+            if (r.bytes_per_world) ORRERY_CU(d.cuMemcpyDtoDAsync(staging_ + at, src, r.bytes_per_world, stream_));
+            at += r.bytes_per_world;
+        }
+        return;
+    }
+    if (!gather_fn_) load_gather();
+    GatherTable t{};
+    t.world = world;
+    t.count = regions.size();
+    size_t at = 0;
+    for (size_t i = 0; i < regions.size(); ++i) {
+        t.regions[i] = {reinterpret_cast<unsigned long long>(regions[i].base), regions[i].bytes_per_world, at};
+        at += regions[i].bytes_per_world;
+    }
+    CUdeviceptr out = staging_;
+    void* params[] = {&t, &out};
+    ORRERY_CU(d.cuLaunchKernel(gather_fn_, unsigned(regions.size()), 1, 1, 128, 1, 1, 0, stream_, params, nullptr));
+}
+
 void CudaBackend::reserve_snapshot(size_t bytes) {
     const DriverApi& d = driver();
     if (!copy_stream_) ORRERY_CU(d.cuStreamCreate(&copy_stream_, kStreamNonBlocking));
@@ -337,6 +401,9 @@ void CudaBackend::release_snapshot() noexcept {
     if (staging_) d.cuMemFree(staging_);
     if (pinned_) d.cuMemFreeHost(pinned_);
     if (copy_stream_) d.cuStreamDestroy(copy_stream_);
+    if (gather_module_) d.cuModuleUnload(gather_module_);
+    gather_module_ = nullptr;
+    gather_fn_ = nullptr;
     copy_stream_ = nullptr;
     gathered_ = landed_ = nullptr;
     staging_ = 0;
@@ -353,13 +420,7 @@ bool CudaBackend::request_snapshot(const std::vector<Region>& regions, uint32_t 
     for (const Region& r : regions) total += r.bytes_per_world;
     if (total == 0) return false;
     reserve_snapshot(total);
-    // In stream order after every queued pass and before any later one: a consistent world.
-    size_t at = 0;
-    for (const Region& r : regions) {
-        CUdeviceptr src = reinterpret_cast<CUdeviceptr>(r.base + r.bytes_per_world * world);
-        if (r.bytes_per_world) ORRERY_CU(d.cuMemcpyDtoDAsync(staging_ + at, src, r.bytes_per_world, stream_));
-        at += r.bytes_per_world;
-    }
+    gather(regions, world); // in stream order after every queued pass, before any later one: consistent
     ORRERY_CU(d.cuEventRecord(gathered_, stream_));
     ORRERY_CU(d.cuStreamWaitEvent(copy_stream_, gathered_, 0));
     ORRERY_CU(d.cuMemcpyDtoHAsync(pinned_, staging_, total, copy_stream_));

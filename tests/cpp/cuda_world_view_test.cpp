@@ -3,6 +3,7 @@
 // and its bytes must equal the world's state at the step it claims, which a
 // CPU simulator stepped as often from the same seed and actions gives (the
 // parity tests show the two backends agree bit for bit). Skips without a GPU.
+// The gather kernel itself compiles through NVRTC on any machine (no GPU needed).
 
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/driver_api.hpp"
+#include "engine/cuda/nvrtc_compiler.hpp"
 #include "envs/registry.hpp"
 
 namespace {
@@ -118,6 +120,17 @@ TEST(CudaWorldView, LandsWithoutSynchronizingAndEqualsTheStateAtItsStep) {
     // The views never drained the queue; the batch still matches the CPU once it does.
     while (cpu_steps < gpu.steps_taken()) cpu.step(), ++cpu_steps;
     EXPECT_EQ(gpu.save_world(worlds - 1).bytes, cpu.save_world(worlds - 1).bytes);
+}
+
+TEST(NvrtcWorldGather, KernelCompilesForHopper) {
+    cuda::CompileRequest req;
+    req.label = "world gather test";
+    req.source = cuda::world_gather_source();
+    req.arch = 90;
+    req.use_cache = false;
+    cuda::CompiledModule m = cuda::compile_module(req);
+    EXPECT_FALSE(m.cubin.empty());
+    EXPECT_NE(m.cubin.find("orrery_gather_world"), std::string::npos) << "the kernel's symbol is in the cubin";
 }
 
 TEST(CudaWorldView, TeardownWithAViewInFlightIsClean) {
