@@ -344,7 +344,7 @@ void CudaBackend::load_gather() {
     req.driver_version = driver_version();
     CompiledModule m = compile_module(req);
     const DriverApi& d = driver();
-    ORRERY_CU(d.cuModuleLoadData(&gather_module_, m.cubin.data()));
+    if (!gather_module_) ORRERY_CU(d.cuModuleLoadData(&gather_module_, m.cubin.data()));
     ORRERY_CU(d.cuModuleGetFunction(&gather_fn_, gather_module_, kGatherKernel));
 }
 
@@ -359,7 +359,7 @@ void CudaBackend::gather(const std::vector<Region>& regions, uint32_t world) {
         }
         return;
     }
-    if (!gather_fn_) load_gather();
+    if (!gather_fn_) load_gather(); // first request: compile (or load from the cache) once
     GatherTable t{};
     t.world = world;
     t.count = regions.size();
