@@ -30,6 +30,7 @@ struct ViewState {
     uint32_t returns_world = ~0u;  ///< the world `returns` belong to
     uint64_t returns_step = 0;     ///< Simulator::steps_taken() of the last reward added
     uint64_t unseen_steps = 0;     ///< steps of this episode whose rewards no view showed
+    uint64_t shown_step = 0;       ///< Simulator::steps_taken() of the last frame's state
 };
 
 /// One world's state as the panels show it.

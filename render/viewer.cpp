@@ -181,11 +181,13 @@ int run(const ViewArgs& a) {
         }
         if (!ImGui::GetIO().WantCaptureMouse) steer_camera(ImGui::GetIO(), draw, cam);
 
-        // A world just selected has no view yet: that one frame reads it exactly.
+        // Exact instead when paused, when the selected world has no view yet, and when the
+        // view is older than the last frame's (a copy requested before a pause).
         Scene scene;
         WorldReport report;
-        if (state.paused || !read_report_lagging(*sim, state, &scene, report))
+        if (state.paused || !read_report_lagging(*sim, state, &scene, report) || report.sim_step < state.shown_step)
             report = read_report(*sim, state, &scene);
+        state.shown_step = report.sim_step;
         accumulate_returns(state, report);
         state.agent = report.num_agents ? std::min(state.agent, report.num_agents - 1) : 0;
         draw_panels(*sim, state, report, cam, window.device_name());
