@@ -128,6 +128,23 @@ TEST(WorldView, OneRequestPendingAtATime) {
     EXPECT_EQ(got.bytes, sim.save_world(3).bytes);
 }
 
+TEST(WorldView, ReadAndEditOfOtherWorldsLeaveAShownViewAlone) {
+    Simulator sim = make_sim("overcooked", 3);
+    uint64_t rng = 77;
+    step_n(sim, 6, rng);
+    std::vector<uint8_t> world0 = sim.save_world(0).bytes;
+    ASSERT_TRUE(sim.request_world_view(0));
+    ASSERT_EQ(poll(sim).bytes, world0);
+    // read_world and edit_world share the one-world scratch storage with views.
+    sim.read_world(2, [](Ctx&) {});
+    sim.edit_world(1, [](Ctx&) {});
+    sim.copy_world(2, 0); // changes world 0 after its view was taken
+    ASSERT_NE(sim.save_world(0).bytes, world0);
+    Seen again = poll(sim);
+    EXPECT_FALSE(again.view.fresh);
+    EXPECT_EQ(again.bytes, world0);
+}
+
 TEST(WorldView, BadWorldIsAnErrorAndChangesNothing) {
     Simulator sim = make_sim("tag", 3);
     uint64_t rng = 8;
