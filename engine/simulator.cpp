@@ -45,6 +45,28 @@ size_t TensorView::bytes() const {
     return n;
 }
 
+bool Backend::request_snapshot(const std::vector<Region>& regions, uint32_t world) {
+    if (host_snapshot_pending_) return false;
+    synchronize();
+    size_t total = 0;
+    for (const Region& r : regions) total += r.bytes_per_world;
+    host_snapshot_.resize(total);
+    size_t at = 0;
+    for (const Region& r : regions) {
+        copy_to_host(host_snapshot_.data() + at, r.base + r.bytes_per_world * world, r.bytes_per_world);
+        at += r.bytes_per_world;
+    }
+    host_snapshot_pending_ = true;
+    return true;
+}
+
+bool Backend::poll_snapshot(std::vector<uint8_t>& out) {
+    if (!host_snapshot_pending_) return false;
+    out.swap(host_snapshot_);
+    host_snapshot_pending_ = false;
+    return true;
+}
+
 std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
                                       const StorageLayout& layout, const SimOptions& opts) {
     const std::string& d = opts.device;
@@ -204,6 +226,7 @@ std::vector<std::vector<uint8_t>> random_inputs(const Simulator& sim, uint64_t& 
 void Simulator::step() {
     check_inputs();
     backend_->run(plan_.step);
+    ++steps_taken_;
 }
 
 void Simulator::synchronize() { backend_->synchronize(); }
@@ -276,15 +299,43 @@ void Simulator::copy_world(uint32_t src, uint32_t dst) {
         backend_->copy_within(r.base + r.bytes_per_world * dst, r.base + r.bytes_per_world * src, r.bytes_per_world);
 }
 
-void Simulator::read_world(uint32_t world, const std::function<void(Ctx&)>& fn) {
-    WorldSnapshot snap = save_world(world);
+void Simulator::load_scratch(const std::vector<uint8_t>& bytes) {
     size_t at = 0;
     for (const Region& r : scratch_layout_.regions(scratch_)) {
-        std::memcpy(r.base, snap.bytes.data() + at, r.bytes_per_world);
+        std::memcpy(r.base, bytes.data() + at, r.bytes_per_world);
         at += r.bytes_per_world;
     }
+}
+
+void Simulator::read_world(uint32_t world, const std::function<void(Ctx&)>& fn) {
+    load_scratch(save_world(world).bytes);
     Ctx ctx(scratch_, 0);
     fn(ctx);
+}
+
+bool Simulator::request_world_view(uint32_t world) {
+    check_world(world, "world");
+    if (view_requested_) return false;
+    if (!backend_->request_snapshot(regions_, world)) return false;
+    view_pending_ = LaggedView{world, steps_taken_, 0, false};
+    view_requested_ = true;
+    return true;
+}
+
+bool Simulator::poll_world_view(const std::function<void(Ctx&, const LaggedView&)>& fn) {
+    bool fresh = view_requested_ && backend_->poll_snapshot(view_bytes_);
+    if (fresh) {
+        view_ = view_pending_;
+        view_requested_ = false;
+        view_landed_ = true;
+    }
+    if (!view_landed_) return false;
+    view_.lag = steps_taken_ - view_.step;
+    view_.fresh = fresh;
+    load_scratch(view_bytes_);
+    Ctx ctx(scratch_, 0);
+    fn(ctx, view_);
+    return true;
 }
 
 void Simulator::edit_world(uint32_t world, const std::function<void(Ctx&)>& fn) {

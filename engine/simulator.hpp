@@ -111,6 +111,23 @@ class Backend {
     virtual void copy_within(void* dst, const void* src, size_t n) = 0;
     /// Waits for queued work.
     virtual void synchronize() = 0;
+
+    /// Queues a copy of world `world`'s `regions` (their bytes one after the
+    /// other) as they will be once all work queued so far has run, and returns
+    /// without waiting for that work. One request is pending at a time, from
+    /// this call until poll_snapshot() hands its bytes over: a request while one
+    /// is pending queues nothing and returns false (it is refused, never
+    /// replaces the pending one). This version copies at once after
+    /// synchronize(), which suits the CPU backend.
+    virtual bool request_snapshot(const std::vector<Region>& regions, uint32_t world);
+    /// Never waits: true, with `out` holding the requested bytes, once the pending
+    /// copy has landed (then nothing is pending); false while it is in flight or
+    /// when nothing was requested.
+    virtual bool poll_snapshot(std::vector<uint8_t>& out);
+
+  private:
+    std::vector<uint8_t> host_snapshot_; ///< the base version's landed copy
+    bool host_snapshot_pending_ = false;
 };
 
 /// Creates a backend for `opts.device`. Throws orrery::Error when the device is
@@ -127,6 +144,14 @@ void set_cuda_backend_factory(CudaBackendFactory f);
 /// A saved world: every per-world region, byte for byte.
 struct WorldSnapshot {
     std::vector<uint8_t> bytes;
+};
+
+/// What a world view (Simulator::poll_world_view) shows.
+struct LaggedView {
+    uint32_t world = 0;
+    uint64_t step = 0;    ///< Simulator::steps_taken() when it was requested: the state after that many steps
+    uint64_t lag = 0;     ///< steps taken since: how far the view trails the batch
+    bool fresh = false;   ///< it landed during this poll (else an earlier view is shown again)
 };
 
 class Simulator;
@@ -177,6 +202,18 @@ class Simulator {
     /// Calls fn with a Ctx over a host copy of world `world` (any backend). Use it
     /// for host-side inspection: JSON state export, viewers, tests.
     void read_world(uint32_t world, const std::function<void(Ctx&)>& fn);
+    /// Queues a consistent copy of world `world`, taken between two passes once
+    /// everything queued so far has run, and returns without waiting for it (on
+    /// the GPU the step stream is never synchronised). False, queuing nothing,
+    /// while an earlier request has not landed and been collected by
+    /// poll_world_view. Throws orrery::Error for a bad `world`, state untouched.
+    bool request_world_view(uint32_t world);
+    /// Never waits: collects the requested copy if it has landed, then calls fn
+    /// with a Ctx over the latest landed copy (possibly several steps old) and
+    /// returns true; false, without calling fn, when no copy has landed yet.
+    bool poll_world_view(const std::function<void(Ctx&, const LaggedView&)>& fn);
+    /// Number of step() calls so far (a world view records it to show its lag).
+    uint64_t steps_taken() const { return steps_taken_; }
     /// Like read_world, then writes the copy back. If fn throws, the world is
     /// left untouched and the exception propagates.
     void edit_world(uint32_t world, const std::function<void(Ctx&)>& fn);
@@ -202,6 +239,7 @@ class Simulator {
     void check_inputs();
     std::string schema_text() const;
     size_t snapshot_bytes() const;
+    void load_scratch(const std::vector<uint8_t>& bytes); ///< one world's region bytes into scratch_
 
     EnvSpec spec_;
     SimOptions opts_;
@@ -213,6 +251,10 @@ class Simulator {
     StorageLayout scratch_layout_;          ///< a one-world host layout for read/edit_world
     std::vector<uint8_t> scratch_memory_;
     Storage scratch_;
+    uint64_t steps_taken_ = 0;
+    LaggedView view_, view_pending_;         ///< the latest landed view and the requested one
+    bool view_requested_ = false, view_landed_ = false;
+    std::vector<uint8_t> view_bytes_;       ///< the latest landed view's bytes
 };
 
 } // namespace orrery

@@ -110,6 +110,10 @@ void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& 
     ImGui::Text("episode %u, step %u%s%s%s", r.episode, r.step, r.terminated ? ", terminated" : "",
                 r.truncated ? ", truncated" : "", r.error ? ", error!" : "");
     if (r.error) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "error code %u in this world", r.error);
+    if (r.exact) ImGui::TextDisabled("view: after step %llu, exact (read_world)", (unsigned long long)r.sim_step);
+    else
+        ImGui::Text("view: after step %llu, %llu step%s behind", (unsigned long long)r.sim_step,
+                    (unsigned long long)r.lag, r.lag == 1 ? "" : "s");
     if (sim.spec().draw.view == DrawSpec::View::k3D) {
         ImGui::SliderFloat("yaw", &cam.yaw, -3.14159f, 3.14159f);
         ImGui::SliderFloat("pitch", &cam.pitch, 0.05f, 1.55f);
@@ -123,6 +127,9 @@ void rewards_panel(ViewState& s, const WorldReport& r) {
     for (uint32_t i = 0; i < r.rewards.size(); ++i)
         ImGui::Text("%sagent %u: reward %+.3f, episode return %+.3f", i == s.agent ? "> " : "  ", i,
                     double(r.rewards[i]), double(i < s.returns.size() ? s.returns[i] : 0.0f));
+    if (s.unseen_steps)
+        ImGui::TextDisabled("returns leave out %llu step%s no view showed", (unsigned long long)s.unseen_steps,
+                            s.unseen_steps == 1 ? "" : "s");
 }
 
 /// Each channel of a [C, H, W] u8 observation as a small grey image.
@@ -172,22 +179,61 @@ void obs_panel(const WorldReport& r) {
     if (!line.empty()) ImGui::TextUnformatted(line.c_str());
 }
 
+WorldReport report_of(const Simulator& sim, const ViewState& state, const Ctx& ctx, Scene* scene) {
+    WorldReport r;
+    const Storage& s = ctx.storage();
+    r.episode = ctx.episode();
+    r.step = ctx.step();
+    r.error = s.errors[ctx.world()];
+    r.terminated = s.terminated[ctx.world()] != 0;
+    r.truncated = s.truncated[ctx.world()] != 0;
+    report_entities(sim.spec(), ctx, r);
+    report_agent(sim.spec(), ctx, state.agent, r);
+    if (scene) *scene = build_scene(sim.spec().draw, ctx);
+    return r;
+}
+
 } // namespace
 
 WorldReport read_report(Simulator& sim, const ViewState& state, Scene* scene) {
     WorldReport r;
-    sim.read_world(state.world, [&](Ctx& ctx) {
-        const Storage& s = ctx.storage();
-        r.episode = ctx.episode();
-        r.step = ctx.step();
-        r.error = s.errors[ctx.world()];
-        r.terminated = s.terminated[ctx.world()] != 0;
-        r.truncated = s.truncated[ctx.world()] != 0;
-        report_entities(sim.spec(), ctx, r);
-        report_agent(sim.spec(), ctx, state.agent, r);
-        if (scene) *scene = build_scene(sim.spec().draw, ctx);
-    });
+    sim.read_world(state.world, [&](Ctx& ctx) { r = report_of(sim, state, ctx, scene); });
+    r.sim_step = sim.steps_taken();
     return r;
+}
+
+bool read_report_lagging(Simulator& sim, const ViewState& state, Scene* scene, WorldReport& out) {
+    // Request first: where the copy is immediate (the CPU) this frame shows the current state.
+    sim.request_world_view(state.world);
+    bool shown = false, fresh = false;
+    sim.poll_world_view([&](Ctx& ctx, const LaggedView& v) {
+        if (v.world != state.world) return; // a view of the previously selected world
+        out = report_of(sim, state, ctx, scene);
+        out.sim_step = v.step;
+        out.lag = v.lag;
+        out.exact = false;
+        shown = true;
+        fresh = v.fresh;
+    });
+    // Where copies take time (the GPU), keep one in flight: it can land by the next frame.
+    if (fresh && sim.backend().device() != DeviceKind::kCpu) sim.request_world_view(state.world);
+    return shown;
+}
+
+void accumulate_returns(ViewState& state, const WorldReport& report) {
+    if (report.episode != state.episode || state.returns_world != state.world) {
+        state.episode = report.episode;
+        state.returns_world = state.world;
+        state.returns.assign(report.num_agents, 0.0f);
+        state.returns_step = report.sim_step;
+        state.unseen_steps = 0;
+        return;
+    }
+    if (report.sim_step <= state.returns_step) return; // this step's rewards are counted already
+    state.unseen_steps += report.sim_step - state.returns_step - 1;
+    state.returns_step = report.sim_step;
+    state.returns.resize(report.rewards.size(), 0.0f);
+    for (size_t i = 0; i < report.rewards.size(); ++i) state.returns[i] += report.rewards[i];
 }
 
 void draw_panels(Simulator& sim, ViewState& state, const WorldReport& report, Camera& cam,

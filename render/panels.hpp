@@ -1,8 +1,9 @@
 #pragma once
 // orrery-view's ImGui panels: simulation controls, the selected world's
 // entities and components, rewards, and the selected agent's observation
-// (channel images for [C, H, W] u8 observations). Data comes from one
-// read_world copy per frame.
+// (channel images for [C, H, W] u8 observations). Data comes from one copy of
+// the selected world per frame: the latest landed world view while running, so
+// a frame never waits for queued steps, or an exact read_world when paused.
 
 #include <string>
 #include <vector>
@@ -24,8 +25,12 @@ struct ViewState {
     std::string policy = "random";
     Key pending = Key::kNoop; ///< last key pressed since the previous step
     uint64_t steps_taken = 0;
-    std::vector<float> returns; ///< this episode's summed rewards per agent
+    std::vector<float> returns; ///< this episode's summed rewards per agent, over the steps seen
     uint32_t episode = ~0u;
+    uint32_t returns_world = ~0u;  ///< the world `returns` belong to
+    uint64_t returns_step = 0;     ///< Simulator::steps_taken() of the last reward added
+    uint64_t unseen_steps = 0;     ///< steps of this episode whose rewards no view showed
+    uint64_t shown_step = 0;       ///< Simulator::steps_taken() of the last frame's state
 };
 
 /// One world's state as the panels show it.
@@ -42,10 +47,21 @@ struct WorldReport {
     std::vector<uint32_t> obs_dims;
     DType obs_dtype = DType::kU8;
     std::vector<uint8_t> obs;   ///< the selected agent's observation row
+    uint64_t sim_step = 0;      ///< Simulator::steps_taken() the state reflects
+    uint64_t lag = 0;           ///< steps taken since then
+    bool exact = true;          ///< a synchronous read_world, not a lagging view
 };
 
 /// Copies world state.world once and builds both the report and the scene.
+/// Waits for every queued step (Simulator::read_world): exact, for paused play.
 WorldReport read_report(Simulator& sim, const ViewState& state, Scene* scene);
+/// Like read_report from the latest landed view of state.world, never waiting
+/// for queued steps: requests a view (refused while one is in flight), then
+/// polls. False, with `out` and `scene` untouched, while none of that world has landed.
+bool read_report_lagging(Simulator& sim, const ViewState& state, Scene* scene, WorldReport& out);
+/// Adds a report's rewards to the episode returns once per step it reflects;
+/// restarts them on a new episode or world, and counts steps no report showed.
+void accumulate_returns(ViewState& state, const WorldReport& report);
 
 /// Draws the panels; may change the state and the camera.
 void draw_panels(Simulator& sim, ViewState& state, const WorldReport& report, Camera& cam,

@@ -1,6 +1,8 @@
 // orrery-view: watch and play any world of a batch. The selected world alone is
-// copied to the host each frame (Simulator::read_world), so watching a large
-// batch costs one world's bytes per frame, never the batch.
+// copied to the host each frame, so watching a large batch costs one world's
+// bytes per frame, never the batch. While running, frames show the latest
+// landed world view (Simulator::request/poll_world_view), so a frame never
+// waits for queued steps; paused, they read the world exactly (read_world).
 
 #include <algorithm>
 #include <chrono>
@@ -100,22 +102,6 @@ class KeyReader {
     bool other_[512] = {};
 };
 
-/// Element 0 of each agent's row of f32 tensor `name` in world `world`: a copy
-/// of that world's slice only.
-std::vector<float> world_rewards(Simulator& sim, const std::string& name, uint32_t world) {
-    const TensorView* t = nullptr;
-    for (const TensorView& v : sim.tensors())
-        if (v.name == name) t = &v;
-    if (!t || t->dtype != DType::kF32 || t->shape.size() < 2) return {};
-    size_t per_world = t->bytes() / size_t(t->shape[0]);
-    std::vector<float> slice(per_world / sizeof(float));
-    sim.backend().copy_to_host(slice.data(), static_cast<const uint8_t*>(t->data) + per_world * world, per_world);
-    size_t agents = size_t(t->shape[1]), per_agent = slice.size() / agents;
-    std::vector<float> out(agents);
-    for (size_t i = 0; i < agents; ++i) out[i] = slice[i * per_agent];
-    return out;
-}
-
 /// The action value the env declares for `key`, or -1.
 int32_t action_for(const DrawSpec& d, Key key) {
     for (const auto& [k, v] : d.keys)
@@ -192,18 +178,17 @@ int run(const ViewArgs& a) {
             sim->step();
             state.steps_taken += 1;
             state.pending = Key::kNoop;
-            std::vector<float> r = world_rewards(*sim, draw.reward, state.world);
-            state.returns.resize(r.size(), 0.0f);
-            for (size_t i = 0; i < r.size(); ++i) state.returns[i] += r[i];
         }
         if (!ImGui::GetIO().WantCaptureMouse) steer_camera(ImGui::GetIO(), draw, cam);
 
+        // Exact instead when paused, when the selected world has no view yet, and when the
+        // view is older than the last frame's (a copy requested before a pause).
         Scene scene;
-        WorldReport report = read_report(*sim, state, &scene);
-        if (report.episode != state.episode) { // a new episode (or another world): returns restart
-            state.episode = report.episode;
-            state.returns.assign(report.num_agents, 0.0f);
-        }
+        WorldReport report;
+        if (state.paused || !read_report_lagging(*sim, state, &scene, report) || report.sim_step < state.shown_step)
+            report = read_report(*sim, state, &scene);
+        state.shown_step = report.sim_step;
+        accumulate_returns(state, report);
         state.agent = report.num_agents ? std::min(state.agent, report.num_agents - 1) : 0;
         draw_panels(*sim, state, report, cam, window.device_name());
 
@@ -213,8 +198,10 @@ int run(const ViewArgs& a) {
             uint32_t sw = 0, sh = 0;
             window.end_frame(scene, cam, kPanelWidth, &rgba, &sw, &sh);
             write_png(a.screenshot, rgba.data(), sw, sh);
-            std::printf("orrery-view: wrote %s (%ux%u) after %u frames on %s\n", a.screenshot.c_str(), sw, sh, frame,
-                        window.device_name().c_str());
+            std::printf("orrery-view: wrote %s (%ux%u) after %u frames on %s; %s after step %llu, %llu behind\n",
+                        a.screenshot.c_str(), sw, sh, frame, window.device_name().c_str(),
+                        report.exact ? "exact view" : "lagging view", (unsigned long long)report.sim_step,
+                        (unsigned long long)report.lag);
         } else {
             window.end_frame(scene, cam, kPanelWidth);
         }

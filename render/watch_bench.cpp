@@ -1,9 +1,12 @@
 // orrery-watch-bench: what watching one world costs a batch that is stepping
 // (issue 6, item 7). Steps the batch for T seconds alone, then T seconds while
-// rendering the selected world offscreen at up to F frames per second in the
-// same thread (as a training loop that shows frames would), and reports both
-// step rates and the frame rate reached.
+// rendering world 0 offscreen at up to F frames per second in the same thread
+// (as a training loop that shows frames would), once reading the world with
+// read_world (waits for every queued step) and once from lagging world views
+// (Simulator::request/poll_world_view, never waits), and reports the step
+// rates, the frame rate reached and how many steps the views trailed.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -11,6 +14,7 @@
 
 #include "render/cli.hpp"
 #include "render/render.hpp"
+#include "render/scene.hpp"
 
 namespace {
 
@@ -22,16 +26,42 @@ struct BenchArgs {
     uint32_t width = 1280, height = 800;
 };
 
+enum class Watch { kNone, kSync, kLagging };
+
 struct Phase {
     uint64_t steps = 0, frames = 0;
     double seconds = 0.0, frame_seconds = 0.0;
+    uint64_t views = 0, lag_sum = 0, lag_max = 0; ///< fresh views and their lag (kLagging)
 };
 
-/// Steps for `secs`; with `frames`, renders world 0 whenever 1/fps has passed.
-/// `lockstep` waits for each step, as a loop that reads every step's outputs
-/// does; otherwise steps queue freely and a frame first drains the queue.
-Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRenderer* frames, double fps,
-                bool lockstep) {
+/// The scene of world 0 for one frame: read exactly, or from the latest landed
+/// view (requesting the next one); `last` keeps the latest view's scene.
+const orrery::render::Scene& frame_scene(orrery::Simulator& sim, Watch watch, orrery::render::Scene& last,
+                                         Phase& p) {
+    if (watch == Watch::kSync) {
+        sim.read_world(0, [&](orrery::Ctx& ctx) { last = orrery::render::build_scene(sim.spec().draw, ctx); });
+        return last;
+    }
+    sim.request_world_view(0); // refused while one is in flight
+    bool fresh = false;
+    sim.poll_world_view([&](orrery::Ctx& ctx, const orrery::LaggedView& v) {
+        if (!v.fresh) return; // the same view again: its scene is `last` already
+        last = orrery::render::build_scene(sim.spec().draw, ctx);
+        fresh = true;
+        ++p.views;
+        p.lag_sum += v.lag;
+        p.lag_max = std::max(p.lag_max, v.lag);
+    });
+    // As orrery-view does: on the GPU keep one copy in flight, to land by the next frame.
+    if (fresh && sim.backend().device() != orrery::DeviceKind::kCpu) sim.request_world_view(0);
+    return last;
+}
+
+/// Steps for `secs`; unless `watch` is kNone, renders world 0 whenever 1/fps has
+/// passed. `lockstep` waits for each step, as a loop that reads every step's
+/// outputs does; otherwise steps queue freely.
+Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRenderer& frames, Watch watch,
+                orrery::render::Scene& last, double fps, bool lockstep) {
     Phase p;
     sim.synchronize();
     auto start = Clock::now(), next_frame = start;
@@ -40,9 +70,9 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
         sim.step();
         if (lockstep) sim.synchronize();
         ++p.steps;
-        if (frames && Clock::now() >= next_frame) {
+        if (watch != Watch::kNone && Clock::now() >= next_frame) {
             auto t0 = Clock::now();
-            std::vector<uint8_t> rgba = frames->render(sim, 0);
+            std::vector<uint8_t> rgba = frames.render(frame_scene(sim, watch, last, p));
             p.frame_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
             ++p.frames;
             next_frame += period;
@@ -54,25 +84,37 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
     return p;
 }
 
+void print_watched(const char* label, const Phase& w, double rate_alone, double worlds) {
+    double rate = double(w.steps) / w.seconds;
+    std::printf("  %-16s %.1f steps/s (%.3g env-steps/s), %.1f frames/s, %.2f ms per frame, step-rate drop %.2f%%\n",
+                label, rate, rate * worlds, double(w.frames) / w.seconds,
+                1e3 * w.frame_seconds / double(w.frames ? w.frames : 1), 100.0 * (1.0 - rate / rate_alone));
+    if (w.views)
+        std::printf("  %-16s %llu views landed, %.1f steps behind on average, %llu at most\n", "",
+                    (unsigned long long)w.views, double(w.lag_sum) / double(w.views), (unsigned long long)w.lag_max);
+}
+
 int bench(const BenchArgs& a) {
     auto sim = orrery::render::make_simulator(a.common);
     orrery::render::Policy(a.common.policy, a.common.seed).act(*sim); // actions stay on the device
+    if (sim->spec().draw.empty()) throw orrery::Error("env '" + a.common.env + "' declares nothing to draw");
     orrery::render::FrameRenderer frames({a.width, a.height, a.common.vk_device});
-    run_phase(*sim, 1.0, &frames, a.fps, true); // warm-up: kernels compiled, pipelines built
+    orrery::render::Scene last;
+    // Warm-up: kernels compiled, pipelines built, the first view landed.
+    run_phase(*sim, 0.5, frames, Watch::kSync, last, a.fps, true);
+    run_phase(*sim, 0.5, frames, Watch::kLagging, last, a.fps, true);
     double worlds = double(sim->num_worlds());
     std::printf("env %s, %u worlds on %s, frames %ux%u on %s\n", a.common.env.c_str(), sim->num_worlds(),
                 sim->backend().describe().c_str(), a.width, a.height, frames.device_name().c_str());
     for (bool lockstep : {true, false}) {
-        Phase alone = run_phase(*sim, a.seconds, nullptr, a.fps, lockstep);
-        Phase watched = run_phase(*sim, a.seconds, &frames, a.fps, lockstep);
+        Phase alone = run_phase(*sim, a.seconds, frames, Watch::kNone, last, a.fps, lockstep);
+        Phase sync = run_phase(*sim, a.seconds, frames, Watch::kSync, last, a.fps, lockstep);
+        Phase lagging = run_phase(*sim, a.seconds, frames, Watch::kLagging, last, a.fps, lockstep);
         double rate_alone = double(alone.steps) / alone.seconds;
-        double rate_watched = double(watched.steps) / watched.seconds;
         std::printf("%s\n", lockstep ? "lockstep (each step waited for):" : "free-running (steps queued ahead):");
-        std::printf("  alone:    %.1f steps/s (%.3g env-steps/s)\n", rate_alone, rate_alone * worlds);
-        std::printf("  watched:  %.1f steps/s (%.3g env-steps/s), %.1f frames/s, %.2f ms per frame\n",
-                    rate_watched, rate_watched * worlds, double(watched.frames) / watched.seconds,
-                    1e3 * watched.frame_seconds / double(watched.frames ? watched.frames : 1));
-        std::printf("  step-rate drop: %.2f%%\n", 100.0 * (1.0 - rate_watched / rate_alone));
+        std::printf("  %-16s %.1f steps/s (%.3g env-steps/s)\n", "alone:", rate_alone, rate_alone * worlds);
+        print_watched("read_world:", sync, rate_alone, worlds);
+        print_watched("world view:", lagging, rate_alone, worlds);
     }
     return 0;
 }

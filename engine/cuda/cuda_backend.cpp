@@ -244,6 +244,7 @@ void CudaBackend::release() noexcept {
     const DriverApi& d = driver();
     d.cuCtxSetCurrent(ctx_);
     if (own_stream_) d.cuStreamSynchronize(own_stream_); // a caller's stream may be gone; cuMemFree waits anyway
+    release_snapshot();
     if (module_) d.cuModuleUnload(module_);
     if (memory_) d.cuMemFree(memory_);
     if (own_stream_) d.cuStreamDestroy(own_stream_);
@@ -312,6 +313,138 @@ void CudaBackend::use_stream(CUstream stream) {
 void CudaBackend::synchronize() {
     bind_current();
     ORRERY_CU(driver().cuStreamSynchronize(stream_));
+}
+
+namespace {
+/// One region of a world gather; the kernel's GatherRegion has the same layout.
+struct GatherRegion {
+    unsigned long long src, bytes, dst; ///< region base, bytes per world, offset in the staging buffer
+};
+/// The gather kernel's by-value parameter (kernel parameters may hold 4 KiB; __grid_constant__
+/// lets blocks index it without a local copy).
+struct GatherTable {
+    unsigned long long world, count;
+    GatherRegion regions[kMaxGatherRegions];
+};
+static_assert(sizeof(GatherTable) == 16 + 24 * kMaxGatherRegions, "must match the kernel's layout");
+constexpr const char* kGatherKernel = "orrery_gather_world";
+} // namespace
+
+const char* world_gather_source() {
+    return R"(// One block per region copies world `world`'s bytes of that region into `out`.
+struct GatherRegion { unsigned long long src, bytes, dst; };
+struct GatherTable { unsigned long long world, count; GatherRegion regions[64]; };
+extern "C" __global__ void orrery_gather_world(const __grid_constant__ GatherTable t, unsigned char* out) {
+    const GatherRegion g = t.regions[blockIdx.x];
+    const unsigned char* src = reinterpret_cast<const unsigned char*>(g.src) + g.bytes * t.world;
+    for (unsigned long long i = threadIdx.x; i < g.bytes; i += blockDim.x) out[g.dst + i] = src[i];
+}
+)";
+}
+
+void CudaBackend::load_gather() {
+    CompileRequest req;
+    req.label = "world gather kernel";
+    req.source = world_gather_source();
+    req.arch = info_.arch;
+    req.driver_version = driver_version();
+    CompiledModule m = compile_module(req);
+    const DriverApi& d = driver();
+    if (!gather_module_) ORRERY_CU(d.cuModuleLoadData(&gather_module_, m.cubin.data()));
+    ORRERY_CU(d.cuModuleGetFunction(&gather_fn_, gather_module_, kGatherKernel));
+}
+
+void CudaBackend::gather(const std::vector<Region>& regions, uint32_t world) {
+    const DriverApi& d = driver();
+    if (regions.size() > kMaxGatherRegions) { // rare: one copy per region
+        size_t at = 0;
+        for (const Region& r : regions) {
+            CUdeviceptr src = reinterpret_cast<CUdeviceptr>(r.base + r.bytes_per_world * world);
+            if (r.bytes_per_world) ORRERY_CU(d.cuMemcpyDtoDAsync(staging_ + at, src, r.bytes_per_world, stream_));
+            at += r.bytes_per_world;
+        }
+        return;
+    }
+    if (!gather_fn_) load_gather(); // first request: compile (or load from the cache) once
+    GatherTable t{};
+    t.world = world;
+    t.count = regions.size();
+    size_t at = 0;
+    for (size_t i = 0; i < regions.size(); ++i) {
+        t.regions[i] = {reinterpret_cast<unsigned long long>(regions[i].base), regions[i].bytes_per_world, at};
+        at += regions[i].bytes_per_world;
+    }
+    CUdeviceptr out = staging_;
+    void* params[] = {&t, &out};
+    ORRERY_CU(d.cuLaunchKernel(gather_fn_, unsigned(regions.size()), 1, 1, 128, 1, 1, 0, stream_, params, nullptr));
+}
+
+void CudaBackend::reserve_snapshot(size_t bytes) {
+    const DriverApi& d = driver();
+    if (!copy_stream_) ORRERY_CU(d.cuStreamCreate(&copy_stream_, kStreamNonBlocking));
+    if (!gathered_) ORRERY_CU(d.cuEventCreate(&gathered_, kEventDisableTiming));
+    if (!landed_) ORRERY_CU(d.cuEventCreate(&landed_, kEventDisableTiming));
+    if (bytes <= snapshot_capacity_) return;
+    // Nothing is pending here, so no copy still uses the old buffers.
+    if (staging_) ORRERY_CU(d.cuMemFree(staging_));
+    if (pinned_) ORRERY_CU(d.cuMemFreeHost(pinned_));
+    staging_ = 0;
+    pinned_ = nullptr;
+    snapshot_capacity_ = 0;
+    ORRERY_CU(d.cuMemAlloc(&staging_, bytes));
+    void* host = nullptr;
+    ORRERY_CU(d.cuMemAllocHost(&host, bytes));
+    pinned_ = static_cast<uint8_t*>(host);
+    snapshot_capacity_ = bytes;
+}
+
+void CudaBackend::release_snapshot() noexcept {
+    // The context is current (release()); a copy in flight finishes before its buffers go.
+    const DriverApi& d = driver();
+    if (copy_stream_) d.cuStreamSynchronize(copy_stream_);
+    if (gathered_) d.cuEventDestroy(gathered_);
+    if (landed_) d.cuEventDestroy(landed_);
+    if (staging_) d.cuMemFree(staging_);
+    if (pinned_) d.cuMemFreeHost(pinned_);
+    if (copy_stream_) d.cuStreamDestroy(copy_stream_);
+    if (gather_module_) d.cuModuleUnload(gather_module_);
+    gather_module_ = nullptr;
+    gather_fn_ = nullptr;
+    copy_stream_ = nullptr;
+    gathered_ = landed_ = nullptr;
+    staging_ = 0;
+    pinned_ = nullptr;
+    snapshot_capacity_ = 0;
+    snapshot_pending_ = false;
+}
+
+bool CudaBackend::request_snapshot(const std::vector<Region>& regions, uint32_t world) {
+    if (snapshot_pending_) return false; // refused: pinned_ still holds or awaits the pending copy
+    bind_current();
+    const DriverApi& d = driver();
+    size_t total = 0;
+    for (const Region& r : regions) total += r.bytes_per_world;
+    if (total == 0) return false;
+    reserve_snapshot(total);
+    gather(regions, world); // in stream order after every queued pass, before any later one: consistent
+    ORRERY_CU(d.cuEventRecord(gathered_, stream_));
+    ORRERY_CU(d.cuStreamWaitEvent(copy_stream_, gathered_, 0));
+    ORRERY_CU(d.cuMemcpyDtoHAsync(pinned_, staging_, total, copy_stream_));
+    ORRERY_CU(d.cuEventRecord(landed_, copy_stream_));
+    snapshot_bytes_ = total;
+    snapshot_pending_ = true;
+    return true;
+}
+
+bool CudaBackend::poll_snapshot(std::vector<uint8_t>& out) {
+    if (!snapshot_pending_) return false;
+    bind_current();
+    CUresult r = driver().cuEventQuery(landed_);
+    if (r == kCudaErrorNotReady) return false;
+    ORRERY_CU(r);
+    out.assign(pinned_, pinned_ + snapshot_bytes_);
+    snapshot_pending_ = false;
+    return true;
 }
 
 } // namespace cuda

@@ -28,6 +28,12 @@ struct DeviceInfo {
 /// Reads device `index`; throws orrery::Error when the driver or device is unavailable.
 DeviceInfo device_info(int index);
 
+/// Source of the kernel that gathers one world's regions for a snapshot
+/// (compiled with NVRTC at the first CudaBackend::request_snapshot).
+const char* world_gather_source();
+/// Most regions one gather launch copies; worlds with more are copied region by region.
+inline constexpr uint32_t kMaxGatherRegions = 64;
+
 /// How the backend's module was obtained (for logs and benchmarks).
 struct ModuleStats {
     double compile_seconds = 0;
@@ -50,6 +56,14 @@ class CudaBackend final : public Backend {
     void copy_from_host(void* dst, const void* src, size_t n) override;
     void copy_within(void* dst, const void* src, size_t n) override;
     void synchronize() override;
+    /// Gathers the world's regions into a device staging buffer on the step
+    /// stream with one kernel launch (so the copy falls between two passes),
+    /// then copies that to pinned host memory on a second stream; the step
+    /// stream never waits. Not for use while the step stream is being captured
+    /// into a CUDA graph. The first call compiles the gather kernel (cached).
+    bool request_snapshot(const std::vector<Region>& regions, uint32_t world) override;
+    /// Queries the copy's event; never waits.
+    bool poll_snapshot(std::vector<uint8_t>& out) override;
 
     /// The stream all work is queued on (for graph capture by callers).
     CUstream stream() const { return stream_; }
@@ -71,6 +85,10 @@ class CudaBackend final : public Backend {
     void launch(CUfunction f, void** params);
     void bind_current() const;
     void release() noexcept;
+    void reserve_snapshot(size_t bytes);
+    void load_gather();
+    void gather(const std::vector<Region>& regions, uint32_t world);
+    void release_snapshot() noexcept;
 
     DeviceInfo info_;
     CUdevice dev_ = 0;
@@ -88,6 +106,16 @@ class CudaBackend final : public Backend {
     unsigned block_ = 128, grid_ = 1;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     ModuleStats stats_;
+    // World snapshots (request_snapshot): created at the first request.
+    CUstream copy_stream_ = nullptr; ///< device-to-host copies of snapshots, beside the step stream
+    CUevent gathered_ = nullptr;     ///< the gather on the step stream is done
+    CUevent landed_ = nullptr;       ///< the copy into pinned_ is done
+    CUmodule gather_module_ = nullptr;
+    CUfunction gather_fn_ = nullptr;
+    CUdeviceptr staging_ = 0;
+    uint8_t* pinned_ = nullptr;
+    size_t snapshot_capacity_ = 0, snapshot_bytes_ = 0;
+    bool snapshot_pending_ = false;
 };
 
 } // namespace cuda

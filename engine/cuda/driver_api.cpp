@@ -61,6 +61,14 @@ void load_driver_symbols(void* lib, DriverApi& a, std::string& missing) {
     resolve(lib, a.cuGraphLaunch, "cuGraphLaunch", missing);
     resolve(lib, a.cuGraphExecDestroy, "cuGraphExecDestroy", missing);
     resolve(lib, a.cuGraphDestroy, "cuGraphDestroy", missing);
+    resolve(lib, a.cuMemAllocHost, "cuMemAllocHost_v2", missing);
+    resolve(lib, a.cuMemFreeHost, "cuMemFreeHost", missing);
+    resolve(lib, a.cuEventCreate, "cuEventCreate", missing);
+    resolve(lib, a.cuEventDestroy, "cuEventDestroy_v2", missing);
+    resolve(lib, a.cuEventRecord, "cuEventRecord", missing);
+    resolve(lib, a.cuEventQuery, "cuEventQuery", missing);
+    resolve(lib, a.cuEventSynchronize, "cuEventSynchronize", missing);
+    resolve(lib, a.cuStreamWaitEvent, "cuStreamWaitEvent", missing);
 }
 
 std::string init_message(CUresult r) {

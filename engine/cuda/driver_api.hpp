@@ -20,12 +20,14 @@ using CUfunction = struct CUfunc_st*;
 using CUstream = struct CUstream_st*;
 using CUgraph = struct CUgraph_st*;
 using CUgraphExec = struct CUgraphExec_st*;
+using CUevent = struct CUevent_st*;
 
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorOutOfMemory = 2;
 inline constexpr CUresult kCudaErrorInsufficientDriver = 35;
 inline constexpr CUresult kCudaErrorNoDevice = 100;
 inline constexpr CUresult kCudaErrorUnsupportedPtxVersion = 222;
+inline constexpr CUresult kCudaErrorNotReady = 600;
 inline constexpr int kAttrMultiprocessorCount = 16;
 inline constexpr int kAttrComputeMajor = 75;
 inline constexpr int kAttrComputeMinor = 76;
@@ -33,6 +35,7 @@ inline constexpr int kAttrMaxSharedPerBlockOptin = 97;
 inline constexpr int kAttrMaxSharedPerMultiprocessor = 81;
 inline constexpr int kFuncAttrMaxDynamicShared = 8;
 inline constexpr unsigned kStreamNonBlocking = 1;
+inline constexpr unsigned kEventDisableTiming = 2;
 inline constexpr int kCaptureModeThreadLocal = 1;
 
 /// Driver entry points, resolved by name (the _v2 symbols where cuda.h maps to them).
@@ -71,6 +74,14 @@ struct DriverApi {
     CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
     CUresult (*cuGraphExecDestroy)(CUgraphExec);
     CUresult (*cuGraphDestroy)(CUgraph);
+    CUresult (*cuMemAllocHost)(void**, size_t);
+    CUresult (*cuMemFreeHost)(void*);
+    CUresult (*cuEventCreate)(CUevent*, unsigned);
+    CUresult (*cuEventDestroy)(CUevent);
+    CUresult (*cuEventRecord)(CUevent, CUstream);
+    CUresult (*cuEventQuery)(CUevent);
+    CUresult (*cuEventSynchronize)(CUevent);
+    CUresult (*cuStreamWaitEvent)(CUstream, CUevent, unsigned);
 };
 
 // --- NVRTC subset -----------------------------------------------------------
