@@ -16,7 +16,7 @@ BUILD=${BUILD:-/tmp/orrery_gpu_build}
 STAGES=${STAGES:-"build test sanitize bench"}
 JOBS=${JOBS:-$(nproc)}
 # Only what the GPU checks need, so unrelated parts of the tree cannot block them.
-TARGETS=${TARGETS:-"cuda_backend_test cuda_alloc_test nvrtc_kernels_test nvrtc_cache_test orrery_cuda_bench orrery_cli"}
+TARGETS=${TARGETS:-"cuda_backend_test cuda_alloc_test cuda_world_view_test overcooked_parity_test nvrtc_kernels_test nvrtc_cache_test orrery_cuda_bench orrery_cli"}
 mkdir -p "$OUT"
 SUMMARY="$OUT/summary.txt"
 : >"$SUMMARY"
@@ -86,7 +86,9 @@ stage_sanitize() {
         for run in "cuda_backend_test --gtest_filter=CudaSanitize.*" "cuda_alloc_test"; do
             set -- $run
             echo "### $tool $run" >>"$log"
-            compute-sanitizer --tool "$tool" --error-exitcode 9 "$BUILD/tests/$1" "${@:2}" >>"$log" 2>&1
+            # Racecheck instruments every shared-memory access of the staged kernel: few steps, bounded time.
+            ORRERY_SANITIZE_STEPS=${SANITIZE_STEPS:-12} timeout "${SANITIZE_TIMEOUT:-150}" \
+                compute-sanitizer --tool "$tool" --error-exitcode 9 "$BUILD/tests/$1" "${@:2}" >>"$log" 2>&1
             local rc=$?
             note "$tool $1: $([ $rc -eq 0 ] && echo clean || echo "FAILED rc=$rc") ($(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$log" | tail -1))"
         done
@@ -144,6 +146,23 @@ stage_profile() {
     note "profile: $(elapsed "$t0")"
 }
 
+stage_watch() {
+    # orrery-watch-bench (built where Vulkan is installed, passed in as WATCH_BENCH) with
+    # the Vulkan loader and glvnd libraries unpacked from .gl/*.deb when the machine lacks them.
+    local t0; t0=$(date +%s) bin=${WATCH_BENCH:-}
+    note "== watching a world while 65,536 step (orrery-watch-bench)"
+    if [ -z "$bin" ] || [ ! -x "$bin" ]; then note "watch: skipped (WATCH_BENCH not set)"; return; fi
+    if ! ldconfig -p | grep -q libvulkan.so.1 && [ -d "$ROOT/.gl" ]; then
+        for deb in "$ROOT"/.gl/*.deb; do dpkg -x "$deb" /tmp/orrery_gl; done
+        export LD_LIBRARY_PATH=/tmp/orrery_gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
+    fi
+    for env in overcooked tag; do
+        timeout 120 "$bin" "$env" --worlds 65536 --device cuda --seconds "${WATCH_SECONDS:-3}" 2>&1 |
+            tee -a "$OUT/watch.log" "$SUMMARY"
+    done
+    note "watch: $(elapsed "$t0")"
+}
+
 machine_info
 want build && stage_build
 status=0
@@ -152,6 +171,7 @@ want sanitize && stage_sanitize
 want bench && stage_bench
 want sweep && stage_sweep
 want profile && stage_profile
+want watch && stage_watch
 echo
 echo "==================== summary ===================="
 cat "$SUMMARY"
