@@ -68,7 +68,7 @@ stage_test() {
     local t0; t0=$(date +%s)
     note "== tests (ctest -R 'Cuda|Nvrtc|Cache')"
     export ORRERY_CACHE_DIR=/tmp/orrery_test_cache
-    (cd "$BUILD" && ctest -R "Cuda|Nvrtc|Cache" --output-on-failure -j 1) >"$OUT/tests.log" 2>&1
+    (cd "$BUILD" && ctest -R "Cuda|Nvrtc|Cache" --output-on-failure --timeout 300 -j "${TEST_JOBS:-1}") >"$OUT/tests.log" 2>&1
     local rc=$?
     note "tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1) ($(elapsed "$t0"))"
     grep -E '^\s*[0-9]+ - ' "$OUT/tests.log" | tee -a "$SUMMARY"
