@@ -110,12 +110,19 @@ struct NodeSpec {
     std::vector<uint32_t> deps; ///< indices of nodes of the same phase this one waits for
 };
 
+/// What a step does to an exported output's previous contents.
+enum class Output : uint8_t {
+    kKept,             ///< systems may read it or write only part of it
+    kRewrittenEachStep ///< the observe nodes write all of it, for every world, every step
+};
+
 /// A tensor the env shares with its users: a whole column, [worlds, capacity, dims...].
 struct ExportSpec {
     std::string name;
     uint32_t archetype;
     uint32_t component;
-    bool input; ///< written by the user (actions), read by systems
+    bool input;                    ///< written by the user (actions), read by systems
+    Output output = Output::kKept; ///< kRewrittenEachStep: the GPU step does not load it first
 };
 
 /// Node handle returned by EnvSpec::add, used to state dependencies.
@@ -168,10 +175,16 @@ class EnvSpec {
     NodeId add_destroy_barrier(Phase phase, std::vector<NodeId> deps = {});
 
     /// Exports column T of archetype A: an output (obs, reward) or an input (actions).
-    template <class A, class T> void export_output(std::string name) {
+    /// Exports column T of archetype A as output `name`. Declare
+    /// Output::kRewrittenEachStep when the observe nodes write every element of
+    /// it (every row of the capacity) in every world on every step, so its old
+    /// contents are never read: a GPU step then skips loading them (for an
+    /// observation, most of a step's memory traffic). The GPU parity tests
+    /// catch a wrong declaration: the step would see zeros instead.
+    template <class A, class T> void export_output(std::string name, Output output = Output::kKept) {
         static_assert(has_component<A, T>, "archetype lacks this component");
         static_assert(detail::HasElement<T>::value, "exported components declare `using Element = ...;`");
-        exports_.push_back({std::move(name), archetype_id<A>, component_id<T>, false});
+        exports_.push_back({std::move(name), archetype_id<A>, component_id<T>, false, output});
     }
     template <class A, class T> void export_input(std::string name) {
         static_assert(has_component<A, T>, "archetype lacks this component");

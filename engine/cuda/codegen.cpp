@@ -69,8 +69,8 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
 // a round trip. A region whose span in this block is not 16-byte aligned and
 // sized (odd bytes per world, or the last partial block) goes byte by byte.
 const char* kStagePrologue = R"(
-struct OrreryStageRegion { unsigned long long base, bytes_per_world, smem; };
-struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, reserved; };
+struct OrreryStageRegion { unsigned long long base, bytes_per_world, smem, flags; };
+struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, config_smem; };
 __constant__ OrreryStageRegion orrery_stage_regions[ORRERY_MAX_STAGE_REGIONS];
 __constant__ OrreryStagePlan orrery_stage_plan;
 // The block-local Storage: pointers hold shared-memory offsets (0: absent);
@@ -92,8 +92,9 @@ template <class Unit> __device__ __forceinline__ unsigned long long orrery_stage
     return wide ? 0 : n;
 }
 
+// With kIn and `skip`, regions flagged 1 (outputs the step rewrites) are zero-filled, not loaded.
 template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned first,
-                                                                                  unsigned count) {
+                                                                                  unsigned count, bool skip) {
     constexpr unsigned U = ORRERY_STAGE_UNROLL;
     const unsigned nr = orrery_stage_plan.num_regions;
     unsigned r = 0;
@@ -102,7 +103,7 @@ template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pas
     for (;;) {
         Unit* dst[U];
         const Unit* src[U];
-        bool ok[U];
+        bool ok[U], load[U];
 #pragma unroll
         for (unsigned u = 0; u < U; ++u) {
             while (r < nr && j >= start + pieces) {
@@ -110,8 +111,10 @@ template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pas
                 if (++r < nr) pieces = orrery_stage_pieces<Unit>(r, first, count);
             }
             ok[u] = r < nr;
+            load[u] = false;
             if (ok[u]) {
                 const OrreryStageRegion& g = orrery_stage_regions[r];
+                load[u] = !(kIn && skip && (g.flags & 1));
                 Unit* global = reinterpret_cast<Unit*>(g.base + g.bytes_per_world * first) + (j - start);
                 Unit* shared = reinterpret_cast<Unit*>(smem + g.smem) + (j - start);
                 dst[u] = kIn ? shared : global;
@@ -121,8 +124,10 @@ template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pas
         }
         Unit v[U];
 #pragma unroll
-        for (unsigned u = 0; u < U; ++u)
-            if (ok[u]) v[u] = *src[u];
+        for (unsigned u = 0; u < U; ++u) {
+            if (load[u]) v[u] = *src[u];
+            else v[u] = Unit{};
+        }
 #pragma unroll
         for (unsigned u = 0; u < U; ++u)
             if (ok[u]) *dst[u] = v[u];
@@ -130,12 +135,14 @@ template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pas
     }
 }
 
-template <bool kIn> __device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count) {
-    orrery_stage_pass<OrreryWide, kIn>(smem, first, count);
-    orrery_stage_pass<unsigned char, kIn>(smem, first, count);
+template <bool kIn> __device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count,
+                                                                 bool skip = false) {
+    orrery_stage_pass<OrreryWide, kIn>(smem, first, count, skip);
+    orrery_stage_pass<unsigned char, kIn>(smem, first, count, skip);
 }
 
-__device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count) {
+// `step`: the step pass, which need not load outputs it rewrites.
+__device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count, bool step) {
     const unsigned long long* tmpl = reinterpret_cast<const unsigned long long*>(orrery_stage_storage);
     unsigned long long* local = reinterpret_cast<unsigned long long*>(smem);
     const unsigned long long base = reinterpret_cast<unsigned long long>(smem);
@@ -144,11 +151,19 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
         if (((orrery_stage_pointer_mask[i / 32] >> (i % 32)) & 1u) && v) v += base;
         local[i] = v;
     }
-    orrery_stage<true>(smem, first, count);
+    // The env config: read-only and the same for every world, but read on every
+    // step; from shared memory its reads do not contend with the copies for L1.
+    const orrery::Storage& g = orrery_storage();
+    unsigned char* config = smem + orrery_stage_plan.config_smem;
+    for (unsigned i = threadIdx.x; i < g.config_bytes / 4; i += blockDim.x)
+        reinterpret_cast<unsigned*>(config)[i] = reinterpret_cast<const unsigned*>(g.config)[i];
+    for (unsigned i = g.config_bytes / 4 * 4 + threadIdx.x; i < g.config_bytes; i += blockDim.x) config[i] = g.config[i];
+    orrery_stage<true>(smem, first, count, step);
     __syncthreads();
     orrery::Storage& s = *reinterpret_cast<orrery::Storage*>(smem);
     if (threadIdx.x == 0) {
         s.num_worlds = count;
+        if (g.config) s.config = config;
         for (unsigned i = 0; i < s.num_finals; ++i) // final buffers stay in global memory
             s.final_dst[i] += orrery::size_t(s.final_bytes[i]) * first;
     }
@@ -163,7 +178,7 @@ const char* kStagedHead = R"(() {
     const unsigned total = orrery_storage().num_worlds;
     if (first >= total) return;
     const unsigned count = min(orrery_stage_plan.worlds_per_block, total - first);
-    const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count);
+    const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count, ORRERY_STEP_PASS);
     const orrery::uint32_t w = threadIdx.x;
     if (w < count) {
 )";
@@ -243,10 +258,11 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
         for (const Op& op : ops) out << "    " << op_statement(op, mode, step_pass) << "\n";
         out << "}\n";
         staged = name + "_staged";
-        out << "\nextern \"C\" __global__ void __launch_bounds__(" << kStageThreads << ", " << kStageMinBlocks << ") "
+        out << "\n#define ORRERY_STEP_PASS " << (step_pass ? "true" : "false") << "\n"
+            << "extern \"C\" __global__ void __launch_bounds__(" << kStageThreads << ", " << kStageMinBlocks << ") "
             << staged << kStagedHead;
         for (const Op& op : ops) out << "        " << op_statement(op, mode, step_pass) << "\n";
-        out << kStagedTail;
+        out << kStagedTail << "#undef ORRERY_STEP_PASS\n";
         return;
     }
     for (size_t i = 0; i < ops.size(); ++i) {

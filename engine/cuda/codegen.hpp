@@ -37,10 +37,15 @@ inline constexpr unsigned kStageMinBlocks = 2;
 /// worlds land at shared offset `smem`. Mirrors the generated struct.
 struct StageRegion {
     unsigned long long base, bytes_per_world, smem;
+    unsigned long long flags; ///< kStageSkipLoadOnStep
 };
-/// Mirrors the generated OrreryStagePlan.
+/// The step pass zero-fills this region's shared copy instead of loading it
+/// (an output declared Output::kRewrittenEachStep).
+inline constexpr unsigned long long kStageSkipLoadOnStep = 1;
+/// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
+/// for every world) is staged too, at shared offset `config_smem`.
 struct StagePlan {
-    unsigned num_regions, worlds_per_block, smem_bytes, reserved;
+    unsigned num_regions, worlds_per_block, smem_bytes, config_smem;
 };
 
 /// Name of the __constant__ array holding the Storage struct (set once after load).

@@ -93,7 +93,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         grid_ = (opts.num_worlds + block_ - 1) / block_;
         source_ = generate_kernels(spec, plan, opts.per_node_launches);
         load_module(spec);
-        plan_staging(layout);
+        plan_staging(spec, layout);
     } catch (...) {
         release();
         throw;
@@ -136,14 +136,21 @@ void CudaBackend::load_module(const EnvSpec& spec) {
 namespace {
 size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 
-/// Shared-memory offsets of each region for `block` worlds; returns the total.
-size_t stage_layout(const std::vector<Region>& regions, unsigned block, std::vector<StageRegion>* out) {
+/// Shared-memory offsets of each region for `block` worlds, then the config;
+/// returns the total. `skip` lists the bases of outputs the step rewrites.
+size_t stage_layout(const std::vector<Region>& regions, unsigned block, size_t config_bytes,
+                    const std::vector<const uint8_t*>& skip, std::vector<StageRegion>* out,
+                    unsigned* config_at = nullptr) {
     size_t at = align16(sizeof(Storage)); // the block-local Storage sits at offset 0
     for (const Region& r : regions) {
-        if (out) out->push_back({reinterpret_cast<unsigned long long>(r.base), r.bytes_per_world, at});
+        bool rewritten = std::find(skip.begin(), skip.end(), r.base) != skip.end();
+        if (out)
+            out->push_back({reinterpret_cast<unsigned long long>(r.base), r.bytes_per_world, at,
+                            rewritten ? kStageSkipLoadOnStep : 0});
         at += align16(size_t(block) * r.bytes_per_world);
     }
-    return at;
+    if (config_at) *config_at = unsigned(at);
+    return at + align16(config_bytes);
 }
 
 /// The block-local Storage template: each staged pointer replaced by its
@@ -183,11 +190,16 @@ unsigned env_unsigned(const char* name, unsigned fallback) {
 }
 } // namespace
 
-void CudaBackend::plan_staging(const StorageLayout& layout) {
+void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout) {
     if (source_.per_node) return;
     const DriverApi& d = driver();
     std::vector<Region> regions = layout.regions(storage_);
     regions.push_back({storage_.reset_request, 1});
+    std::vector<const uint8_t*> skip;
+    for (const ExportSpec& e : spec.exports())
+        if (!e.input && e.output == Output::kRewrittenEachStep) skip.push_back(storage_.tables[e.archetype].columns[e.component]);
+    const size_t config = storage_.config_bytes;
+    auto bytes_for = [&](unsigned worlds) { return stage_layout(regions, worlds, config, skip, nullptr); };
     if (regions.size() > kMaxStageRegions) return;
     // Staged unless ORRERY_CUDA_STAGE=0 or a block of 16 worlds does not fit in shared memory.
     if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && std::strcmp(env, "0") == 0) return;
@@ -207,13 +219,14 @@ void CudaBackend::plan_staging(const StorageLayout& layout) {
     unsigned spread = (storage_.num_worlds + sms - 1) / sms;
     unsigned block = std::min(threads, std::max(16u, (spread + 15) / 16 * 16));
     if (unsigned forced = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", 0)) block = std::min(threads, forced);
-    while (block > 16 && stage_layout(regions, block, nullptr) > budget) block -= 16;
-    if (stage_layout(regions, block, nullptr) > size_t(optin)) return; // worlds too large: direct megakernel
+    while (block > 16 && bytes_for(block) > budget) block -= 16;
+    if (bytes_for(block) > size_t(optin)) return; // worlds too large: direct megakernel
     std::vector<StageRegion> table;
-    stage_smem_ = unsigned(stage_layout(regions, block, &table));
+    unsigned config_at = 0;
+    stage_smem_ = unsigned(stage_layout(regions, block, config, skip, &table, &config_at));
     std::vector<uint32_t> mask;
     Storage tmpl = stage_template(storage_, table, mask);
-    StagePlan plan{unsigned(table.size()), block, stage_smem_, 0};
+    StagePlan plan{unsigned(table.size()), block, stage_smem_, config_at};
     auto upload = [&](const char* name, const void* data, size_t n) {
         CUdeviceptr sym = 0;
         size_t bytes = 0;

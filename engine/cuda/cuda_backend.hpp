@@ -81,7 +81,7 @@ class CudaBackend final : public Backend {
 
   private:
     void load_module(const EnvSpec& spec);
-    void plan_staging(const StorageLayout& layout);
+    void plan_staging(const EnvSpec& spec, const StorageLayout& layout);
     void launch(CUfunction f, void** params);
     void bind_current() const;
     void release() noexcept;

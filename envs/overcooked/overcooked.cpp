@@ -170,7 +170,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
 
     spec.export_input<Chef, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);
-    spec.export_output<Chef, Obs>("obs");
+    spec.export_output<Chef, Obs>("obs", Output::kRewrittenEachStep); // observe_kitchen writes all 26 planes
     spec.export_output<Chef, Reward>("reward");
     spec.export_output<Chef, SparseReward>("sparse_r_by_agent");
     spec.export_output<Chef, ShapedReward>("shaped_r_by_agent");
