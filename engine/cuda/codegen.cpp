@@ -81,40 +81,44 @@ __constant__ unsigned orrery_stage_pointer_mask[(sizeof(orrery::Storage) / 8 + 3
 #define ORRERY_STAGE_UNROLL 4
 struct __align__(16) OrreryWide { unsigned w[4]; };
 
+/// Regions the step pass does not load: outputs it rewrites in full.
+__device__ __forceinline__ bool orrery_stage_skips(unsigned r) { return orrery_stage_regions[r].flags & 1; }
+
 /// Pieces of `Unit` size region r has in this block: whole-region 16-byte pieces
 /// when its span is 16-byte aligned and sized, otherwise bytes.
 template <class Unit> __device__ __forceinline__ unsigned long long orrery_stage_pieces(unsigned r, unsigned first,
-                                                                                     unsigned count) {
+                                                                                     unsigned count, bool skip) {
     const OrreryStageRegion& g = orrery_stage_regions[r];
+    if (skip && orrery_stage_skips(r)) return 0;
     const unsigned long long n = g.bytes_per_world * count, at = g.base + g.bytes_per_world * first;
     const bool wide = ((at | n) % 16) == 0;
     if (sizeof(Unit) == 16) return wide ? n / 16 : 0;
     return wide ? 0 : n;
 }
 
-// With kIn and `skip`, regions flagged 1 (outputs the step rewrites) are zero-filled, not loaded.
+
+// With kIn and `skip`, regions flagged 1 (outputs the step rewrites) are not loaded.
 template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned first,
                                                                                   unsigned count, bool skip) {
     constexpr unsigned U = ORRERY_STAGE_UNROLL;
     const unsigned nr = orrery_stage_plan.num_regions;
     unsigned r = 0;
-    unsigned long long start = 0, pieces = nr ? orrery_stage_pieces<Unit>(0, first, count) : 0;
+    skip = kIn && skip;
+    unsigned long long start = 0, pieces = nr ? orrery_stage_pieces<Unit>(0, first, count, skip) : 0;
     unsigned long long j = threadIdx.x;
     for (;;) {
         Unit* dst[U];
         const Unit* src[U];
-        bool ok[U], load[U];
+        bool ok[U];
 #pragma unroll
         for (unsigned u = 0; u < U; ++u) {
             while (r < nr && j >= start + pieces) {
                 start += pieces;
-                if (++r < nr) pieces = orrery_stage_pieces<Unit>(r, first, count);
+                if (++r < nr) pieces = orrery_stage_pieces<Unit>(r, first, count, skip);
             }
             ok[u] = r < nr;
-            load[u] = false;
             if (ok[u]) {
                 const OrreryStageRegion& g = orrery_stage_regions[r];
-                load[u] = !(kIn && skip && (g.flags & 1));
                 Unit* global = reinterpret_cast<Unit*>(g.base + g.bytes_per_world * first) + (j - start);
                 Unit* shared = reinterpret_cast<Unit*>(smem + g.smem) + (j - start);
                 dst[u] = kIn ? shared : global;
@@ -124,10 +128,8 @@ template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pas
         }
         Unit v[U];
 #pragma unroll
-        for (unsigned u = 0; u < U; ++u) {
-            if (load[u]) v[u] = *src[u];
-            else v[u] = Unit{};
-        }
+        for (unsigned u = 0; u < U; ++u)
+            if (ok[u]) v[u] = *src[u];
 #pragma unroll
         for (unsigned u = 0; u < U; ++u)
             if (ok[u]) *dst[u] = v[u];
@@ -135,9 +137,52 @@ template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pas
     }
 }
 
+// A full block (worlds_per_block worlds, a multiple of 16) has every region's
+// span 16-byte aligned and sized, so its pieces are numbered from host-made
+// tables: end[r] is one past region r's last piece. The step's load table
+// leaves out outputs the step rewrites (never read, so never loaded).
+__constant__ unsigned orrery_stage_end_load[ORRERY_MAX_STAGE_REGIONS];
+__constant__ unsigned orrery_stage_end_all[ORRERY_MAX_STAGE_REGIONS];
+
+template <bool kIn> __device__ __forceinline__ void orrery_stage_full(unsigned char* smem, const unsigned* end) {
+    constexpr unsigned U = ORRERY_STAGE_UNROLL;
+    const unsigned nr = orrery_stage_plan.num_regions;
+    const unsigned total = nr ? end[nr - 1] : 0;
+    const unsigned long long block = blockIdx.x * (unsigned long long)orrery_stage_plan.worlds_per_block;
+    unsigned r = 0, start = 0;
+    for (unsigned j0 = threadIdx.x; j0 < total; j0 += U * blockDim.x) {
+        OrreryWide* dst[U];
+        const OrreryWide* src[U];
+        bool ok[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u) {
+            const unsigned j = j0 + u * blockDim.x;
+            ok[u] = j < total;
+            if (!ok[u]) continue;
+            while (j >= end[r]) start = end[r++];
+            const OrreryStageRegion& g = orrery_stage_regions[r];
+            OrreryWide* global = reinterpret_cast<OrreryWide*>(g.base + g.bytes_per_world * block) + (j - start);
+            OrreryWide* shared = reinterpret_cast<OrreryWide*>(smem + g.smem) + (j - start);
+            dst[u] = kIn ? shared : global;
+            src[u] = kIn ? global : shared;
+        }
+        OrreryWide v[U];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u)
+            if (ok[u]) v[u] = *src[u];
+#pragma unroll
+        for (unsigned u = 0; u < U; ++u)
+            if (ok[u]) *dst[u] = v[u];
+    }
+}
+
 template <bool kIn> __device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count,
                                                                  bool skip = false) {
-    orrery_stage_pass<OrreryWide, kIn>(smem, first, count, skip);
+    if (count == orrery_stage_plan.worlds_per_block) {
+        orrery_stage_full<kIn>(smem, kIn && skip ? orrery_stage_end_load : orrery_stage_end_all);
+        return;
+    }
+    orrery_stage_pass<OrreryWide, kIn>(smem, first, count, skip); // the last, partial block
     orrery_stage_pass<unsigned char, kIn>(smem, first, count, skip);
 }
 

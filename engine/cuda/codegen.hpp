@@ -26,6 +26,8 @@ inline constexpr const char* kStageRegionsSymbol = "orrery_stage_regions";
 inline constexpr const char* kStagePlanSymbol = "orrery_stage_plan";
 inline constexpr const char* kStageStorageSymbol = "orrery_stage_storage";
 inline constexpr const char* kStagePointerMaskSymbol = "orrery_stage_pointer_mask";
+inline constexpr const char* kStageEndLoadSymbol = "orrery_stage_end_load";
+inline constexpr const char* kStageEndAllSymbol = "orrery_stage_end_all";
 inline constexpr unsigned kMaxStageRegions = 320;
 /// Threads of a staged block (all copy; the first worlds_per_block also step a
 /// world each) and the blocks per SM its registers are bounded for.
@@ -39,8 +41,8 @@ struct StageRegion {
     unsigned long long base, bytes_per_world, smem;
     unsigned long long flags; ///< kStageSkipLoadOnStep
 };
-/// The step pass zero-fills this region's shared copy instead of loading it
-/// (an output declared Output::kRewrittenEachStep).
+/// The step pass does not load this region into shared memory (an output
+/// declared Output::kRewrittenEachStep, which the step writes in full).
 inline constexpr unsigned long long kStageSkipLoadOnStep = 1;
 /// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
 /// for every world) is staged too, at shared offset `config_smem`.

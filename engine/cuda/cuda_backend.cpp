@@ -218,7 +218,7 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout)
     unsigned sms = unsigned(info_.multiprocessors);
     unsigned spread = (storage_.num_worlds + sms - 1) / sms;
     unsigned block = std::min(threads, std::max(16u, (spread + 15) / 16 * 16));
-    if (unsigned forced = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", 0)) block = std::min(threads, forced);
+    if (unsigned forced = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", 0)) block = std::min(threads, (forced + 15) / 16 * 16);
     while (block > 16 && bytes_for(block) > budget) block -= 16;
     if (bytes_for(block) > size_t(optin)) return; // worlds too large: direct megakernel
     std::vector<StageRegion> table;
@@ -238,6 +238,20 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout)
     upload(kStagePlanSymbol, &plan, sizeof(plan));
     upload(kStageStorageSymbol, &tmpl, sizeof(tmpl));
     upload(kStagePointerMaskSymbol, mask.data(), mask.size() * sizeof(uint32_t));
+    // Piece tables of a full block: one past each region's last 16-byte piece,
+    // counted across regions (the step's loads leave rewritten outputs out).
+    std::vector<uint32_t> end_load, end_all;
+    uint64_t load = 0, all = 0;
+    for (const StageRegion& r : table) {
+        uint64_t pieces = r.bytes_per_world * block / 16;
+        all += pieces;
+        load += (r.flags & kStageSkipLoadOnStep) ? 0 : pieces;
+        if (all > UINT32_MAX) throw Error("internal: a staged block has more than 2^32 pieces");
+        end_load.push_back(uint32_t(load));
+        end_all.push_back(uint32_t(all));
+    }
+    upload(kStageEndLoadSymbol, end_load.data(), end_load.size() * sizeof(uint32_t));
+    upload(kStageEndAllSymbol, end_all.data(), end_all.size() * sizeof(uint32_t));
     ORRERY_CU(d.cuModuleGetFunction(&step_staged_, module_, source_.staged_step_kernel.c_str()));
     ORRERY_CU(d.cuModuleGetFunction(&reset_staged_, module_, source_.staged_reset_kernel.c_str()));
     ORRERY_CU(d.cuFuncSetAttribute(step_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
