@@ -9,6 +9,7 @@
 # Usage: bench/gpu_bench.sh [orrery-binary]   (default: newest build/*/tools/orrery)
 #   OUT=<folder>   where results go (default bench/results)
 #   QUICK=1        fewer world counts and steps (a smoke test)
+#   WORLDS, JM_WORLDS  world counts for Orrery and for JaxMARL; SKIP="stage0 jaxmarl" leaves parts out
 #   LIMIT_ORRERY, LIMIT_LATENCY, LIMIT_STAGE0, LIMIT_JAXMARL: seconds allowed to
 #                  each part (240, 60, 120, 240; the whole usually takes 3 to 6 minutes)
 # Needs on that machine: python3 with jax, flax, jaxtyping, numpy, matplotlib, and
@@ -24,12 +25,13 @@ bin_args=()
 [ $# -ge 1 ] && bin_args=(--bin "$1")
 failed=()
 
-worlds=1024,4096,16384,65536,262144,1048576,4194304
-jm_worlds=1024,16384,65536,262144,1048576
+worlds=${WORLDS:-1024,4096,16384,65536,262144,1048576,4194304}
+jm_worlds=${JM_WORLDS:-1024,16384,65536,262144,1048576}
 us_steps=20000
 if [ "${QUICK:-0}" = 1 ]; then
   worlds=1024,65536; jm_worlds="${JM_WORLDS:-1024,65536}"; us_steps=2000
 fi
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }   # SKIP="stage0 jaxmarl ..." leaves parts out
 
 # part NAME SECONDS CMD... : runs one part with a time limit, logging its failure.
 part() {
@@ -76,13 +78,13 @@ part orrery-1024 "${LIMIT_LATENCY:-60}" python3 bench/run.py "${bin_args[@]}" --
 
 # 3. The megakernel without shared-memory staging (ORRERY_CUDA_STAGE=0), past
 #    the L2 only: the "direct stores" rows of docs/perf-notes.md's prediction log.
-part orrery-stage0 "${LIMIT_STAGE0:-120}" env ORRERY_CUDA_STAGE=0 python3 bench/run.py "${bin_args[@]}" \
+skip stage0 || part orrery-stage0 "${LIMIT_STAGE0:-120}" env ORRERY_CUDA_STAGE=0 python3 bench/run.py "${bin_args[@]}" \
   --devices cuda --peers none --cases overcooked:cramped_room overcooked:counter_circuit_o_1order \
   --worlds "$([ "${QUICK:-0}" = 1 ] && echo 65536 || echo 262144,4194304)" --role stage0 \
   --out "$parts" --name orrery_stage0 --section "Overcooked (GPU)"
 
 # 4. The peer, same GPU, same session.
-part jaxmarl "${LIMIT_JAXMARL:-240}" python3 bench/peer_jaxmarl.py --layouts cramped_room counter_circuit_o_1order \
+skip jaxmarl || part jaxmarl "${LIMIT_JAXMARL:-240}" python3 bench/peer_jaxmarl.py --layouts cramped_room counter_circuit_o_1order \
   --worlds "$jm_worlds" --steps 500 --runs 3 --json "$parts/jaxmarl.json"
 
 # Merge, print the table and the ratios, draw the plot.

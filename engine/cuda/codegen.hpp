@@ -17,8 +17,16 @@ struct KernelSource {
     std::vector<std::string> step_kernels; ///< one megakernel, or one kernel per op
     std::vector<std::string> reset_kernels;
     std::string staged_step_kernel;  ///< megakernel that stages its block's worlds in shared memory
-    std::string staged_reset_kernel; ///< ("" in per-node mode)
+    std::string staged_reset_kernel; ///< (set only in KernelForm::kStaged, which has no other kernels)
     bool per_node = false;
+};
+
+/// Which kernels a module holds: only the form that will run is compiled, so
+/// a cold start pays NVRTC for one form.
+enum class KernelForm : uint8_t {
+    kStaged,  ///< one megakernel per pass, staging its block's worlds in shared memory
+    kDirect,  ///< one megakernel per pass, on global memory
+    kPerNode, ///< one kernel per op (correctness comparisons, measuring fusion)
 };
 
 /// Names of the __constant__ staging table (see StageRegion) and its plan.
@@ -56,7 +64,7 @@ inline constexpr const char* kStorageSymbol = "orrery_storage_bytes";
 /// Generates the kernels for `plan`: one kernel per pass (one thread per world),
 /// or with `per_node` one kernel per op, for comparison. Throws orrery::Error
 /// if a system's C++ name cannot be determined.
-KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, bool per_node);
+KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form);
 
 /// The fully qualified C++ name of a system ("tag::spawn"), as the generated
 /// source must spell it.

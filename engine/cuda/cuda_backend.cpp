@@ -91,9 +91,14 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         unsigned per_sm = (opts.num_worlds + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
         block_ = std::clamp((per_sm + 31) / 32 * 32, 32u, 128u);
         grid_ = (opts.num_worlds + block_ - 1) / block_;
-        source_ = generate_kernels(spec, plan, opts.per_node_launches);
+        // Decide the form first: only the kernels that will run are compiled.
+        unsigned stage_worlds = opts.per_node_launches ? 0 : choose_stage_worlds(spec, layout);
+        source_ = generate_kernels(spec, plan,
+                                   opts.per_node_launches ? KernelForm::kPerNode
+                                   : stage_worlds         ? KernelForm::kStaged
+                                                          : KernelForm::kDirect);
         load_module(spec);
-        plan_staging(spec, layout);
+        if (stage_worlds) plan_staging(spec, layout, stage_worlds);
     } catch (...) {
         release();
         throw;
@@ -190,19 +195,27 @@ unsigned env_unsigned(const char* name, unsigned fallback) {
 }
 } // namespace
 
-void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout) {
-    if (source_.per_node) return;
-    const DriverApi& d = driver();
-    std::vector<Region> regions = layout.regions(storage_);
-    regions.push_back({storage_.reset_request, 1});
+namespace {
+/// The arrays a staged block copies, and the outputs the step pass need not load.
+struct StageInputs {
+    std::vector<Region> regions;
     std::vector<const uint8_t*> skip;
-    for (const ExportSpec& e : spec.exports())
-        if (!e.input && e.output == Output::kRewrittenEachStep) skip.push_back(storage_.tables[e.archetype].columns[e.component]);
+    StageInputs(const EnvSpec& spec, const StorageLayout& layout, const Storage& s) : regions(layout.regions(s)) {
+        regions.push_back({s.reset_request, 1});
+        for (const ExportSpec& e : spec.exports())
+            if (!e.input && e.output == Output::kRewrittenEachStep) skip.push_back(s.tables[e.archetype].columns[e.component]);
+    }
+};
+} // namespace
+
+unsigned CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const {
+    const DriverApi& d = driver();
+    StageInputs in(spec, layout, storage_);
     const size_t config = storage_.config_bytes;
-    auto bytes_for = [&](unsigned worlds) { return stage_layout(regions, worlds, config, skip, nullptr); };
-    if (regions.size() > kMaxStageRegions) return;
+    auto bytes_for = [&](unsigned worlds) { return stage_layout(in.regions, worlds, config, in.skip, nullptr); };
+    if (in.regions.size() > kMaxStageRegions) return 0;
     // Staged unless ORRERY_CUDA_STAGE=0 or a block of 16 worlds does not fit in shared memory.
-    if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && std::strcmp(env, "0") == 0) return;
+    if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && std::strcmp(env, "0") == 0) return 0;
     int optin = 0, per_sm = 0;
     ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
     ORRERY_CU(d.cuDeviceGetAttribute(&per_sm, kAttrMaxSharedPerMultiprocessor, dev_));
@@ -220,7 +233,17 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout)
     unsigned block = std::min(threads, std::max(16u, (spread + 15) / 16 * 16));
     if (unsigned forced = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", 0)) block = std::min(threads, (forced + 15) / 16 * 16);
     while (block > 16 && bytes_for(block) > budget) block -= 16;
-    if (bytes_for(block) > size_t(optin)) return; // worlds too large: direct megakernel
+    if (bytes_for(block) > size_t(optin)) return 0; // worlds too large: direct megakernel
+    return block;
+}
+
+void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block) {
+    const DriverApi& d = driver();
+    StageInputs in(spec, layout, storage_);
+    const std::vector<Region>& regions = in.regions;
+    const std::vector<const uint8_t*>& skip = in.skip;
+    const size_t config = storage_.config_bytes;
+    const unsigned threads = kStageThreads;
     std::vector<StageRegion> table;
     unsigned config_at = 0;
     stage_smem_ = unsigned(stage_layout(regions, block, config, skip, &table, &config_at));

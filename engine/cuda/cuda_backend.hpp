@@ -81,7 +81,10 @@ class CudaBackend final : public Backend {
 
   private:
     void load_module(const EnvSpec& spec);
-    void plan_staging(const EnvSpec& spec, const StorageLayout& layout);
+    /// Worlds per staged block, or 0 to run the direct megakernel (from the layout and the device).
+    unsigned choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const;
+    /// Uploads the staging tables of `block`-world blocks into the loaded module.
+    void plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block);
     void launch(CUfunction f, void** params);
     void bind_current() const;
     void release() noexcept;

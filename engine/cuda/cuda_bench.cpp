@@ -132,7 +132,7 @@ int main(int argc, char** argv) {
         else {
             std::fprintf(stderr, "usage: orrery_cuda_bench [--env E] [--layout L] [--worlds N,N] [--steps T]\n"
                                  "                          [--only staged|direct|per-node] [--startup-only]\n"
-                                 "       orrery_cuda_bench --print-source [--env E] [--per-node]   (no GPU needed)\n");
+                                 "       orrery_cuda_bench --print-source [--env E] [--per-node | --only direct]   (no GPU needed)\n");
             return 2;
         }
     }
@@ -141,7 +141,9 @@ int main(int argc, char** argv) {
         if (a.print_source) {
             orrery::EnvSpec spec = orrery::make_env_spec(a.env, {});
             orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep);
-            std::fputs(orrery::cuda::generate_kernels(spec, plan, a.per_node).text.c_str(), stdout);
+            using orrery::cuda::KernelForm;
+            KernelForm form = a.per_node ? KernelForm::kPerNode : a.only == "direct" ? KernelForm::kDirect : KernelForm::kStaged;
+            std::fputs(orrery::cuda::generate_kernels(spec, plan, form).text.c_str(), stdout);
             return 0;
         }
         startup(a);

@@ -21,7 +21,9 @@ int target_arch() {
     }
 }
 
-void compile_all(orrery::AutoReset mode, bool per_node) {
+void compile_all(orrery::AutoReset mode, orrery::cuda::KernelForm form) {
+    using orrery::cuda::KernelForm;
+    const bool per_node = form == KernelForm::kPerNode;
     orrery::register_builtin_envs();
     auto envs = orrery::registered_envs();
     ASSERT_FALSE(envs.empty());
@@ -31,10 +33,11 @@ void compile_all(orrery::AutoReset mode, bool per_node) {
         // Next-step mode (the default) also draws its actions inside the step, as benchmarks do.
         const bool random_inputs = mode == orrery::AutoReset::kNextStep;
         orrery::Plan plan = orrery::make_plan(spec, mode, random_inputs);
-        orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, per_node);
+        orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, form);
         EXPECT_EQ(k.text.find("orrery::draw_random_inputs(s, w") != std::string::npos, random_inputs);
-        EXPECT_EQ(k.step_kernels.size(), per_node ? plan.step.size() : 1u);
-        EXPECT_EQ(k.reset_kernels.size(), per_node ? plan.reset.size() : 1u);
+        const size_t direct = form == KernelForm::kDirect ? 1u : 0u;
+        EXPECT_EQ(k.step_kernels.size(), per_node ? plan.step.size() : direct);
+        EXPECT_EQ(k.reset_kernels.size(), per_node ? plan.reset.size() : direct);
         orrery::cuda::CompileRequest req;
         req.label = "'" + name + "' test";
         req.source = k.text;
@@ -52,8 +55,8 @@ void compile_all(orrery::AutoReset mode, bool per_node) {
         EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
         for (const std::string& kname : k.step_kernels) EXPECT_NE(m.cubin.find(kname), std::string::npos) << kname;
         for (const std::string& kname : k.reset_kernels) EXPECT_NE(m.cubin.find(kname), std::string::npos) << kname;
-        EXPECT_EQ(k.staged_step_kernel.empty(), per_node);
-        if (!per_node) {
+        EXPECT_EQ(k.staged_step_kernel.empty(), form != KernelForm::kStaged);
+        if (form == KernelForm::kStaged) {
             EXPECT_NE(m.cubin.find(k.staged_step_kernel), std::string::npos);
             EXPECT_NE(m.cubin.find(k.staged_reset_kernel), std::string::npos);
         }
@@ -69,10 +72,15 @@ TEST(NvrtcKernels, LibraryLoads) {
     EXPECT_GE(orrery::cuda::nvrtc_version(), 12000);
 }
 
-TEST(NvrtcKernels, MegakernelNextStep) { compile_all(orrery::AutoReset::kNextStep, false); }
-TEST(NvrtcKernels, MegakernelSameStep) { compile_all(orrery::AutoReset::kSameStep, false); }
-TEST(NvrtcKernels, MegakernelDisabled) { compile_all(orrery::AutoReset::kDisabled, false); }
-TEST(NvrtcKernels, PerNodeNextStep) { compile_all(orrery::AutoReset::kNextStep, true); }
+using orrery::cuda::KernelForm;
+TEST(NvrtcKernels, MegakernelNextStep) { compile_all(orrery::AutoReset::kNextStep, KernelForm::kStaged); }
+TEST(NvrtcKernels, MegakernelSameStep) { compile_all(orrery::AutoReset::kSameStep, KernelForm::kStaged); }
+TEST(NvrtcKernels, MegakernelDisabled) { compile_all(orrery::AutoReset::kDisabled, KernelForm::kStaged); }
+TEST(NvrtcKernels, DirectMegakernelEveryMode) {
+    for (auto mode : {orrery::AutoReset::kNextStep, orrery::AutoReset::kSameStep, orrery::AutoReset::kDisabled})
+        compile_all(mode, KernelForm::kDirect);
+}
+TEST(NvrtcKernels, PerNodeNextStep) { compile_all(orrery::AutoReset::kNextStep, KernelForm::kPerNode); }
 
 TEST(NvrtcKernels, SystemNamesAreQualified) {
     orrery::register_builtin_envs();
