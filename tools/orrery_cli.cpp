@@ -25,7 +25,7 @@ struct BenchArgs {
     std::string json;
     orrery::EnvOptions options;
     bool per_node = false;
-    bool host_actions = false; ///< copy pre-drawn actions from the host each step (the old method)
+    std::string actions = "auto"; ///< "host", "device" or "auto" (device on a GPU, host on the CPU)
 };
 
 std::vector<uint32_t> parse_list(const std::string& s) {
@@ -40,6 +40,17 @@ int bench(const BenchArgs& a) {
     std::vector<std::string> envs = a.envs;
     if (envs.empty())
         for (auto& [name, summary] : orrery::registered_envs()) envs.push_back(name);
+    // device="auto" is resolved once (one fallback line at most), so every
+    // simulator below runs on the same device and picks its action source for it.
+    std::string device = a.device;
+    if (device == "auto") {
+        orrery::SimOptions probe;
+        probe.device = "auto";
+        orrery::Simulator sim(orrery::make_env_spec(envs.front(), a.options), probe);
+        device = sim.backend().device() == orrery::DeviceKind::kCpu
+                     ? "cpu"
+                     : "cuda:" + std::to_string(sim.backend().device_index());
+    }
     std::ostringstream json;
     json << "[";
     bool first = true;
@@ -52,15 +63,19 @@ int bench(const BenchArgs& a) {
             o.threads = a.threads;
             o.device = a.device;
             o.per_node_launches = a.per_node;
-            // Random actions are drawn inside each step on the stepping device
-            // (SimOptions::random_inputs); --host-actions instead copies one of 16
-            // pre-drawn action sets from the host before every step.
-            o.random_inputs = !a.host_actions;
+            // Random actions: "device" draws them inside each step on the stepping
+            // device (SimOptions::random_inputs: no host traffic on a GPU); "host"
+            // copies one of 16 pre-drawn action sets before every step, which on
+            // the CPU is a small memcpy (drawing costs about as much as an
+            // Overcooked step there) and is what the CPU peers do.
+            o.device = device;
+            o.random_inputs = a.actions == "device" || (a.actions == "auto" && device != "cpu");
             orrery::Simulator sim(orrery::make_env_spec(env, a.options), o);
+            const bool host_actions = !o.random_inputs;
             uint64_t rng = 0x9E3779B97F4A7C15ull;
             std::vector<std::vector<uint8_t>> pool;
             void* input_ptr = nullptr;
-            if (a.host_actions) {
+            if (host_actions) {
                 for (int i = 0; i < 16; ++i) {
                     std::vector<std::vector<uint8_t>> inputs = orrery::random_inputs(sim, rng);
                     pool.push_back(inputs.empty() ? std::vector<uint8_t>() : inputs.front());
@@ -106,7 +121,7 @@ int bench(const BenchArgs& a) {
                  << "\", \"backend\": \"" << backend << "\", \"num_worlds\": " << n << ", \"steps\": " << steps
                  << ", \"seconds\": " << secs << ", \"env_steps_per_s\": " << rate
                  << ", \"bytes_moved_per_step\": " << bytes_per_step
-                 << ", \"actions\": \"" << (a.host_actions ? "host" : "device") << "\"";
+                 << ", \"actions\": \"" << (host_actions ? "host" : "device") << "\"";
             if (layout != a.options.end()) json << ", \"layout\": \"" << layout->second << "\"";
             json << "}";
             first = false;
@@ -122,7 +137,8 @@ int usage() {
                  "usage: orrery envs\n"
                  "       orrery memory ENV [--worlds N] [--opt key=value ...]\n"
                  "       orrery bench [ENV ...] [--device auto|cpu|cuda] [--worlds N,N,...] [--steps T]\n"
-                 "                    [--threads T] [--per-node] [--host-actions] [--json FILE] [--opt key=value ...]\n");
+                 "                    [--threads T] [--per-node] [--actions auto|host|device]\n"
+                 "                    [--json FILE] [--opt key=value ...]\n");
     return 2;
 }
 
@@ -150,7 +166,11 @@ int main(int argc, char** argv) {
             else if (s == "--threads") a.threads = uint32_t(std::stoul(next()));
             else if (s == "--json") a.json = next();
             else if (s == "--per-node") a.per_node = true;
-            else if (s == "--host-actions") a.host_actions = true;
+            else if (s == "--actions") {
+                a.actions = next();
+                if (a.actions != "auto" && a.actions != "host" && a.actions != "device")
+                    throw orrery::Error("--actions expects auto, host or device, got '" + a.actions + "'");
+            }
             else if (s == "--opt") {
                 std::string kv = next();
                 size_t eq = kv.find('=');
