@@ -7,7 +7,8 @@
 #   STAGES="build test" tools/gpu_check.sh
 #
 # Build dependencies the machine may lack (GoogleTest, nlohmann_json, zlib) are
-# taken from .gpu_deps/ when present (see docs/gpu.md); nothing is downloaded.
+# taken from .gpu_deps/ when present (made by tools/make_gpu_deps.sh on a
+# Debian machine; carry it to the GPU machine); nothing is downloaded.
 
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
