@@ -132,11 +132,16 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts)
     tensors_.push_back({"truncated", s.truncated, DType::kU8, {W}, dev, index, false});
     tensors_.push_back({"errors", s.errors, DType::kU32, {W}, dev, index, false});
     scratch_layout_ = make_layout(spec_, 1, opts_.autoreset);
-    scratch_memory_.assign(scratch_layout_.total_bytes + 64, 0);
-    uint8_t* base = scratch_memory_.data() + (64 - reinterpret_cast<uintptr_t>(scratch_memory_.data()) % 64) % 64;
-    scratch_ = scratch_layout_.bind(base, nullptr);
-    if (scratch_.config_bytes)
-        std::memcpy(const_cast<uint8_t*>(scratch_.config), spec_.config_bytes().data(), scratch_.config_bytes);
+    auto make_scratch = [&](std::vector<uint8_t>& memory) {
+        memory.assign(scratch_layout_.total_bytes + 64, 0);
+        uint8_t* base = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64;
+        Storage st = scratch_layout_.bind(base, nullptr);
+        if (st.config_bytes)
+            std::memcpy(const_cast<uint8_t*>(st.config), spec_.config_bytes().data(), st.config_bytes);
+        return st;
+    };
+    scratch_ = make_scratch(scratch_memory_);
+    view_scratch_ = make_scratch(view_scratch_memory_);
     reset(0);
 }
 
@@ -152,6 +157,7 @@ const TensorView& Simulator::tensor(const std::string& name) const {
 }
 
 void Simulator::reset(uint64_t seed) {
+    std::lock_guard<std::mutex> lock(mutex_);
     const Storage& s = backend_->storage();
     std::vector<WorldMeta> meta(opts_.num_worlds);
     for (uint32_t w = 0; w < meta.size(); ++w) {
@@ -170,6 +176,7 @@ void Simulator::reset_worlds(const std::vector<uint8_t>& mask) {
                     std::to_string(opts_.num_worlds));
     std::vector<uint8_t> request(mask.size());
     for (size_t i = 0; i < mask.size(); ++i) request[i] = mask[i] ? 1 : 0;
+    std::lock_guard<std::mutex> lock(mutex_);
     backend_->copy_from_host(backend_->storage().reset_request, request.data(), request.size());
     backend_->run(plan_.reset);
 }
@@ -225,8 +232,9 @@ std::vector<std::vector<uint8_t>> random_inputs(const Simulator& sim, uint64_t& 
 
 void Simulator::step() {
     check_inputs();
+    std::lock_guard<std::mutex> lock(mutex_);
     backend_->run(plan_.step);
-    ++steps_taken_;
+    steps_taken_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Simulator::synchronize() { backend_->synchronize(); }
@@ -299,30 +307,32 @@ void Simulator::copy_world(uint32_t src, uint32_t dst) {
         backend_->copy_within(r.base + r.bytes_per_world * dst, r.base + r.bytes_per_world * src, r.bytes_per_world);
 }
 
-void Simulator::load_scratch(const std::vector<uint8_t>& bytes) {
+void Simulator::load_scratch(const std::vector<uint8_t>& bytes, const Storage& into) {
     size_t at = 0;
-    for (const Region& r : scratch_layout_.regions(scratch_)) {
+    for (const Region& r : scratch_layout_.regions(into)) {
         std::memcpy(r.base, bytes.data() + at, r.bytes_per_world);
         at += r.bytes_per_world;
     }
 }
 
 void Simulator::read_world(uint32_t world, const std::function<void(Ctx&)>& fn) {
-    load_scratch(save_world(world).bytes);
+    load_scratch(save_world(world).bytes, scratch_);
     Ctx ctx(scratch_, 0);
     fn(ctx);
 }
 
 bool Simulator::request_world_view(uint32_t world) {
     check_world(world, "world");
+    std::lock_guard<std::mutex> lock(mutex_);
     if (view_requested_) return false;
     if (!backend_->request_snapshot(regions_, world)) return false;
-    view_pending_ = LaggedView{world, steps_taken_, 0, false};
+    view_pending_ = LaggedView{world, steps_taken(), 0, false};
     view_requested_ = true;
     return true;
 }
 
 bool Simulator::poll_world_view(const std::function<void(Ctx&, const LaggedView&)>& fn) {
+    std::lock_guard<std::mutex> lock(mutex_);
     bool fresh = view_requested_ && backend_->poll_snapshot(view_bytes_);
     if (fresh) {
         view_ = view_pending_;
@@ -330,10 +340,10 @@ bool Simulator::poll_world_view(const std::function<void(Ctx&, const LaggedView&
         view_landed_ = true;
     }
     if (!view_landed_) return false;
-    view_.lag = steps_taken_ - view_.step;
+    view_.lag = steps_taken() - view_.step;
     view_.fresh = fresh;
-    load_scratch(view_bytes_);
-    Ctx ctx(scratch_, 0);
+    load_scratch(view_bytes_, view_scratch_);
+    Ctx ctx(view_scratch_, 0);
     fn(ctx, view_);
     return true;
 }

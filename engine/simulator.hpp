@@ -3,7 +3,9 @@
 // reset them, read and write their exported tensors (fixed addresses for the
 // simulator's life), save, restore and copy worlds, checkpoint to disk.
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -207,13 +209,18 @@ class Simulator {
     /// the GPU the step stream is never synchronised). False, queuing nothing,
     /// while an earlier request has not landed and been collected by
     /// poll_world_view. Throws orrery::Error for a bad `world`, state untouched.
+    ///
+    /// Threads: step(), reset(), reset_worlds() and the two world-view calls may
+    /// be made from different threads (a training loop stepping, a watcher
+    /// showing frames): they take one lock, and a view is read through its own
+    /// scratch storage. Every other call belongs to one thread at a time.
     bool request_world_view(uint32_t world);
     /// Never waits: collects the requested copy if it has landed, then calls fn
     /// with a Ctx over the latest landed copy (possibly several steps old) and
     /// returns true; false, without calling fn, when no copy has landed yet.
     bool poll_world_view(const std::function<void(Ctx&, const LaggedView&)>& fn);
     /// Number of step() calls so far (a world view records it to show its lag).
-    uint64_t steps_taken() const { return steps_taken_; }
+    uint64_t steps_taken() const { return steps_taken_.load(std::memory_order_relaxed); }
     /// Like read_world, then writes the copy back. If fn throws, the world is
     /// left untouched and the exception propagates.
     void edit_world(uint32_t world, const std::function<void(Ctx&)>& fn);
@@ -239,7 +246,8 @@ class Simulator {
     void check_inputs();
     std::string schema_text() const;
     size_t snapshot_bytes() const;
-    void load_scratch(const std::vector<uint8_t>& bytes); ///< one world's region bytes into scratch_
+    /// One world's region bytes into `into` (scratch_ or view_scratch_).
+    void load_scratch(const std::vector<uint8_t>& bytes, const Storage& into);
 
     EnvSpec spec_;
     SimOptions opts_;
@@ -251,7 +259,10 @@ class Simulator {
     StorageLayout scratch_layout_;          ///< a one-world host layout for read/edit_world
     std::vector<uint8_t> scratch_memory_;
     Storage scratch_;
-    uint64_t steps_taken_ = 0;
+    std::mutex mutex_;                      ///< step/reset against the world-view calls (other threads)
+    std::atomic<uint64_t> steps_taken_{0};
+    std::vector<uint8_t> view_scratch_memory_;
+    Storage view_scratch_;                  ///< a one-world host copy for poll_world_view
     LaggedView view_, view_pending_;         ///< the latest landed view and the requested one
     bool view_requested_ = false, view_landed_ = false;
     std::vector<uint8_t> view_bytes_;       ///< the latest landed view's bytes

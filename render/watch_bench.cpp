@@ -1,15 +1,18 @@
 // orrery-watch-bench: what watching one world costs a batch that is stepping
 // (issue 6, item 7). Steps the batch for T seconds alone, then T seconds while
-// rendering world 0 offscreen at up to F frames per second in the same thread
-// (as a training loop that shows frames would), once reading the world with
-// read_world (waits for every queued step) and once from lagging world views
-// (Simulator::request/poll_world_view, never waits), and reports the step
-// rates, the frame rate reached and how many steps the views trailed.
+// rendering world 0 offscreen at up to F frames per second: in the stepping
+// thread (as a training loop that shows frames itself would) reading the world
+// with read_world (waits for every queued step) or from lagging world views
+// (Simulator::request/poll_world_view, never waits), and on a watcher thread
+// of its own from world views. Reports the step rates, the frame rates and
+// how many steps the views trailed.
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <thread>
 #include <tuple>
 
 #include "render/cli.hpp"
@@ -26,7 +29,9 @@ struct BenchArgs {
     uint32_t width = 1280, height = 800;
 };
 
-enum class Watch { kNone, kSync, kLagging };
+/// How frames are made: none; on the stepping thread from read_world or from
+/// world views; or on a watcher thread of their own from world views.
+enum class Watch { kNone, kSync, kLagging, kThread };
 
 struct Phase {
     uint64_t steps = 0, frames = 0;
@@ -57,29 +62,50 @@ const orrery::render::Scene& frame_scene(orrery::Simulator& sim, Watch watch, or
     return last;
 }
 
+/// Renders one frame if 1/fps has passed since the last one was due. The
+/// schedule does not drift: a late frame is followed by the next one on time,
+/// and only a frame more than a whole period late restarts it.
+void maybe_frame(orrery::Simulator& sim, orrery::render::FrameRenderer& frames, Watch watch,
+                 orrery::render::Scene& last, Phase& p, Clock::time_point& next_frame, Clock::duration period) {
+    auto now = Clock::now();
+    if (now < next_frame) return;
+    std::vector<uint8_t> rgba = frames.render(frame_scene(sim, watch == Watch::kThread ? Watch::kLagging : watch, last, p));
+    p.frame_seconds += std::chrono::duration<double>(Clock::now() - now).count();
+    ++p.frames;
+    next_frame += period;
+    if (next_frame + period < Clock::now()) next_frame = Clock::now();
+}
+
 /// Steps for `secs`; unless `watch` is kNone, renders world 0 whenever 1/fps has
-/// passed. `lockstep` waits for each step, as a loop that reads every step's
-/// outputs does; otherwise steps queue freely.
+/// passed, on the stepping thread or (kThread) on a watcher thread. `lockstep`
+/// waits for each step, as a loop that reads every step's outputs does;
+/// otherwise steps queue freely.
 Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRenderer& frames, Watch watch,
                 orrery::render::Scene& last, double fps, bool lockstep) {
     Phase p;
     sim.synchronize();
     auto start = Clock::now(), next_frame = start;
     auto period = std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(1.0 / fps));
+    std::atomic<bool> stop{false};
+    std::thread watcher;
+    if (watch == Watch::kThread)
+        watcher = std::thread([&] {
+            while (!stop.load()) {
+                maybe_frame(sim, frames, watch, last, p, next_frame, period);
+                std::this_thread::sleep_until(std::min(next_frame, Clock::now() + period));
+            }
+        });
+    uint64_t steps = 0;
     while (std::chrono::duration<double>(Clock::now() - start).count() < secs) {
         sim.step();
         if (lockstep) sim.synchronize();
-        ++p.steps;
-        if (watch != Watch::kNone && Clock::now() >= next_frame) {
-            auto t0 = Clock::now();
-            std::vector<uint8_t> rgba = frames.render(frame_scene(sim, watch, last, p));
-            p.frame_seconds += std::chrono::duration<double>(Clock::now() - t0).count();
-            ++p.frames;
-            next_frame += period;
-            if (next_frame < Clock::now()) next_frame = Clock::now() + period; // fell behind: do not burst
-        }
+        ++steps;
+        if (watch == Watch::kSync || watch == Watch::kLagging) maybe_frame(sim, frames, watch, last, p, next_frame, period);
     }
+    stop = true;
+    if (watcher.joinable()) watcher.join();
     sim.synchronize();
+    p.steps = steps;
     p.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return p;
 }
@@ -110,11 +136,13 @@ int bench(const BenchArgs& a) {
         Phase alone = run_phase(*sim, a.seconds, frames, Watch::kNone, last, a.fps, lockstep);
         Phase sync = run_phase(*sim, a.seconds, frames, Watch::kSync, last, a.fps, lockstep);
         Phase lagging = run_phase(*sim, a.seconds, frames, Watch::kLagging, last, a.fps, lockstep);
+        Phase threaded = run_phase(*sim, a.seconds, frames, Watch::kThread, last, a.fps, lockstep);
         double rate_alone = double(alone.steps) / alone.seconds;
         std::printf("%s\n", lockstep ? "lockstep (each step waited for):" : "free-running (steps queued ahead):");
         std::printf("  %-16s %.1f steps/s (%.3g env-steps/s)\n", "alone:", rate_alone, rate_alone * worlds);
         print_watched("read_world:", sync, rate_alone, worlds);
         print_watched("world view:", lagging, rate_alone, worlds);
+        print_watched("view thread:", threaded, rate_alone, worlds);
     }
     return 0;
 }

@@ -5,7 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <string>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "engine/simulator.hpp"
@@ -162,6 +165,58 @@ TEST(WorldView, BadWorldIsAnErrorAndChangesNothing) {
     EXPECT_TRUE(sim.request_world_view(2)) << "and left nothing pending";
     EXPECT_EQ(poll(sim).view.world, 2u);
     EXPECT_EQ(sim.state_hash(2), hash);
+}
+
+TEST(WorldView, AWatcherThreadSeesConsistentStatesWhileAnotherThreadSteps) {
+    // A training thread steps; a watcher thread requests and polls views of
+    // world 3 as fast as it can. Every view must be exactly the world's state
+    // after the step it claims (a reference run records that state per step).
+    register_builtin_envs();
+    auto make = [] {
+        SimOptions o;
+        o.num_worlds = 16;
+        o.threads = 1;
+        o.random_inputs = true; // actions drawn in the step: no host writes racing the watcher
+        return Simulator(make_env_spec("overcooked", {}), o);
+    };
+    const uint32_t steps = 600;
+    Simulator reference = make();
+    reference.reset(9);
+    std::vector<std::string> state_after(steps + 1);
+    state_after[0] = reference.get_state_json(3);
+    for (uint32_t k = 1; k <= steps; ++k) {
+        reference.step();
+        state_after[k] = reference.get_state_json(3);
+    }
+    Simulator sim = make();
+    sim.reset(9);
+    std::atomic<bool> done{false};
+    std::atomic<uint32_t> views{0};
+    std::vector<std::pair<uint64_t, std::string>> seen;
+    std::thread watcher([&] {
+        while (!done.load()) {
+            sim.request_world_view(3);
+            sim.poll_world_view([&](Ctx& ctx, const LaggedView& v) {
+                if (!v.fresh) return;
+                seen.emplace_back(v.step, sim.spec().state_to_json(ctx));
+                views.fetch_add(1);
+            });
+        }
+    });
+    for (uint32_t k = 0; k < steps; ++k) {
+        if (k % 20 == 0) { // let the watcher land a view now and then, whatever the scheduler does
+            uint32_t before = views.load();
+            while (views.load() == before) std::this_thread::yield();
+        }
+        sim.step();
+    }
+    done = true;
+    watcher.join();
+    ASSERT_GT(seen.size(), 10u) << "the watcher saw too few views to test anything";
+    for (const auto& [step, json] : seen) {
+        ASSERT_LE(step, steps);
+        EXPECT_EQ(json, state_after[step]) << "view claiming step " << step;
+    }
 }
 
 TEST(BackendSnapshot, CpuCopiesAtOnceAndHandsOverOnce) {
