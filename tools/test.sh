@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: C++ (release with assertions, then
-# ASan + UBSan) and, where the Python package exists, pytest. GPU tests skip
+# ASan + UBSan, then the multi-threaded suites under TSan) and, where the
+# Python package exists, pytest. GPU tests skip
 # themselves on machines without a GPU.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -10,6 +11,12 @@ jobs="$(nproc)"
 ctest --preset release -j "$jobs"
 "$root/tools/build.sh" asan
 ctest --preset asan -j "$jobs"
+# The multi-threaded suites again under ThreadSanitizer (thread pool, world
+# views from another thread, concurrent entity creation).
+"$root/tools/build.sh" tsan
+for t in engine_test ecs_test world_view_test; do
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$root/build/tsan/tests/$t" --gtest_brief=1
+done
 if [ -x "$root/tools/test_python.sh" ]; then
   "$root/tools/test_python.sh"
 fi

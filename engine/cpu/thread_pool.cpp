@@ -1,5 +1,7 @@
 // Workers sleep on a condition variable between passes and claim items with
-// an atomic counter during one, so uneven items balance themselves.
+// an atomic counter during one, so uneven items balance themselves. A worker
+// reads the pass (function, item count) under the lock and joins only while
+// items remain, so a late wake-up never reaches into the next pass.
 
 #include "engine/cpu/thread_pool.hpp"
 
@@ -15,9 +17,14 @@ ThreadPool::ThreadPool(uint32_t threads) {
                 wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
                 if (stop_) return;
                 seen = generation_;
-                ++busy_;
+                // A worker that wakes after its pass has run out of items must not
+                // join: the caller may already be setting up the next pass.
+                if (next_.load(std::memory_order_relaxed) >= n_) continue;
+                const std::function<void(uint32_t)>* fn = fn_;
+                const uint32_t n = n_;
+                ++busy_; // under the lock: the caller now waits for this worker
                 lock.unlock();
-                drain();
+                drain(*fn, n);
                 lock.lock();
                 if (--busy_ == 0) done_.notify_all();
             }
@@ -34,11 +41,11 @@ ThreadPool::~ThreadPool() {
     for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::drain() {
+void ThreadPool::drain(const std::function<void(uint32_t)>& fn, uint32_t n) {
     for (;;) {
         uint32_t i = next_.fetch_add(1, std::memory_order_relaxed);
-        if (i >= n_) return;
-        (*fn_)(i);
+        if (i >= n) return;
+        fn(i);
     }
 }
 
@@ -55,7 +62,7 @@ void ThreadPool::parallel_for(uint32_t n, const std::function<void(uint32_t)>& f
         ++generation_;
     }
     wake_.notify_all();
-    drain();
+    drain(fn, n);
     std::unique_lock<std::mutex> lock(mu_);
     // Workers that woke late find no items left and leave at once.
     done_.wait(lock, [&] { return busy_ == 0 && next_.load() >= n_; });

@@ -27,8 +27,7 @@ class ThreadPool {
     void parallel_for(uint32_t n, const std::function<void(uint32_t)>& fn);
 
   private:
-    void work(uint64_t generation);
-    void drain();
+    void drain(const std::function<void(uint32_t)>& fn, uint32_t n);
 
     std::vector<std::thread> workers_;
     std::mutex mu_;
@@ -38,7 +37,6 @@ class ThreadPool {
     const std::function<void(uint32_t)>* fn_ = nullptr;
     uint32_t n_ = 0;
     std::atomic<uint32_t> next_{0};
-    std::atomic<uint32_t> finished_{0};
     uint32_t busy_ = 0;
 };
 
