@@ -46,8 +46,16 @@ RecipeTables resolve_recipes(const Layout& layout);
 /// All orders a kitchen accepts (every recipe when the layout lists none),
 /// sorted as overcooked_ai sorts Recipe objects.
 std::vector<uint32_t> effective_orders(const Layout& layout);
-/// overcooked_ai's Recipe.__int__, the sort key of orders.
-uint32_t recipe_sort_key(uint32_t recipe);
+/// Sorts recipe indices as overcooked_ai sorts Recipe objects (by Recipe.__int__).
+void sort_orders(std::vector<uint32_t>& orders);
+
+/// What an ingredient name adds to a recipe index (onion 1, tomato 4); throws
+/// orrery::Error naming `field` for any other name.
+template <class Json> uint32_t ingredient_weight(const Json& name, const std::string& field) {
+    if (name != "onion" && name != "tomato")
+        throw orrery::Error(field + ": unknown ingredient " + name.dump() + "; expected \"onion\" or \"tomato\"");
+    return name == "onion" ? 1 : 4;
+}
 
 /// The JSON state codec (overcooked_ai OvercookedState.to_dict schema).
 struct StateCodec {

@@ -178,8 +178,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     auto codec = std::make_shared<StateCodec>();
     codec->all_orders = effective_orders(layout);
     codec->bonus_orders = layout.bonus_orders;
-    std::sort(codec->bonus_orders.begin(), codec->bonus_orders.end(),
-              [](uint32_t a, uint32_t b) { return recipe_sort_key(a) < recipe_sort_key(b); });
+    sort_orders(codec->bonus_orders);
     spec.state_to_json = [codec](orrery::Ctx& ctx) { return codec->to_json(ctx); };
     spec.state_from_json = [codec](orrery::Ctx& ctx, const std::string& text) { codec->from_json(ctx, text); };
     spec.info()["layout"] = layout.name;

@@ -15,25 +15,20 @@ using Json = nlohmann::ordered_json;
 using orrery::Error;
 
 const char* kDirNames = "N (0,-1), S (0,1), E (1,0), W (-1,0)";
+const char* kItemNames[] = {"", "onion", "tomato", "dish", "soup"}; ///< by kind_of(item)
 
 Json position(const Config& cfg, uint32_t cell) { return Json::array({cell % cfg.width, cell / cfg.width}); }
 
 Json item_json(const Config& cfg, uint32_t item, uint32_t cell, int32_t tick) {
-    static const char* kNames[] = {"", "onion", "tomato", "dish", "soup"};
-    Json o = {{"name", kNames[kind_of(item)]}, {"position", position(cfg, cell)}};
+    Json o = {{"name", kItemNames[kind_of(item)]}, {"position", position(cfg, cell)}};
     if (kind_of(item) != kSoup) return o;
     Json ingredients = Json::array();
     for (uint32_t i = 0; i < soup_size(item); ++i)
         ingredients.push_back({{"name", is_tomato_at(item, i) ? "tomato" : "onion"}, {"position", position(cfg, cell)}});
     int32_t cook = cfg.cook_time[recipe_of(item)];
     bool idle = tick < 0, ready = !idle && tick >= cook;
-    o["_ingredients"] = ingredients;
-    o["cooking_tick"] = tick;
-    o["is_cooking"] = !idle && !ready;
-    o["is_ready"] = ready;
-    o["is_idle"] = idle;
-    o["cook_time"] = idle ? -1 : cook;
-    o["_cooking_tick"] = tick;
+    o.update(Json{{"_ingredients", ingredients}, {"cooking_tick", tick}, {"is_cooking", !idle && !ready},
+                  {"is_ready", ready}, {"is_idle", idle}, {"cook_time", idle ? -1 : cook}, {"_cooking_tick", tick}});
     return o;
 }
 
@@ -96,10 +91,8 @@ void read_soup(const Config& cfg, const Json& o, const std::string& field, Objec
         if (!list.is_array() || list.empty() || list.size() > 3)
             throw Error(field + "._ingredients: expected 1 to 3 ingredients");
         for (size_t i = 0; i < list.size(); ++i) {
-            const Json& name = need(list[i], "name", field + "._ingredients[" + std::to_string(i) + "]");
-            if (name != "onion" && name != "tomato")
-                throw Error(field + "._ingredients[" + std::to_string(i) + "].name: unknown ingredient " + name.dump());
-            soup = with_ingredient(soup, name == "onion" ? kOnion : kTomato);
+            std::string at = field + "._ingredients[" + std::to_string(i) + "]";
+            soup = with_ingredient(soup, ingredient_weight(need(list[i], "name", at), at + ".name") == 1 ? kOnion : kTomato);
         }
         const char* key = o.contains("cooking_tick") ? "cooking_tick" : "_cooking_tick";
         out.tick = o.contains(key) ? int32_t(integer(o[key], field + "." + key)) : -1;
@@ -114,11 +107,10 @@ void read_soup(const Config& cfg, const Json& o, const std::string& field, Objec
 Object read_object(const Config& cfg, const Json& o, const std::string& field) {
     Object out{read_cell(cfg, need(o, "position", field), field + ".position"), kNothing, -1};
     const Json& name = need(o, "name", field);
-    if (name == "onion") out.item = kOnion;
-    else if (name == "tomato") out.item = kTomato;
-    else if (name == "dish") out.item = kDish;
-    else if (name == "soup") read_soup(cfg, o, field, out);
-    else throw Error(field + ".name: unknown object " + name.dump() + "; expected onion, tomato, dish or soup");
+    for (uint8_t item : {kOnion, kTomato, kDish})
+        if (name == kItemNames[item]) out.item = item;
+    if (name == "soup") read_soup(cfg, o, field, out);
+    else if (!out.item) throw Error(field + ".name: unknown object " + name.dump() + "; expected onion, tomato, dish or soup");
     return out;
 }
 
@@ -140,8 +132,7 @@ Player read_player(const Config& cfg, const Json& p, const std::string& field) {
     if (d == 4) throw Error(field + ".orientation = " + o.dump() + "; expected one of " + kDirNames);
     out.dir = uint8_t(d);
     if (!p.contains("held_object") || p["held_object"].is_null()) return out;
-    const Json& h = p["held_object"];
-    Json copy = h;
+    Json copy = p["held_object"];
     if (copy.is_object() && !copy.contains("position")) copy["position"] = p["position"];
     Object held = read_object(cfg, copy, field + ".held_object");
     if (held.cell != out.cell)
@@ -159,8 +150,7 @@ void check_orders(const Json& state, const char* key, const std::vector<uint32_t
     for (size_t i = 0; i < list.size(); ++i) {
         std::string field = std::string(key) + "[" + std::to_string(i) + "]";
         uint32_t r = 0;
-        for (const Json& name : need(list[i], "ingredients", field))
-            r += name == "onion" ? 1 : name == "tomato" ? 4 : throw Error(field + ": unknown ingredient " + name.dump());
+        for (const Json& name : need(list[i], "ingredients", field)) r += ingredient_weight(name, field);
         got.push_back(r);
     }
     std::vector<uint32_t> want = expected;
