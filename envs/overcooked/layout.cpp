@@ -251,8 +251,9 @@ Layout parse_layout_grid(const std::string& grid) {
     return L;
 }
 
-void sort_orders(std::vector<uint32_t>& orders) {
+std::vector<uint32_t> sorted_orders(std::vector<uint32_t> orders) {
     std::sort(orders.begin(), orders.end(), [](uint32_t a, uint32_t b) { return recipe_sort_key(a) < recipe_sort_key(b); });
+    return orders;
 }
 
 std::vector<uint32_t> effective_orders(const Layout& L) {
@@ -260,8 +261,7 @@ std::vector<uint32_t> effective_orders(const Layout& L) {
     if (out.empty())
         for (uint32_t r = 0; r < kNumRecipes; ++r)
             if (r % 4 + r / 4 >= 1 && r % 4 + r / 4 <= 3) out.push_back(r);
-    sort_orders(out);
-    return out;
+    return sorted_orders(out);
 }
 
 RecipeTables resolve_recipes(const Layout& L) {

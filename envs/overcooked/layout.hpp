@@ -46,8 +46,8 @@ RecipeTables resolve_recipes(const Layout& layout);
 /// All orders a kitchen accepts (every recipe when the layout lists none),
 /// sorted as overcooked_ai sorts Recipe objects.
 std::vector<uint32_t> effective_orders(const Layout& layout);
-/// Sorts recipe indices as overcooked_ai sorts Recipe objects (by Recipe.__int__).
-void sort_orders(std::vector<uint32_t>& orders);
+/// Recipe indices sorted as overcooked_ai sorts Recipe objects (by Recipe.__int__).
+std::vector<uint32_t> sorted_orders(std::vector<uint32_t> orders);
 
 /// What an ingredient name adds to a recipe index (onion 1, tomato 4); throws
 /// orrery::Error naming `field` for any other name.
