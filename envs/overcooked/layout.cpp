@@ -159,17 +159,17 @@ void read_shaping(Layout& L, const json& v, const std::string& source) {
 void read_setting(Layout& L, const std::string& key, const json& v, const std::string& source) {
     std::string field = source + ": " + key;
     const std::map<std::string, std::optional<double>*> numbers = {
-        {"cook_time", &L.cook_time},       {"delivery_reward", &L.delivery_reward},
-        {"onion_value", &L.onion_value},   {"tomato_value", &L.tomato_value},
-        {"onion_time", &L.onion_time},     {"tomato_time", &L.tomato_time}};
+        {"cook_time", &L.time.all},       {"delivery_reward", &L.value.all},
+        {"onion_value", &L.value.onion},  {"tomato_value", &L.value.tomato},
+        {"onion_time", &L.time.onion},    {"tomato_time", &L.time.tomato}};
     if (numbers.count(key)) *numbers.at(key) = read_number(v, field);
     else if (key == "start_all_orders") L.all_orders = read_orders(v, field);
     else if (key == "start_bonus_orders") L.bonus_orders = read_orders(v, field);
     else if (key == "rew_shaping_params") read_shaping(L, v, source);
     else if (key == "order_bonus") L.order_bonus = read_number(v, field);
     else if (key == "old_dynamics" && v.is_boolean()) L.old_dynamics = v.get<bool>();
-    else if (key == "recipe_values") L.recipe_values = read_numbers(v, field);
-    else if (key == "recipe_times") L.recipe_times = read_numbers(v, field);
+    else if (key == "recipe_values") L.value.list = read_numbers(v, field);
+    else if (key == "recipe_times") L.time.list = read_numbers(v, field);
     else if (key != "num_items_for_soup" || v != 3)
         throw Error(field + " = " + v.dump() + " is not supported; expected grid, start_all_orders, "
                     "start_bonus_orders, rew_shaping_params, cook_time, delivery_reward, onion_/tomato_value, "
@@ -189,30 +189,25 @@ uint32_t recipe_sort_key(uint32_t recipe) {
     return (onions && tomatoes ? recipe * 16 : 0) + recipe;
 }
 
-/// One recipe quantity (cook time or value) as overcooked_ai's Recipe resolves
-/// it: one number for all recipes, a list parallel to the orders, or amounts per
-/// ingredient; 20 when none is given. Python's `if x:` skips zeros.
-struct RecipeRule {
-    const char* what; ///< "time" or "value"
-    const std::optional<double>&all, &onion, &tomato;
-    const std::vector<double>& list;
+void need_both(const RecipeSetting& s, const std::string& layout, const std::string& what) {
+    if (s.onion.has_value() != s.tomato.has_value())
+        throw Error(layout + ": must specify both onion_" + what + " and tomato_" + what);
+}
 
-    void need_both(const std::string& layout) const {
-        if (onion.has_value() != tomato.has_value())
-            throw Error(layout + ": must specify both onion_" + what + " and tomato_" + what);
-    }
-    void exclusive(const std::string& layout, const std::string& all_key, const std::string& list_key) const {
-        if ((tomato && (all || list.size())) || (all && list.size()))
-            throw Error(layout + ": " + all_key + ", " + list_key + " and onion_/tomato_" + what + " exclude each other");
-    }
-    double of(uint32_t recipe, const std::vector<uint32_t>& orders) const {
-        size_t at = size_t(std::find(orders.begin(), orders.end(), recipe) - orders.begin());
-        if (all && *all != 0) return *all;
-        if (at < orders.size() && at < list.size()) return list[at];
-        if (onion && *onion != 0 && tomato && *tomato != 0) return recipe % 4 * *onion + recipe / 4 * *tomato;
-        return 20;
-    }
-};
+void need_one_form(const RecipeSetting& s, const std::string& layout, const std::string& keys) {
+    if ((s.tomato && (s.all || s.list.size())) || (s.all && s.list.size()))
+        throw Error(layout + ": " + keys + " exclude each other");
+}
+
+/// A recipe's quantity by overcooked_ai's precedence, 20 when the layout gives
+/// none; Python's `if x:` skips zeros. `orders` is parallel to s.list.
+double amount(const RecipeSetting& s, uint32_t recipe, const std::vector<uint32_t>& orders) {
+    size_t at = size_t(std::find(orders.begin(), orders.end(), recipe) - orders.begin());
+    if (s.all && *s.all != 0) return *s.all;
+    if (at < orders.size() && at < s.list.size()) return s.list[at];
+    if (s.onion && *s.onion != 0 && s.tomato && *s.tomato != 0) return recipe % 4 * *s.onion + recipe / 4 * *s.tomato;
+    return 20;
+}
 
 } // namespace
 
@@ -231,7 +226,7 @@ Layout parse_layout_file(const std::string& text, const std::string& source) {
               [&](size_t r) { return source + " line " + std::to_string(first + r); });
     for (auto& [key, value] : dict.items())
         if (key != "grid") read_setting(L, key, value, source);
-    for (auto [list, key] : {std::pair{&L.recipe_values, "recipe_values"}, {&L.recipe_times, "recipe_times"}})
+    for (auto [list, key] : {std::pair{&L.value.list, "recipe_values"}, {&L.time.list, "recipe_times"}})
         if (list->size() && list->size() != L.all_orders.size())
             throw Error(source + ": " + key + " has " + std::to_string(list->size()) +
                         " entries; expected one per start_all_orders entry (" + std::to_string(L.all_orders.size()) + ")");
@@ -265,19 +260,17 @@ std::vector<uint32_t> effective_orders(const Layout& L) {
 }
 
 RecipeTables resolve_recipes(const Layout& L) {
-    RecipeRule time{"time", L.cook_time, L.onion_time, L.tomato_time, L.recipe_times};
-    RecipeRule value{"value", L.delivery_reward, L.onion_value, L.tomato_value, L.recipe_values};
-    time.need_both(L.name);
-    value.need_both(L.name);
-    value.exclusive(L.name, "delivery_reward", "recipe_values");
-    time.exclusive(L.name, "cook_time", "recipe_times");
+    need_both(L.time, L.name, "time");
+    need_both(L.value, L.name, "value");
+    need_one_form(L.value, L.name, "delivery_reward, recipe_values and onion_/tomato_value");
+    need_one_form(L.time, L.name, "cook_time, recipe_times and onion_/tomato_time");
     std::vector<uint32_t> orders = effective_orders(L);
     RecipeTables t;
     for (uint32_t r = 0; r < kNumRecipes; ++r) {
-        t.time[r] = time.of(r, L.all_orders);
+        t.time[r] = amount(L.time, r, L.all_orders);
         bool ordered = std::count(orders.begin(), orders.end(), r) > 0;
         bool bonus = std::count(L.bonus_orders.begin(), L.bonus_orders.end(), r) > 0;
-        t.delivery[r] = ordered ? value.of(r, L.all_orders) * (bonus ? L.order_bonus : 1) : 0;
+        t.delivery[r] = ordered ? amount(L.value, r, L.all_orders) * (bonus ? L.order_bonus : 1) : 0;
     }
     return t;
 }

@@ -13,6 +13,13 @@
 
 namespace overcooked {
 
+/// One recipe quantity (cook time or value) as overcooked_ai's Recipe takes it:
+/// one number for every recipe, per-ingredient amounts, or a list per order.
+struct RecipeSetting {
+    std::optional<double> all, onion, tomato; ///< cook_time/delivery_reward, onion_/tomato_time or _value
+    std::vector<double> list;                 ///< recipe_times/recipe_values, parallel to all_orders
+};
+
 /// A kitchen as overcooked_ai describes it (OvercookedGridworld parameters).
 struct Layout {
     std::string name;
@@ -21,8 +28,7 @@ struct Layout {
     std::array<uint32_t, kNumPlayers> start{};   ///< start cell (y * width + x) per player
     std::vector<uint32_t> all_orders, bonus_orders; ///< recipe indices; empty all_orders: every recipe
     double order_bonus = 2;
-    std::optional<double> cook_time, delivery_reward, onion_value, tomato_value, onion_time, tomato_time;
-    std::vector<double> recipe_values, recipe_times; ///< parallel to all_orders when given
+    RecipeSetting time, value;
     double placement_in_pot = 3, dish_pickup = 3, soup_pickup = 5;
     bool old_dynamics = false;
 };

@@ -108,14 +108,8 @@ Config make_config(orrery::OptionReader& opt, const orrery::EnvOptions& options,
     cfg.soup_pickup = opt.f32("soup_pickup", float(L.soup_pickup), -1e6f, 1e6f);
     uint32_t cook_time = opt.u32("cook_time", 20, 1, 250);
     float soup_value = opt.f32("soup_value", 20, 1e-6f, 1e6f);
-    if (options.count("cook_time")) { // replaces every per-recipe time of the layout
-        L.cook_time = cook_time;
-        L.recipe_times.clear(), L.onion_time.reset(), L.tomato_time.reset();
-    }
-    if (options.count("soup_value")) {
-        L.delivery_reward = soup_value;
-        L.recipe_values.clear(), L.onion_value.reset(), L.tomato_value.reset();
-    }
+    if (options.count("cook_time")) L.time = {cook_time}; // replaces every per-recipe time of the layout
+    if (options.count("soup_value")) L.value = {soup_value};
     if (cfg.old_dynamics)
         for (uint32_t r : effective_orders(L))
             if (r % 4 + r / 4 != 3) throw Error("overcooked: old_dynamics=true needs every order to have 3 ingredients");
