@@ -153,10 +153,7 @@ void check_orders(const Json& state, const char* key, const std::vector<uint32_t
         for (const Json& name : need(list[i], "ingredients", field)) r += ingredient_weight(name, field);
         got.push_back(r);
     }
-    std::vector<uint32_t> want = expected;
-    std::sort(got.begin(), got.end());
-    std::sort(want.begin(), want.end());
-    if (got != want)
+    if (!std::is_permutation(got.begin(), got.end(), expected.begin(), expected.end()))
         throw Error(std::string(key) + " = " + list.dump() + " differs from this kitchen's " + orders_json(expected).dump() +
                     "; orders are fixed by the layout");
 }
@@ -170,8 +167,7 @@ std::string StateCodec::to_json(orrery::Ctx& ctx) const {
         const Player& p = ctx.at<Chef, Player>(i);
         Json held = p.held ? item_json(cfg, p.held, p.cell, loose_tick(cfg, p.held)) : Json(nullptr);
         players.push_back({{"position", position(cfg, p.cell)},
-                           {"orientation", Json::array({dir_dx(p.dir), dir_dy(p.dir)})},
-                           {"held_object", held}});
+                           {"orientation", Json::array({dir_dx(p.dir), dir_dy(p.dir)})}, {"held_object", held}});
     }
     Json objects = Json::array();
     const Pots& pots = ctx.single<Kitchen, Pots>();
@@ -179,13 +175,9 @@ std::string StateCodec::to_json(orrery::Ctx& ctx) const {
         if (pots.soup[j]) objects.push_back(item_json(cfg, pots.soup[j], cfg.pot_cell[j], int32_t(pots.tick[j]) - 1));
     orrery::Array<Counters> counters = ctx.array_at<Counters>(orrery::archetype_id<Kitchen>, 0);
     for (uint32_t k = 0; k < cfg.num_counters; ++k)
-        if (counters[k])
-            objects.push_back(item_json(cfg, counters[k], cfg.counter_cell[k], loose_tick(cfg, counters[k])));
-    Json state = {{"players", players},
-                  {"objects", objects},
-                  {"bonus_orders", orders_json(bonus_orders)},
-                  {"all_orders", orders_json(all_orders)},
-                  {"timestep", ctx.single<Kitchen, Clock>().timestep}};
+        if (counters[k]) objects.push_back(item_json(cfg, counters[k], cfg.counter_cell[k], loose_tick(cfg, counters[k])));
+    Json state = {{"players", players}, {"objects", objects}, {"bonus_orders", orders_json(bonus_orders)},
+                  {"all_orders", orders_json(all_orders)}, {"timestep", ctx.single<Kitchen, Clock>().timestep}};
     return state.dump();
 }
 
@@ -230,13 +222,10 @@ void StateCodec::from_json(orrery::Ctx& ctx, const std::string& text) const {
 
     for (uint32_t i = 0; i < kNumPlayers; ++i) {
         ctx.at<Chef, Player>(i) = chef[i];
-        for (auto reward : {chef_array<Reward>(ctx, i).data, chef_array<SparseReward>(ctx, i).data,
-                            chef_array<ShapedReward>(ctx, i).data})
-            *reward = 0;
+        chef_array<Reward>(ctx, i)[0] = chef_array<SparseReward>(ctx, i)[0] = chef_array<ShapedReward>(ctx, i)[0] = 0;
     }
     ctx.single<Kitchen, Pots>() = pots;
-    orrery::Array<Counters> slots = ctx.array_at<Counters>(orrery::archetype_id<Kitchen>, 0);
-    for (uint32_t k = 0; k < cfg.num_counters; ++k) slots[k] = counters[k];
+    std::copy(counters.begin(), counters.end(), ctx.array_at<Counters>(orrery::archetype_id<Kitchen>, 0).data);
     ctx.single<Kitchen, Clock>().timestep = uint32_t(timestep);
     ctx.storage().truncated[ctx.world()] = timestep >= cfg.horizon; // as if a step had just reached it
     observe_kitchen(ctx);
