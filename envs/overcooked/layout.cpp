@@ -5,7 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
+#include <cmath>
 #include <string_view>
 
 #include <nlohmann/json.hpp>
@@ -17,7 +17,6 @@ namespace {
 
 using nlohmann::json;
 using orrery::Error;
-using Where = std::function<std::string(size_t)>; ///< names row r of the grid in errors
 
 constexpr std::string_view kTiles = "XPODTS";
 
@@ -67,25 +66,28 @@ std::vector<std::string> split_rows(const std::string& text, char sep) {
     return rows;
 }
 
-/// The checks that need the whole grid; `all` is every cell, players included.
-void check_grid(const Layout& L, const std::string& all, const Where& where) {
+/// The checks that need the whole grid; `all` is every cell, players included,
+/// and `top` names the grid's first line.
+void check_grid(const Layout& L, const std::string& all, const std::string& top) {
     if (size_t(L.width) * L.height > kMaxCells)
-        throw Error(where(0) + ": the grid is " + std::to_string(L.width) + " x " + std::to_string(L.height) +
+        throw Error(top + ": the grid is " + std::to_string(L.width) + " x " + std::to_string(L.height) +
                     "; Overcooked in Orrery supports at most " + std::to_string(kMaxCells) + " cells");
     for (uint32_t p = 0; p < kNumPlayers; ++p)
         if (all.find(char('1' + p)) == std::string::npos)
-            throw Error(where(0) + ": no player '" + std::to_string(p + 1) + "' in the grid; expected digits 1 and 2");
+            throw Error(top + ": no player '" + std::to_string(p + 1) + "' in the grid; expected digits 1 and 2");
     if (size_t pots = size_t(std::count(all.begin(), all.end(), 'P')); pots > kMaxPots)
-        throw Error(where(0) + ": " + std::to_string(pots) + " pots; at most " + std::to_string(kMaxPots));
+        throw Error(top + ": " + std::to_string(pots) + " pots; at most " + std::to_string(kMaxPots));
     for (const char* need : {"P", "D", "S", "OT"})
         if (all.find_first_of(need) == std::string::npos)
-            throw Error(where(0) + ": the grid has no '" + std::string(need).substr(0, 1) +
+            throw Error(top + ": the grid has no '" + std::string(need).substr(0, 1) +
                         (need[1] ? "' or 'T'" : "'") + "; overcooked_ai requires at least one");
 }
 
 /// Checks the grid rows (overcooked_ai's _assert_valid_grid plus Orrery's
-/// limits) and fills the terrain and start cells.
-void read_grid(Layout& L, std::vector<std::string> rows, const Where& where) {
+/// limits) and fills the terrain and start cells. Errors name `source` and the
+/// line, the first row being line `first`.
+void read_grid(Layout& L, std::vector<std::string> rows, const std::string& source, size_t first) {
+    auto where = [&](size_t r) { return source + " line " + std::to_string(first + r); };
     if (rows.empty() || rows[0].empty()) throw Error(where(0) + ": the grid is empty");
     L.height = uint32_t(rows.size());
     L.width = uint32_t(rows[0].size());
@@ -106,10 +108,12 @@ void read_grid(Layout& L, std::vector<std::string> rows, const Where& where) {
             if ((c == '1' || c == '2') && all.find(c) != std::string::npos)
                 throw Error(at + ": player " + symbol + " appears twice");
             all += c;
-            if (c == '1' || c == '2') L.start[c - '1'] = uint32_t(r) * L.width + uint32_t(x), c = ' ';
+            if (c != '1' && c != '2') continue;
+            L.start[c - '1'] = uint32_t(r) * L.width + uint32_t(x);
+            c = ' ';
         }
     }
-    check_grid(L, all, where);
+    check_grid(L, all, where(0));
     L.terrain = std::move(rows);
 }
 
@@ -221,9 +225,7 @@ Layout parse_layout_file(const std::string& text, const std::string& source) {
     if (!dict.is_object() || !dict.contains("grid") || !dict["grid"].is_string())
         throw Error(source + ": expected a dict with a \"grid\" string");
     Layout L;
-    size_t first = grid_line(text);
-    read_grid(L, split_rows(dict["grid"].get<std::string>(), '\n'),
-              [&](size_t r) { return source + " line " + std::to_string(first + r); });
+    read_grid(L, split_rows(dict["grid"].get<std::string>(), '\n'), source, grid_line(text));
     for (auto& [key, value] : dict.items())
         if (key != "grid") read_setting(L, key, value, source);
     for (auto [list, key] : {std::pair{&L.value.list, "recipe_values"}, {&L.time.list, "recipe_times"}})
@@ -242,7 +244,7 @@ Layout parse_layout_grid(const std::string& grid) {
     Layout L;
     L.name = "layout_grid";
     L.all_orders = {3}; // the classic kitchens' one order, 3 onions (so old_dynamics works too)
-    read_grid(L, rows, [&](size_t r) { return "layout_grid line " + std::to_string(skipped + r + 1); });
+    read_grid(L, rows, "layout_grid", skipped + 1);
     return L;
 }
 
@@ -259,20 +261,24 @@ std::vector<uint32_t> effective_orders(const Layout& L) {
     return sorted_orders(out);
 }
 
-RecipeTables resolve_recipes(const Layout& L) {
+void fill_recipes(Config& cfg, const Layout& L) {
     need_both(L.time, L.name, "time");
     need_both(L.value, L.name, "value");
     need_one_form(L.value, L.name, "delivery_reward, recipe_values and onion_/tomato_value");
     need_one_form(L.time, L.name, "cook_time, recipe_times and onion_/tomato_time");
     std::vector<uint32_t> orders = effective_orders(L);
-    RecipeTables t;
     for (uint32_t r = 0; r < kNumRecipes; ++r) {
-        t.time[r] = amount(L.time, r, L.all_orders);
+        if (r % 4 + r / 4 == 0 || r % 4 + r / 4 > 3) continue;
+        double time = amount(L.time, r, L.all_orders);
+        if (time != std::floor(time) || time < 0 || time > 250)
+            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " +
+                        std::to_string(r / 4) + " tomatoes) is " + std::to_string(time) +
+                        "; expected a whole number of ticks in [0, 250]");
         bool ordered = std::count(orders.begin(), orders.end(), r) > 0;
         bool bonus = std::count(L.bonus_orders.begin(), L.bonus_orders.end(), r) > 0;
-        t.delivery[r] = ordered ? amount(L.value, r, L.all_orders) * (bonus ? L.order_bonus : 1) : 0;
+        cfg.cook_time[r] = uint8_t(time);
+        cfg.delivery[r] = ordered ? float(amount(L.value, r, L.all_orders) * (bonus ? L.order_bonus : 1)) : 0;
     }
-    return t;
 }
 
 } // namespace overcooked

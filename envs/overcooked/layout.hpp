@@ -42,12 +42,10 @@ Layout parse_layout_file(const std::string& text, const std::string& source);
 /// Parses a bare grid: rows separated by newlines or '|'.
 Layout parse_layout_grid(const std::string& grid);
 
-/// Cook time and sparse reward of every recipe (onions + 4 * tomatoes), by
-/// overcooked_ai's Recipe rules; throws orrery::Error on contradictory settings.
-struct RecipeTables {
-    std::array<double, kNumRecipes> time{}, delivery{};
-};
-RecipeTables resolve_recipes(const Layout& layout);
+/// Fills Config's cook time and sparse reward of every recipe (onions + 4 *
+/// tomatoes) by overcooked_ai's Recipe rules; throws orrery::Error on
+/// contradictory settings or a cook time that is not a whole tick in [0, 250].
+void fill_recipes(Config& cfg, const Layout& layout);
 
 /// All orders a kitchen accepts (every recipe when the layout lists none),
 /// sorted as overcooked_ai sorts Recipe objects.

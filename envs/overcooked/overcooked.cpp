@@ -2,7 +2,6 @@
 // device-side Config, the task graph, the exported tensors and the JSON codec.
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
 #include <iterator>
 #include <string_view>
@@ -69,20 +68,6 @@ void fill_cells(Config& cfg, const Layout& L) {
         } else if (t == kFloor) {
             cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
         }
-    }
-}
-
-void fill_recipes(Config& cfg, const Layout& L) {
-    RecipeTables t = resolve_recipes(L);
-    for (uint32_t r = 0; r < kNumRecipes; ++r) {
-        if (r % 4 + r / 4 == 0 || r % 4 + r / 4 > 3) continue;
-        double time = t.time[r];
-        if (time != std::floor(time) || time < 0 || time > 250)
-            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " +
-                        std::to_string(r / 4) + " tomatoes) is " + std::to_string(time) +
-                        "; expected a whole number of ticks in [0, 250]");
-        cfg.cook_time[r] = uint8_t(time);
-        cfg.delivery[r] = float(t.delivery[r]);
     }
 }
 
