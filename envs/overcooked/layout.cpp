@@ -18,10 +18,6 @@ namespace {
 using nlohmann::json;
 using orrery::Error;
 
-constexpr std::string_view kTiles = "XPODTS";
-
-bool is_word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
-
 /// Python literal -> JSON text. Python string escapes are not interpreted
 /// (layout files do not use them).
 std::string python_to_json(const std::string& s, const std::string& source) {
@@ -39,7 +35,7 @@ std::string python_to_json(const std::string& s, const std::string& source) {
             i = end + close.size();
         } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
             size_t end = i;
-            while (end < s.size() && is_word_char(s[end])) ++end;
+            while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
             auto word = kWords.find(s.substr(i, end - i));
             if (word == kWords.end())
                 throw Error(source + ": unsupported Python expression '" + s.substr(i, end - i) + "'; expected plain literals");
@@ -99,7 +95,7 @@ void read_grid(Layout& L, std::vector<std::string> rows, const std::string& sour
         for (size_t x = 0; x < L.width; ++x) {
             char& c = rows[r][x];
             std::string at = where(r) + ", column " + std::to_string(x + 1), symbol = {'\'', c, '\''};
-            bool border = r == 0 || r + 1 == rows.size() || x == 0 || x + 1 == L.width, tile = kTiles.find(c) != kTiles.npos;
+            bool border = r == 0 || r + 1 == rows.size() || x == 0 || x + 1 == L.width, tile = std::string_view("XPODTS").find(c) != std::string_view::npos;
             if (c >= '3' && c <= '9')
                 throw Error(at + ": player " + symbol + ": Overcooked in Orrery has exactly 2 players (digits 1 and 2)");
             if (c != ' ' && c != '1' && c != '2' && !tile)
@@ -187,12 +183,6 @@ size_t grid_line(const std::string& text) {
     return size_t(std::count(text.begin(), text.begin() + long(std::min(quote, text.size())), '\n')) + 1;
 }
 
-/// overcooked_ai's Recipe.__int__, the sort key of orders.
-uint32_t recipe_sort_key(uint32_t recipe) {
-    uint32_t onions = recipe % 4, tomatoes = recipe / 4;
-    return (onions && tomatoes ? recipe * 16 : 0) + recipe;
-}
-
 void need_both(const RecipeSetting& s, const std::string& layout, const std::string& what) {
     if (s.onion.has_value() != s.tomato.has_value())
         throw Error(layout + ": must specify both onion_" + what + " and tomato_" + what);
@@ -249,7 +239,10 @@ Layout parse_layout_grid(const std::string& grid) {
 }
 
 std::vector<uint32_t> sorted_orders(std::vector<uint32_t> orders) {
-    std::sort(orders.begin(), orders.end(), [](uint32_t a, uint32_t b) { return recipe_sort_key(a) < recipe_sort_key(b); });
+    // overcooked_ai's Recipe.__int__: a recipe with both onions and tomatoes
+    // sorts after every single-ingredient one.
+    auto key = [](uint32_t r) { return (r % 4 && r / 4 ? r * 16 : 0) + r; };
+    std::sort(orders.begin(), orders.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
     return orders;
 }
 

@@ -56,18 +56,16 @@ void fill_cells(Config& cfg, const Layout& L) {
     cfg.width = uint8_t(L.width);
     cfg.height = uint8_t(L.height);
     cfg.num_cells = uint16_t(L.width * L.height);
+    // A pot's or counter's slot is its place in pot_cell or counter_cell.
+    auto append = [&](auto& cells, auto& count, uint32_t c) {
+        cfg.slot[c] = uint8_t(count);
+        cells[count++] = uint8_t(c);
+    };
     for (uint32_t c = 0; c < cfg.num_cells; ++c) {
-        uint8_t t = tile_of(L.terrain[c / L.width][c % L.width]);
-        cfg.tile[c] = t;
-        if (t == kPot) {
-            cfg.slot[c] = cfg.num_pots;
-            cfg.pot_cell[cfg.num_pots++] = uint8_t(c);
-        } else if (t == kCounter) {
-            cfg.slot[c] = uint8_t(cfg.num_counters);
-            cfg.counter_cell[cfg.num_counters++] = uint8_t(c);
-        } else if (t == kFloor) {
-            cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
-        }
+        uint8_t t = cfg.tile[c] = tile_of(L.terrain[c / L.width][c % L.width]);
+        if (t == kPot) append(cfg.pot_cell, cfg.num_pots, c);
+        else if (t == kCounter) append(cfg.counter_cell, cfg.num_counters, c);
+        else if (t == kFloor) cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
     }
 }
 

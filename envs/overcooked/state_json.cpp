@@ -14,7 +14,6 @@ namespace {
 using Json = nlohmann::ordered_json;
 using orrery::Error;
 
-const char* kDirNames = "N (0,-1), S (0,1), E (1,0), W (-1,0)";
 const char* kItemNames[] = {"", "onion", "tomato", "dish", "soup"}; ///< by kind_of(item)
 
 Json position(const Config& cfg, uint32_t cell) { return Json::array({cell % cfg.width, cell / cfg.width}); }
@@ -40,9 +39,8 @@ int32_t loose_tick(const Config& cfg, uint32_t item) {
 Json orders_json(const std::vector<uint32_t>& orders) {
     Json out = Json::array();
     for (uint32_t r : orders) {
-        Json names = Json::array();
-        for (uint32_t i = 0; i < r % 4; ++i) names.push_back("onion");
-        for (uint32_t i = 0; i < r / 4; ++i) names.push_back("tomato");
+        std::vector<std::string> names(r % 4, "onion");
+        names.insert(names.end(), r / 4, "tomato");
         out.push_back({{"ingredients", names}});
     }
     return out;
@@ -69,11 +67,8 @@ uint32_t read_cell(const Config& cfg, const Json& v, const std::string& field) {
     return uint32_t(y * cfg.width + x);
 }
 
-struct Object {
-    uint32_t cell;
-    uint8_t item;
-    int32_t tick; ///< cooking_tick for a soup, else -1
-};
+/// An object read from the state; tick is the cooking_tick of a soup, else -1.
+struct Object { uint32_t cell; uint8_t item; int32_t tick; };
 
 /// Reads a soup's ingredients and cooking tick (current or legacy "state" form).
 void read_soup(const Config& cfg, const Json& o, const std::string& field, Object& out) {
@@ -129,7 +124,7 @@ Player read_player(const Config& cfg, const Json& p, const std::string& field) {
     const Json& o = need(p, "orientation", field);
     uint32_t d = 0;
     while (d < 4 && o != Json::array({dir_dx(d), dir_dy(d)})) ++d;
-    if (d == 4) throw Error(field + ".orientation = " + o.dump() + "; expected one of " + kDirNames);
+    if (d == 4) throw Error(field + ".orientation = " + o.dump() + "; expected one of N (0,-1), S (0,1), E (1,0), W (-1,0)");
     out.dir = uint8_t(d);
     if (!p.contains("held_object") || p["held_object"].is_null()) return out;
     Json copy = p["held_object"];
