@@ -83,8 +83,7 @@ void read_soup(const Config& cfg, const Json& o, const std::string& field, Objec
         out.tick = time == 0 ? -1 : time >= 20 ? cfg.cook_time[recipe_of(soup)] : int32_t(time);
     } else {
         const Json& list = need(o, "_ingredients", field);
-        if (!list.is_array() || list.empty() || list.size() > 3)
-            throw Error(field + "._ingredients: expected 1 to 3 ingredients");
+        if (!list.is_array() || list.empty() || list.size() > 3) throw Error(field + "._ingredients: expected 1 to 3 ingredients");
         for (size_t i = 0; i < list.size(); ++i) {
             std::string at = field + "._ingredients[" + std::to_string(i) + "]";
             soup = with_ingredient(soup, ingredient_weight(need(list[i], "name", at), at + ".name") == 1 ? kOnion : kTomato);
@@ -122,10 +121,8 @@ Player read_player(const Config& cfg, const Json& p, const std::string& field) {
     if (cfg.tile[out.cell] != kFloor)
         throw Error(field + ".position = " + p["position"].dump() + " is not a floor cell (a player cannot stand on a wall)");
     const Json& o = need(p, "orientation", field);
-    uint32_t d = 0;
-    while (d < 4 && o != Json::array({dir_dx(d), dir_dy(d)})) ++d;
-    if (d == 4) throw Error(field + ".orientation = " + o.dump() + "; expected one of N (0,-1), S (0,1), E (1,0), W (-1,0)");
-    out.dir = uint8_t(d);
+    while (out.dir < 4 && o != Json::array({dir_dx(out.dir), dir_dy(out.dir)})) ++out.dir;
+    if (out.dir == 4) throw Error(field + ".orientation = " + o.dump() + "; expected one of N (0,-1), S (0,1), E (1,0), W (-1,0)");
     if (!p.contains("held_object") || p["held_object"].is_null()) return out;
     Json copy = p["held_object"];
     if (copy.is_object() && !copy.contains("position")) copy["position"] = p["position"];
@@ -198,17 +195,13 @@ void StateCodec::from_json(orrery::Ctx& ctx, const std::string& text) const {
         std::string field = "objects[" + std::to_string(i) + "]";
         Object o = read_object(cfg, objects[i], field);
         if (used[o.cell]++) throw Error(field + ".position = " + objects[i]["position"].dump() + ": two objects on one cell");
-        uint8_t tile = cfg.tile[o.cell];
-        if (tile == kPot && kind_of(o.item) != kSoup) throw Error(field + ": only a soup can be in a pot");
-        if (tile == kPot) {
-            pots.soup[cfg.slot[o.cell]] = o.item;
-            pots.tick[cfg.slot[o.cell]] = uint8_t(o.tick + 1);
-        } else if (tile == kCounter) {
-            require_loose(cfg, o, field);
-            counters[cfg.slot[o.cell]] = o.item;
-        } else {
+        uint8_t tile = cfg.tile[o.cell], slot = cfg.slot[o.cell];
+        if (tile != kPot && tile != kCounter)
             throw Error(field + ".position = " + objects[i]["position"].dump() + " is not a counter or a pot");
-        }
+        if (tile == kPot && kind_of(o.item) != kSoup) throw Error(field + ": only a soup can be in a pot");
+        if (tile == kCounter) require_loose(cfg, o, field);
+        (tile == kPot ? pots.soup[slot] : counters[slot]) = o.item;
+        if (tile == kPot) pots.tick[slot] = uint8_t(o.tick + 1); // Pots keeps cooking_tick + 1; 0 is idle
     }
     int64_t timestep = state.contains("timestep") ? integer(state["timestep"], "timestep") : 0;
     if (timestep < 0 || timestep > int64_t(1u << 30)) throw Error("timestep = " + std::to_string(timestep) + " is out of range");
