@@ -95,7 +95,8 @@ void read_grid(Layout& L, std::vector<std::string> rows, const std::string& sour
         for (size_t x = 0; x < L.width; ++x) {
             char& c = rows[r][x];
             std::string at = where(r) + ", column " + std::to_string(x + 1), symbol = {'\'', c, '\''};
-            bool border = r == 0 || r + 1 == rows.size() || x == 0 || x + 1 == L.width, tile = std::string_view("XPODTS").find(c) != std::string_view::npos;
+            bool border = r == 0 || r + 1 == rows.size() || x == 0 || x + 1 == L.width;
+            bool tile = std::string_view("XPODTS").find(c) != std::string_view::npos;
             if (c >= '3' && c <= '9')
                 throw Error(at + ": player " + symbol + ": Overcooked in Orrery has exactly 2 players (digits 1 and 2)");
             if (c != ' ' && c != '1' && c != '2' && !tile)
@@ -147,7 +148,8 @@ void read_shaping(Layout& L, const json& v, const std::string& source) {
     if (v.is_null()) return;
     if (!v.is_object()) throw Error(source + ": rew_shaping_params: expected a dict or None");
     const std::map<std::string, double*> kept = {
-        {"PLACEMENT_IN_POT_REW", &L.placement_in_pot}, {"DISH_PICKUP_REWARD", &L.dish_pickup}, {"SOUP_PICKUP_REWARD", &L.soup_pickup}};
+        {"PLACEMENT_IN_POT_REW", &L.placement_in_pot}, {"DISH_PICKUP_REWARD", &L.dish_pickup},
+        {"SOUP_PICKUP_REWARD", &L.soup_pickup}};
     for (auto& [key, value] : v.items()) {
         std::string field = source + ": rew_shaping_params." + key;
         double x = read_number(value, field);
@@ -264,9 +266,8 @@ void fill_recipes(Config& cfg, const Layout& L) {
         if (r % 4 + r / 4 == 0 || r % 4 + r / 4 > 3) continue;
         double time = amount(L.time, r, L.all_orders);
         if (time != std::floor(time) || time < 0 || time > 250)
-            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " +
-                        std::to_string(r / 4) + " tomatoes) is " + std::to_string(time) +
-                        "; expected a whole number of ticks in [0, 250]");
+            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " + std::to_string(r / 4) +
+                        " tomatoes) is " + std::to_string(time) + "; expected a whole number of ticks in [0, 250]");
         bool ordered = std::count(orders.begin(), orders.end(), r) > 0;
         bool bonus = std::count(L.bonus_orders.begin(), L.bonus_orders.end(), r) > 0;
         cfg.cook_time[r] = uint8_t(time);

@@ -71,7 +71,8 @@ void fill_cells(Config& cfg, const Layout& L) {
 
 void fill_starts(Config& cfg, const Layout& L, const std::string& mode) {
     for (uint32_t i = 0; i < kNumPlayers; ++i) cfg.start_cell[i] = uint8_t(L.start[i]);
-    const std::map<std::string, uint8_t> modes = {{"standard", kStartStandard}, {"random", kStartRandom}, {"jaxmarl", kStartJaxmarl}};
+    const std::map<std::string, uint8_t> modes = {
+        {"standard", kStartStandard}, {"random", kStartRandom}, {"jaxmarl", kStartJaxmarl}};
     if (!modes.count(mode)) throw Error("overcooked: option start=" + mode + " is invalid; expected standard, random or jaxmarl");
     cfg.start_mode = modes.at(mode);
     if (cfg.start_mode == kStartRandom && cfg.num_floor < kNumPlayers)
