@@ -1,7 +1,8 @@
 #pragma once
 // Host-side Overcooked kitchens: overcooked_ai .layout files and bare grids
 // parsed and checked (errors name the line), the recipe rules resolved into
-// per-recipe tables, and the JSON state codec. Device code never sees this file.
+// Config's per-recipe tables, and the JSON state codec. Device code never sees
+// this file.
 
 #include <array>
 #include <optional>
