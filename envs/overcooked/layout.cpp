@@ -5,7 +5,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <functional>
+#include <cmath>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -20,14 +21,14 @@ using orrery::Error;
 /// Python literal -> JSON text. Python string escapes are not interpreted
 /// (layout files do not use them).
 std::string python_to_json(const std::string& s, const std::string& source) {
+    static const std::map<std::string, std::string> kWords = {{"None", "null"}, {"True", "true"}, {"False", "false"}};
     std::string out;
-    size_t i = 0;
-    while (i < s.size()) {
+    for (size_t i = 0; i < s.size();) {
         char c = s[i];
         if (c == '#') {
-            while (i < s.size() && s[i] != '\n') ++i;
+            i = std::min(s.find('\n', i), s.size());
         } else if (c == '"' || c == '\'') {
-            std::string close = s.compare(i, 3, std::string(3, c)) == 0 ? std::string(3, c) : std::string(1, c);
+            std::string close(s.compare(i, 3, std::string(3, c)) == 0 ? 3 : 1, c);
             size_t end = s.find(close, i + close.size());
             if (end == std::string::npos) throw Error(source + ": unterminated string");
             out += json(s.substr(i + close.size(), end - i - close.size())).dump();
@@ -35,93 +36,82 @@ std::string python_to_json(const std::string& s, const std::string& source) {
         } else if (std::isalpha(static_cast<unsigned char>(c)) || c == '_') {
             size_t end = i;
             while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
-            std::string word = s.substr(i, end - i);
-            if (word == "None") out += "null";
-            else if (word == "True") out += "true";
-            else if (word == "False") out += "false";
-            else throw Error(source + ": unsupported Python expression '" + word + "'; expected plain literals");
+            auto word = kWords.find(s.substr(i, end - i));
+            if (word == kWords.end())
+                throw Error(source + ": unsupported Python expression '" + s.substr(i, end - i) + "'; expected plain literals");
+            out += word->second;
             i = end;
-        } else if (c == '}' || c == ']' || c == ')') {
-            size_t k = out.find_last_not_of(" \t\r\n");
-            if (k != std::string::npos && out[k] == ',') out.erase(k, 1); // trailing comma
-            out += c == ')' ? ']' : c;
-            ++i;
         } else {
-            out += c == '(' ? '[' : c;
+            size_t k = out.find_last_not_of(" \t\r\n");
+            if ((c == '}' || c == ']' || c == ')') && k != std::string::npos && out[k] == ',') out.erase(k, 1); // trailing comma
+            out += c == '(' ? '[' : c == ')' ? ']' : c;
             ++i;
         }
     }
     return out;
 }
 
-std::string strip(const std::string& s) {
-    size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
-    return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+/// Splits `text` at `sep`; each row loses its leading and trailing spaces, tabs and '\r'.
+std::vector<std::string> split_rows(const std::string& text, char sep) {
+    std::vector<std::string> rows;
+    for (size_t b = 0, e; b <= text.size(); b = e + 1) {
+        e = std::min(text.find(sep, b), text.size());
+        size_t first = text.find_first_not_of(" \t\r", b);
+        rows.push_back(first < e ? text.substr(first, text.find_last_not_of(" \t\r", e - 1) + 1 - first) : "");
+    }
+    return rows;
 }
 
-bool is_tile_symbol(char c) { return std::string("XPODTS").find(c) != std::string::npos; }
+/// The checks that need the whole grid; `all` is every cell, players included,
+/// and `top` names the grid's first line.
+void check_grid(const Layout& L, const std::string& all, const std::string& top) {
+    if (size_t(L.width) * L.height > kMaxCells)
+        throw Error(top + ": the grid is " + std::to_string(L.width) + " x " + std::to_string(L.height) +
+                    "; Overcooked in Orrery supports at most " + std::to_string(kMaxCells) + " cells");
+    for (uint32_t p = 0; p < kNumPlayers; ++p)
+        if (all.find(char('1' + p)) == std::string::npos)
+            throw Error(top + ": no player '" + std::to_string(p + 1) + "' in the grid; expected digits 1 and 2");
+    if (size_t pots = size_t(std::count(all.begin(), all.end(), 'P')); pots > kMaxPots)
+        throw Error(top + ": " + std::to_string(pots) + " pots; at most " + std::to_string(kMaxPots));
+    for (const char* need : {"P", "D", "S", "OT"})
+        if (all.find_first_of(need) == std::string::npos)
+            throw Error(top + ": the grid has no '" + std::string(need).substr(0, 1) +
+                        (need[1] ? "' or 'T'" : "'") + "; overcooked_ai requires at least one");
+}
 
 /// Checks the grid rows (overcooked_ai's _assert_valid_grid plus Orrery's
-/// limits) and fills the terrain and start cells. where(r) names row r.
-void read_grid(Layout& L, std::vector<std::string> rows, const std::function<std::string(size_t)>& where) {
+/// limits) and fills the terrain and start cells. Errors name `source` and the
+/// line, the first row being line `first`.
+void read_grid(Layout& L, std::vector<std::string> rows, const std::string& source, size_t first) {
+    auto where = [&](size_t r) { return source + " line " + std::to_string(first + r); };
     if (rows.empty() || rows[0].empty()) throw Error(where(0) + ": the grid is empty");
     L.height = uint32_t(rows.size());
     L.width = uint32_t(rows[0].size());
-    bool seen[kNumPlayers] = {false, false};
-    uint32_t pots = 0;
+    std::string all;
     for (size_t r = 0; r < rows.size(); ++r) {
         if (rows[r].size() != L.width)
             throw Error(where(r) + ": ragged row: " + std::to_string(rows[r].size()) + " characters; expected " +
                         std::to_string(L.width) + " like the first row");
         for (size_t x = 0; x < L.width; ++x) {
             char& c = rows[r][x];
-            std::string at = where(r) + ", column " + std::to_string(x + 1);
+            std::string at = where(r) + ", column " + std::to_string(x + 1), symbol = {'\'', c, '\''};
             bool border = r == 0 || r + 1 == rows.size() || x == 0 || x + 1 == L.width;
+            bool tile = std::string_view("XPODTS").find(c) != std::string_view::npos;
             if (c >= '3' && c <= '9')
-                throw Error(at + ": player '" + std::string(1, c) +
-                            "': Overcooked in Orrery has exactly 2 players (digits 1 and 2)");
-            if (c != ' ' && c != '1' && c != '2' && !is_tile_symbol(c))
-                throw Error(at + ": unknown symbol '" + std::string(1, c) +
-                            "'; expected X, P, O, T, D, S, space or a player digit 1-2");
-            if (border && !is_tile_symbol(c))
-                throw Error(at + ": walkable border; the grid's edge must be X, P, O, T, D or S");
-            pots += c == 'P';
+                throw Error(at + ": player " + symbol + ": Overcooked in Orrery has exactly 2 players (digits 1 and 2)");
+            if (c != ' ' && c != '1' && c != '2' && !tile)
+                throw Error(at + ": unknown symbol " + symbol + "; expected X, P, O, T, D, S, space or a player digit 1-2");
+            if (border && !tile) throw Error(at + ": walkable border; the grid's edge must be X, P, O, T, D or S");
+            if ((c == '1' || c == '2') && all.find(c) != std::string::npos)
+                throw Error(at + ": player " + symbol + " appears twice");
+            all += c;
             if (c != '1' && c != '2') continue;
-            uint32_t p = uint32_t(c - '1');
-            if (seen[p]) throw Error(at + ": player '" + std::string(1, c) + "' appears twice");
-            seen[p] = true;
-            L.start[p] = uint32_t(r) * L.width + uint32_t(x);
+            L.start[c - '1'] = uint32_t(r) * L.width + uint32_t(x);
             c = ' ';
         }
     }
-    if (size_t(L.width) * L.height > kMaxCells)
-        throw Error(where(0) + ": the grid is " + std::to_string(L.width) + " x " + std::to_string(L.height) +
-                    "; Overcooked in Orrery supports at most " + std::to_string(kMaxCells) + " cells");
-    for (uint32_t p = 0; p < kNumPlayers; ++p)
-        if (!seen[p]) throw Error(where(0) + ": no player '" + std::to_string(p + 1) + "' in the grid; expected digits 1 and 2");
-    if (pots > kMaxPots)
-        throw Error(where(0) + ": " + std::to_string(pots) + " pots; at most " + std::to_string(kMaxPots));
-    std::string all;
-    for (const std::string& row : rows) all += row;
-    for (const char* need : {"P", "D", "S", "OT"})
-        if (all.find_first_of(need) == std::string::npos)
-            throw Error(where(0) + ": the grid has no '" + std::string(need).substr(0, 1) +
-                        (need[1] ? "' or 'T'" : "'") + "; overcooked_ai requires at least one");
+    check_grid(L, all, where(0));
     L.terrain = std::move(rows);
-}
-
-uint32_t read_recipe(const json& order, const std::string& field) {
-    if (!order.is_object() || !order.contains("ingredients") || !order["ingredients"].is_array())
-        throw Error(field + ": expected {\"ingredients\": [...]}");
-    const json& list = order["ingredients"];
-    if (list.empty() || list.size() > 3) throw Error(field + ".ingredients: expected 1 to 3 ingredients");
-    uint32_t recipe = 0;
-    for (const json& name : list) {
-        if (name == "onion") recipe += 1;
-        else if (name == "tomato") recipe += 4;
-        else throw Error(field + ".ingredients: unknown ingredient " + name.dump() + "; expected \"onion\" or \"tomato\"");
-    }
-    return recipe;
 }
 
 std::vector<uint32_t> read_orders(const json& list, const std::string& field) {
@@ -129,9 +119,15 @@ std::vector<uint32_t> read_orders(const json& list, const std::string& field) {
     if (!list.is_array()) throw Error(field + ": expected a list of orders");
     std::vector<uint32_t> out;
     for (size_t i = 0; i < list.size(); ++i) {
-        uint32_t r = read_recipe(list[i], field + "[" + std::to_string(i) + "]");
-        if (std::count(out.begin(), out.end(), r)) throw Error(field + ": order " + list[i].dump() + " is listed twice");
-        out.push_back(r);
+        std::string at = field + "[" + std::to_string(i) + "]";
+        if (!list[i].is_object() || !list[i].contains("ingredients") || !list[i]["ingredients"].is_array())
+            throw Error(at + ": expected {\"ingredients\": [...]}");
+        const json& names = list[i]["ingredients"];
+        if (names.empty() || names.size() > 3) throw Error(at + ".ingredients: expected 1 to 3 ingredients");
+        uint32_t recipe = 0;
+        for (const json& name : names) recipe += ingredient_weight(name, at + ".ingredients");
+        if (std::count(out.begin(), out.end(), recipe)) throw Error(field + ": order " + list[i].dump() + " is listed twice");
+        out.push_back(recipe);
     }
     return out;
 }
@@ -141,41 +137,45 @@ double read_number(const json& v, const std::string& field) {
     return v.get<double>();
 }
 
+std::vector<double> read_numbers(const json& v, const std::string& field) {
+    if (!v.is_array()) throw Error(field + ": expected a list of numbers");
+    std::vector<double> out;
+    for (size_t i = 0; i < v.size(); ++i) out.push_back(read_number(v[i], field + "[" + std::to_string(i) + "]"));
+    return out;
+}
+
 void read_shaping(Layout& L, const json& v, const std::string& source) {
     if (v.is_null()) return;
     if (!v.is_object()) throw Error(source + ": rew_shaping_params: expected a dict or None");
+    const std::map<std::string, double*> kept = {
+        {"PLACEMENT_IN_POT_REW", &L.placement_in_pot}, {"DISH_PICKUP_REWARD", &L.dish_pickup},
+        {"SOUP_PICKUP_REWARD", &L.soup_pickup}};
     for (auto& [key, value] : v.items()) {
         std::string field = source + ": rew_shaping_params." + key;
         double x = read_number(value, field);
-        if (key == "PLACEMENT_IN_POT_REW") L.placement_in_pot = x;
-        else if (key == "DISH_PICKUP_REWARD") L.dish_pickup = x;
-        else if (key == "SOUP_PICKUP_REWARD") L.soup_pickup = x;
+        if (kept.count(key)) *kept.at(key) = x;
         else if (x != 0) throw Error(field + " = " + value.dump() + ": only 0 is supported (distance shaping is not implemented)");
     }
 }
 
 void read_setting(Layout& L, const std::string& key, const json& v, const std::string& source) {
     std::string field = source + ": " + key;
-    std::map<std::string, std::optional<double>*> numbers = {
-        {"cook_time", &L.cook_time},       {"delivery_reward", &L.delivery_reward},
-        {"onion_value", &L.onion_value},   {"tomato_value", &L.tomato_value},
-        {"onion_time", &L.onion_time},     {"tomato_time", &L.tomato_time}};
-    if (numbers.count(key)) *numbers[key] = read_number(v, field);
+    const std::map<std::string, std::optional<double>*> numbers = {
+        {"cook_time", &L.time.all},       {"delivery_reward", &L.value.all},
+        {"onion_value", &L.value.onion},  {"tomato_value", &L.value.tomato},
+        {"onion_time", &L.time.onion},    {"tomato_time", &L.time.tomato}};
+    if (numbers.count(key)) *numbers.at(key) = read_number(v, field);
     else if (key == "start_all_orders") L.all_orders = read_orders(v, field);
     else if (key == "start_bonus_orders") L.bonus_orders = read_orders(v, field);
     else if (key == "rew_shaping_params") read_shaping(L, v, source);
     else if (key == "order_bonus") L.order_bonus = read_number(v, field);
     else if (key == "old_dynamics" && v.is_boolean()) L.old_dynamics = v.get<bool>();
-    else if (key == "num_items_for_soup" && v == 3) return;
-    else if (key == "recipe_values" || key == "recipe_times") {
-        if (!v.is_array()) throw Error(field + ": expected a list of numbers");
-        std::vector<double>& out = key == "recipe_values" ? L.recipe_values : L.recipe_times;
-        for (size_t i = 0; i < v.size(); ++i) out.push_back(read_number(v[i], field + "[" + std::to_string(i) + "]"));
-    } else {
+    else if (key == "recipe_values") L.value.list = read_numbers(v, field);
+    else if (key == "recipe_times") L.time.list = read_numbers(v, field);
+    else if (key != "num_items_for_soup" || v != 3)
         throw Error(field + " = " + v.dump() + " is not supported; expected grid, start_all_orders, "
                     "start_bonus_orders, rew_shaping_params, cook_time, delivery_reward, onion_/tomato_value, "
                     "onion_/tomato_time, recipe_values, recipe_times, order_bonus, old_dynamics, num_items_for_soup=3");
-    }
 }
 
 /// Line (1-based) of the grid's first row in a .layout file.
@@ -183,6 +183,26 @@ size_t grid_line(const std::string& text) {
     size_t key = text.find("grid");
     size_t quote = key == std::string::npos ? 0 : text.find_first_of("\"'", key + 5);
     return size_t(std::count(text.begin(), text.begin() + long(std::min(quote, text.size())), '\n')) + 1;
+}
+
+void need_both(const RecipeSetting& s, const std::string& layout, const std::string& what) {
+    if (s.onion.has_value() != s.tomato.has_value())
+        throw Error(layout + ": must specify both onion_" + what + " and tomato_" + what);
+}
+
+void need_one_form(const RecipeSetting& s, const std::string& layout, const std::string& keys) {
+    if ((s.tomato && (s.all || s.list.size())) || (s.all && s.list.size()))
+        throw Error(layout + ": " + keys + " exclude each other");
+}
+
+/// A recipe's quantity by overcooked_ai's precedence, 20 when the layout gives
+/// none; Python's `if x:` skips zeros. `orders` is parallel to s.list.
+double amount(const RecipeSetting& s, uint32_t recipe, const std::vector<uint32_t>& orders) {
+    size_t at = size_t(std::find(orders.begin(), orders.end(), recipe) - orders.begin());
+    if (s.all && *s.all != 0) return *s.all;
+    if (at < orders.size() && at < s.list.size()) return s.list[at];
+    if (s.onion && *s.onion != 0 && s.tomato && *s.tomato != 0) return recipe % 4 * *s.onion + recipe / 4 * *s.tomato;
+    return 20;
 }
 
 } // namespace
@@ -197,45 +217,35 @@ Layout parse_layout_file(const std::string& text, const std::string& source) {
     if (!dict.is_object() || !dict.contains("grid") || !dict["grid"].is_string())
         throw Error(source + ": expected a dict with a \"grid\" string");
     Layout L;
-    std::vector<std::string> rows;
-    std::string grid = dict["grid"].get<std::string>();
-    for (size_t b = 0, e; b <= grid.size(); b = e + 1) {
-        e = std::min(grid.find('\n', b), grid.size());
-        rows.push_back(strip(grid.substr(b, e - b)));
-    }
-    size_t first = grid_line(text);
-    read_grid(L, rows, [&](size_t r) { return source + " line " + std::to_string(first + r); });
+    read_grid(L, split_rows(dict["grid"].get<std::string>(), '\n'), source, grid_line(text));
     for (auto& [key, value] : dict.items())
         if (key != "grid") read_setting(L, key, value, source);
-    if (L.recipe_values.size() && L.recipe_values.size() != L.all_orders.size())
-        throw Error(source + ": recipe_values has " + std::to_string(L.recipe_values.size()) +
-                    " entries; expected one per start_all_orders entry (" + std::to_string(L.all_orders.size()) + ")");
-    if (L.recipe_times.size() && L.recipe_times.size() != L.all_orders.size())
-        throw Error(source + ": recipe_times has " + std::to_string(L.recipe_times.size()) +
-                    " entries; expected one per start_all_orders entry (" + std::to_string(L.all_orders.size()) + ")");
+    for (auto [list, key] : {std::pair{&L.value.list, "recipe_values"}, {&L.time.list, "recipe_times"}})
+        if (list->size() && list->size() != L.all_orders.size())
+            throw Error(source + ": " + key + " has " + std::to_string(list->size()) +
+                        " entries; expected one per start_all_orders entry (" + std::to_string(L.all_orders.size()) + ")");
     return L;
 }
 
 Layout parse_layout_grid(const std::string& grid) {
-    char sep = grid.find('\n') == std::string::npos && grid.find('|') != std::string::npos ? '|' : '\n';
-    std::vector<std::string> rows;
-    for (size_t b = 0, e; b <= grid.size(); b = e + 1) {
-        e = std::min(grid.find(sep, b), grid.size());
-        rows.push_back(strip(grid.substr(b, e - b)));
-    }
+    bool bars = grid.find('\n') == std::string::npos && grid.find('|') != std::string::npos;
+    std::vector<std::string> rows = split_rows(grid, bars ? '|' : '\n');
     while (!rows.empty() && rows.back().empty()) rows.pop_back();
-    size_t skipped = 0;
-    while (!rows.empty() && rows.front().empty()) rows.erase(rows.begin()), ++skipped;
+    size_t skipped = size_t(std::find_if(rows.begin(), rows.end(), [](auto& r) { return !r.empty(); }) - rows.begin());
+    rows.erase(rows.begin(), rows.begin() + long(skipped));
     Layout L;
     L.name = "layout_grid";
     L.all_orders = {3}; // the classic kitchens' one order, 3 onions (so old_dynamics works too)
-    read_grid(L, rows, [&](size_t r) { return "layout_grid line " + std::to_string(skipped + r + 1); });
+    read_grid(L, rows, "layout_grid", skipped + 1);
     return L;
 }
 
-uint32_t recipe_sort_key(uint32_t recipe) {
-    uint32_t onions = recipe % 4, tomatoes = recipe / 4;
-    return (onions && tomatoes ? recipe * 16 : 0) + recipe;
+std::vector<uint32_t> sorted_orders(std::vector<uint32_t> orders) {
+    // overcooked_ai's Recipe.__int__: a recipe with both onions and tomatoes
+    // sorts after every single-ingredient one.
+    auto key = [](uint32_t r) { return (r % 4 && r / 4 ? r * 16 : 0) + r; };
+    std::sort(orders.begin(), orders.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
+    return orders;
 }
 
 std::vector<uint32_t> effective_orders(const Layout& L) {
@@ -243,40 +253,26 @@ std::vector<uint32_t> effective_orders(const Layout& L) {
     if (out.empty())
         for (uint32_t r = 0; r < kNumRecipes; ++r)
             if (r % 4 + r / 4 >= 1 && r % 4 + r / 4 <= 3) out.push_back(r);
-    std::sort(out.begin(), out.end(), [](uint32_t a, uint32_t b) { return recipe_sort_key(a) < recipe_sort_key(b); });
-    return out;
+    return sorted_orders(out);
 }
 
-RecipeTables resolve_recipes(const Layout& L) {
-    auto both = [&](const auto& a, const auto& b, const char* what) {
-        if (a.has_value() != b.has_value()) throw Error(L.name + ": must specify both onion_" + what + " and tomato_" + what);
-    };
-    both(L.onion_time, L.tomato_time, "time");
-    both(L.onion_value, L.tomato_value, "value");
-    if ((L.tomato_value && (L.delivery_reward || L.recipe_values.size())) || (L.delivery_reward && L.recipe_values.size()))
-        throw Error(L.name + ": delivery_reward, recipe_values and onion_/tomato_value exclude each other");
-    if ((L.tomato_time && (L.cook_time || L.recipe_times.size())) || (L.cook_time && L.recipe_times.size()))
-        throw Error(L.name + ": cook_time, recipe_times and onion_/tomato_time exclude each other");
-    auto truthy = [](const std::optional<double>& v) { return v && *v != 0; }; // Python's `if x:`
+void fill_recipes(Config& cfg, const Layout& L) {
+    need_both(L.time, L.name, "time");
+    need_both(L.value, L.name, "value");
+    need_one_form(L.value, L.name, "delivery_reward, recipe_values and onion_/tomato_value");
+    need_one_form(L.time, L.name, "cook_time, recipe_times and onion_/tomato_time");
     std::vector<uint32_t> orders = effective_orders(L);
-    RecipeTables t;
     for (uint32_t r = 0; r < kNumRecipes; ++r) {
-        double onions = r % 4, tomatoes = r / 4;
-        auto listed = std::find(L.all_orders.begin(), L.all_orders.end(), r);
-        size_t at = size_t(listed - L.all_orders.begin());
-        if (truthy(L.cook_time)) t.time[r] = *L.cook_time;
-        else if (listed != L.all_orders.end() && at < L.recipe_times.size()) t.time[r] = L.recipe_times[at];
-        else if (truthy(L.onion_time) && truthy(L.tomato_time)) t.time[r] = onions * *L.onion_time + tomatoes * *L.tomato_time;
-        else t.time[r] = 20;
-        double value = 20;
-        if (truthy(L.delivery_reward)) value = *L.delivery_reward;
-        else if (listed != L.all_orders.end() && at < L.recipe_values.size()) value = L.recipe_values[at];
-        else if (truthy(L.onion_value) && truthy(L.tomato_value)) value = onions * *L.onion_value + tomatoes * *L.tomato_value;
+        if (r % 4 + r / 4 == 0 || r % 4 + r / 4 > 3) continue;
+        double time = amount(L.time, r, L.all_orders);
+        if (time != std::floor(time) || time < 0 || time > 250)
+            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " + std::to_string(r / 4) +
+                        " tomatoes) is " + std::to_string(time) + "; expected a whole number of ticks in [0, 250]");
         bool ordered = std::count(orders.begin(), orders.end(), r) > 0;
         bool bonus = std::count(L.bonus_orders.begin(), L.bonus_orders.end(), r) > 0;
-        t.delivery[r] = ordered ? value * (bonus ? L.order_bonus : 1) : 0;
+        cfg.cook_time[r] = uint8_t(time);
+        cfg.delivery[r] = ordered ? float(amount(L.value, r, L.all_orders) * (bonus ? L.order_bonus : 1)) : 0;
     }
-    return t;
 }
 
 } // namespace overcooked

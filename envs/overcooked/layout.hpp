@@ -1,7 +1,8 @@
 #pragma once
 // Host-side Overcooked kitchens: overcooked_ai .layout files and bare grids
 // parsed and checked (errors name the line), the recipe rules resolved into
-// per-recipe tables, and the JSON state codec. Device code never sees this file.
+// Config's per-recipe tables, and the JSON state codec. Device code never sees
+// this file.
 
 #include <array>
 #include <optional>
@@ -13,6 +14,13 @@
 
 namespace overcooked {
 
+/// One recipe quantity (cook time or value) as overcooked_ai's Recipe takes it:
+/// one number for every recipe, per-ingredient amounts, or a list per order.
+struct RecipeSetting {
+    std::optional<double> all, onion, tomato; ///< cook_time/delivery_reward, onion_/tomato_time or _value
+    std::vector<double> list;                 ///< recipe_times/recipe_values, parallel to all_orders
+};
+
 /// A kitchen as overcooked_ai describes it (OvercookedGridworld parameters).
 struct Layout {
     std::string name;
@@ -21,8 +29,7 @@ struct Layout {
     std::array<uint32_t, kNumPlayers> start{};   ///< start cell (y * width + x) per player
     std::vector<uint32_t> all_orders, bonus_orders; ///< recipe indices; empty all_orders: every recipe
     double order_bonus = 2;
-    std::optional<double> cook_time, delivery_reward, onion_value, tomato_value, onion_time, tomato_time;
-    std::vector<double> recipe_values, recipe_times; ///< parallel to all_orders when given
+    RecipeSetting time, value;
     double placement_in_pot = 3, dish_pickup = 3, soup_pickup = 5;
     bool old_dynamics = false;
 };
@@ -36,18 +43,24 @@ Layout parse_layout_file(const std::string& text, const std::string& source);
 /// Parses a bare grid: rows separated by newlines or '|'.
 Layout parse_layout_grid(const std::string& grid);
 
-/// Cook time and sparse reward of every recipe (onions + 4 * tomatoes), by
-/// overcooked_ai's Recipe rules; throws orrery::Error on contradictory settings.
-struct RecipeTables {
-    std::array<double, kNumRecipes> time{}, delivery{};
-};
-RecipeTables resolve_recipes(const Layout& layout);
+/// Fills Config's cook time and sparse reward of every recipe (onions + 4 *
+/// tomatoes) by overcooked_ai's Recipe rules; throws orrery::Error on
+/// contradictory settings or a cook time that is not a whole tick in [0, 250].
+void fill_recipes(Config& cfg, const Layout& layout);
 
 /// All orders a kitchen accepts (every recipe when the layout lists none),
 /// sorted as overcooked_ai sorts Recipe objects.
 std::vector<uint32_t> effective_orders(const Layout& layout);
-/// overcooked_ai's Recipe.__int__, the sort key of orders.
-uint32_t recipe_sort_key(uint32_t recipe);
+/// Recipe indices sorted as overcooked_ai sorts Recipe objects (by Recipe.__int__).
+std::vector<uint32_t> sorted_orders(std::vector<uint32_t> orders);
+
+/// What an ingredient name adds to a recipe index (onion 1, tomato 4); throws
+/// orrery::Error naming `field` for any other name.
+template <class Json> uint32_t ingredient_weight(const Json& name, const std::string& field) {
+    if (name != "onion" && name != "tomato")
+        throw orrery::Error(field + ": unknown ingredient " + name.dump() + "; expected \"onion\" or \"tomato\"");
+    return name == "onion" ? 1 : 4;
+}
 
 /// The JSON state codec (overcooked_ai OvercookedState.to_dict schema).
 struct StateCodec {

@@ -2,9 +2,9 @@
 // device-side Config, the task graph, the exported tensors and the JSON codec.
 
 #include <algorithm>
-#include <cmath>
 #include <fstream>
-#include <sstream>
+#include <iterator>
+#include <string_view>
 
 #include "envs/options.hpp"
 #include "envs/overcooked/layout.hpp"
@@ -16,93 +16,65 @@ using orrery::Error;
 
 /// JaxMARL's start cells (x, y) for its versions of the classic kitchens.
 const std::map<std::string, std::array<std::array<uint32_t, 2>, kNumPlayers>> kJaxmarlStarts = {
-    {"cramped_room", {{{1, 1}, {3, 1}}}},
-    {"asymmetric_advantages", {{{2, 3}, {5, 3}}}},
-    {"coordination_ring", {{{2, 1}, {1, 2}}}},
-    {"forced_coordination", {{{1, 2}, {3, 1}}}},
-    {"counter_circuit_o_1order", {{{2, 1}, {6, 3}}}},
-};
+    {"cramped_room", {{{1, 1}, {3, 1}}}},        {"asymmetric_advantages", {{{2, 3}, {5, 3}}}},
+    {"coordination_ring", {{{2, 1}, {1, 2}}}},   {"forced_coordination", {{{1, 2}, {3, 1}}}},
+    {"counter_circuit_o_1order", {{{2, 1}, {6, 3}}}}};
 
 Layout load_layout(orrery::OptionReader& opt, const orrery::EnvOptions& options) {
     std::string name = opt.str("layout", "cramped_room");
     std::string file = opt.str("layout_file", "");
     std::string grid = opt.str("layout_grid", "");
-    if (int(options.count("layout")) + int(options.count("layout_file")) + int(options.count("layout_grid")) > 1)
+    if (options.count("layout") + options.count("layout_file") + options.count("layout_grid") > 1)
         throw Error("overcooked: give only one of layout, layout_file and layout_grid");
     if (options.count("layout_grid")) return parse_layout_grid(grid);
+    Layout L;
     if (options.count("layout_file")) {
         std::ifstream in(file);
         if (!in) throw Error("overcooked: layout_file=" + file + " cannot be read");
-        std::stringstream text;
-        text << in.rdbuf();
-        Layout L = parse_layout_file(text.str(), file);
-        L.name = file;
-        return L;
-    }
-    auto it = builtin_layouts().find(name);
-    if (it == builtin_layouts().end()) {
+        L = parse_layout_file(std::string(std::istreambuf_iterator<char>(in), {}), file);
+        name = file;
+    } else if (auto it = builtin_layouts().find(name); it != builtin_layouts().end()) {
+        L = parse_layout_file(it->second, name + ".layout");
+    } else {
         std::string names;
         for (const auto& [n, text] : builtin_layouts()) names += (names.empty() ? "" : ", ") + n;
         throw Error("overcooked: layout=" + name + " is unknown; expected one of: " + names +
                     " (or give layout_file or layout_grid)");
     }
-    Layout L = parse_layout_file(it->second, name + ".layout");
     L.name = name;
     return L;
 }
 
+/// Tile of a terrain symbol: its place in " PXOTDS" follows the kFloor, kPot, ... order.
 uint8_t tile_of(char c) {
-    switch (c) {
-    case 'P': return kPot;
-    case 'X': return kCounter;
-    case 'O': return kOnionSource;
-    case 'T': return kTomatoSource;
-    case 'D': return kDishSource;
-    case 'S': return kServe;
-    default: return kFloor;
-    }
+    static_assert(kPot == 1 && kCounter == 2 && kOnionSource == 3 && kTomatoSource == 4 && kDishSource == 5 && kServe == 6);
+    size_t at = std::string_view(" PXOTDS").find(c);
+    return at == std::string_view::npos ? uint8_t(kFloor) : uint8_t(at);
 }
 
 void fill_cells(Config& cfg, const Layout& L) {
     cfg.width = uint8_t(L.width);
     cfg.height = uint8_t(L.height);
     cfg.num_cells = uint16_t(L.width * L.height);
+    // A pot's or counter's slot is its place in pot_cell or counter_cell.
+    auto append = [&](auto& cells, auto& count, uint32_t c) {
+        cfg.slot[c] = uint8_t(count);
+        cells[count++] = uint8_t(c);
+    };
     for (uint32_t c = 0; c < cfg.num_cells; ++c) {
-        uint8_t t = tile_of(L.terrain[c / L.width][c % L.width]);
-        cfg.tile[c] = t;
-        if (t == kPot) {
-            cfg.slot[c] = cfg.num_pots;
-            cfg.pot_cell[cfg.num_pots++] = uint8_t(c);
-        } else if (t == kCounter) {
-            cfg.slot[c] = uint8_t(cfg.num_counters);
-            cfg.counter_cell[cfg.num_counters++] = uint8_t(c);
-        } else if (t == kFloor) {
-            cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
-        }
-    }
-}
-
-void fill_recipes(Config& cfg, const Layout& L) {
-    RecipeTables t = resolve_recipes(L);
-    for (uint32_t r = 0; r < kNumRecipes; ++r) {
-        if (r % 4 + r / 4 == 0 || r % 4 + r / 4 > 3) continue;
-        double time = t.time[r];
-        if (time != std::floor(time) || time < 0 || time > 250)
-            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " +
-                        std::to_string(r / 4) + " tomatoes) is " + std::to_string(time) +
-                        "; expected a whole number of ticks in [0, 250]");
-        cfg.cook_time[r] = uint8_t(time);
-        cfg.delivery[r] = float(t.delivery[r]);
+        uint8_t t = cfg.tile[c] = tile_of(L.terrain[c / L.width][c % L.width]);
+        if (t == kPot) append(cfg.pot_cell, cfg.num_pots, c);
+        else if (t == kCounter) append(cfg.counter_cell, cfg.num_counters, c);
+        else if (t == kFloor) cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
     }
 }
 
 void fill_starts(Config& cfg, const Layout& L, const std::string& mode) {
-    cfg.start_cell[0] = uint8_t(L.start[0]);
-    cfg.start_cell[1] = uint8_t(L.start[1]);
-    if (mode == "standard") cfg.start_mode = kStartStandard;
-    else if (mode == "random") cfg.start_mode = kStartRandom;
-    else if (mode == "jaxmarl") cfg.start_mode = kStartJaxmarl;
-    else throw Error("overcooked: option start=" + mode + " is invalid; expected standard, random or jaxmarl");
+    for (uint32_t i = 0; i < kNumPlayers; ++i) cfg.start_cell[i] = uint8_t(L.start[i]);
+    const std::map<std::string, uint8_t> modes = {
+        {"standard", kStartStandard}, {"random", kStartRandom}, {"jaxmarl", kStartJaxmarl}};
+    if (!modes.count(mode)) throw Error("overcooked: option start=" + mode + " is invalid; expected standard, random or jaxmarl");
+    cfg.start_mode = modes.at(mode);
     if (cfg.start_mode == kStartRandom && cfg.num_floor < kNumPlayers)
         throw Error("overcooked: start=random needs at least 2 floor cells");
     if (cfg.start_mode != kStartJaxmarl) return;
@@ -113,29 +85,19 @@ void fill_starts(Config& cfg, const Layout& L, const std::string& mode) {
 }
 
 Config make_config(orrery::OptionReader& opt, const orrery::EnvOptions& options, Layout& L) {
-    L.old_dynamics = opt.flag("old_dynamics", L.old_dynamics);
-    L.placement_in_pot = opt.f32("placement_in_pot", float(L.placement_in_pot), -1e6f, 1e6f);
-    L.dish_pickup = opt.f32("dish_pickup", float(L.dish_pickup), -1e6f, 1e6f);
-    L.soup_pickup = opt.f32("soup_pickup", float(L.soup_pickup), -1e6f, 1e6f);
+    Config cfg{};
+    cfg.old_dynamics = opt.flag("old_dynamics", L.old_dynamics);
+    cfg.placement_in_pot = opt.f32("placement_in_pot", float(L.placement_in_pot), -1e6f, 1e6f);
+    cfg.dish_pickup = opt.f32("dish_pickup", float(L.dish_pickup), -1e6f, 1e6f);
+    cfg.soup_pickup = opt.f32("soup_pickup", float(L.soup_pickup), -1e6f, 1e6f);
     uint32_t cook_time = opt.u32("cook_time", 20, 1, 250);
     float soup_value = opt.f32("soup_value", 20, 1e-6f, 1e6f);
-    if (options.count("cook_time")) { // replaces every per-recipe time of the layout
-        L.cook_time = cook_time;
-        L.recipe_times.clear(), L.onion_time.reset(), L.tomato_time.reset();
-    }
-    if (options.count("soup_value")) {
-        L.delivery_reward = soup_value;
-        L.recipe_values.clear(), L.onion_value.reset(), L.tomato_value.reset();
-    }
-    if (L.old_dynamics)
+    if (options.count("cook_time")) L.time = {cook_time}; // replaces every per-recipe time of the layout
+    if (options.count("soup_value")) L.value = {soup_value};
+    if (cfg.old_dynamics)
         for (uint32_t r : effective_orders(L))
             if (r % 4 + r / 4 != 3) throw Error("overcooked: old_dynamics=true needs every order to have 3 ingredients");
-    Config cfg{};
     cfg.horizon = opt.u32("horizon", 400, 1, 1u << 30);
-    cfg.old_dynamics = L.old_dynamics;
-    cfg.placement_in_pot = float(L.placement_in_pot);
-    cfg.dish_pickup = float(L.dish_pickup);
-    cfg.soup_pickup = float(L.soup_pickup);
     fill_cells(cfg, L);
     fill_recipes(cfg, L);
     fill_starts(cfg, L, opt.str("start", "standard"));
@@ -175,11 +137,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.export_output<Chef, SparseReward>("sparse_r_by_agent");
     spec.export_output<Chef, ShapedReward>("shaped_r_by_agent");
 
-    auto codec = std::make_shared<StateCodec>();
-    codec->all_orders = effective_orders(layout);
-    codec->bonus_orders = layout.bonus_orders;
-    std::sort(codec->bonus_orders.begin(), codec->bonus_orders.end(),
-              [](uint32_t a, uint32_t b) { return recipe_sort_key(a) < recipe_sort_key(b); });
+    auto codec = std::make_shared<StateCodec>(StateCodec{effective_orders(layout), sorted_orders(layout.bonus_orders)});
     spec.state_to_json = [codec](orrery::Ctx& ctx) { return codec->to_json(ctx); };
     spec.state_from_json = [codec](orrery::Ctx& ctx, const std::string& text) { codec->from_json(ctx, text); };
     spec.info()["layout"] = layout.name;

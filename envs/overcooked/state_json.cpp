@@ -14,26 +14,20 @@ namespace {
 using Json = nlohmann::ordered_json;
 using orrery::Error;
 
-const char* kDirNames = "N (0,-1), S (0,1), E (1,0), W (-1,0)";
+const char* kItemNames[] = {"", "onion", "tomato", "dish", "soup"}; ///< by kind_of(item)
 
 Json position(const Config& cfg, uint32_t cell) { return Json::array({cell % cfg.width, cell / cfg.width}); }
 
 Json item_json(const Config& cfg, uint32_t item, uint32_t cell, int32_t tick) {
-    static const char* kNames[] = {"", "onion", "tomato", "dish", "soup"};
-    Json o = {{"name", kNames[kind_of(item)]}, {"position", position(cfg, cell)}};
+    Json o = {{"name", kItemNames[kind_of(item)]}, {"position", position(cfg, cell)}};
     if (kind_of(item) != kSoup) return o;
     Json ingredients = Json::array();
     for (uint32_t i = 0; i < soup_size(item); ++i)
         ingredients.push_back({{"name", is_tomato_at(item, i) ? "tomato" : "onion"}, {"position", position(cfg, cell)}});
     int32_t cook = cfg.cook_time[recipe_of(item)];
     bool idle = tick < 0, ready = !idle && tick >= cook;
-    o["_ingredients"] = ingredients;
-    o["cooking_tick"] = tick;
-    o["is_cooking"] = !idle && !ready;
-    o["is_ready"] = ready;
-    o["is_idle"] = idle;
-    o["cook_time"] = idle ? -1 : cook;
-    o["_cooking_tick"] = tick;
+    o.update(Json{{"_ingredients", ingredients}, {"cooking_tick", tick}, {"is_cooking", !idle && !ready},
+                  {"is_ready", ready}, {"is_idle", idle}, {"cook_time", idle ? -1 : cook}, {"_cooking_tick", tick}});
     return o;
 }
 
@@ -45,9 +39,8 @@ int32_t loose_tick(const Config& cfg, uint32_t item) {
 Json orders_json(const std::vector<uint32_t>& orders) {
     Json out = Json::array();
     for (uint32_t r : orders) {
-        Json names = Json::array();
-        for (uint32_t i = 0; i < r % 4; ++i) names.push_back("onion");
-        for (uint32_t i = 0; i < r / 4; ++i) names.push_back("tomato");
+        std::vector<std::string> names(r % 4, "onion");
+        names.insert(names.end(), r / 4, "tomato");
         out.push_back({{"ingredients", names}});
     }
     return out;
@@ -74,11 +67,8 @@ uint32_t read_cell(const Config& cfg, const Json& v, const std::string& field) {
     return uint32_t(y * cfg.width + x);
 }
 
-struct Object {
-    uint32_t cell;
-    uint8_t item;
-    int32_t tick; ///< cooking_tick for a soup, else -1
-};
+/// An object read from the state; tick is the cooking_tick of a soup, else -1.
+struct Object { uint32_t cell; uint8_t item; int32_t tick; };
 
 /// Reads a soup's ingredients and cooking tick (current or legacy "state" form).
 void read_soup(const Config& cfg, const Json& o, const std::string& field, Object& out) {
@@ -93,13 +83,10 @@ void read_soup(const Config& cfg, const Json& o, const std::string& field, Objec
         out.tick = time == 0 ? -1 : time >= 20 ? cfg.cook_time[recipe_of(soup)] : int32_t(time);
     } else {
         const Json& list = need(o, "_ingredients", field);
-        if (!list.is_array() || list.empty() || list.size() > 3)
-            throw Error(field + "._ingredients: expected 1 to 3 ingredients");
+        if (!list.is_array() || list.empty() || list.size() > 3) throw Error(field + "._ingredients: expected 1 to 3 ingredients");
         for (size_t i = 0; i < list.size(); ++i) {
-            const Json& name = need(list[i], "name", field + "._ingredients[" + std::to_string(i) + "]");
-            if (name != "onion" && name != "tomato")
-                throw Error(field + "._ingredients[" + std::to_string(i) + "].name: unknown ingredient " + name.dump());
-            soup = with_ingredient(soup, name == "onion" ? kOnion : kTomato);
+            std::string at = field + "._ingredients[" + std::to_string(i) + "]";
+            soup = with_ingredient(soup, ingredient_weight(need(list[i], "name", at), at + ".name") == 1 ? kOnion : kTomato);
         }
         const char* key = o.contains("cooking_tick") ? "cooking_tick" : "_cooking_tick";
         out.tick = o.contains(key) ? int32_t(integer(o[key], field + "." + key)) : -1;
@@ -114,11 +101,10 @@ void read_soup(const Config& cfg, const Json& o, const std::string& field, Objec
 Object read_object(const Config& cfg, const Json& o, const std::string& field) {
     Object out{read_cell(cfg, need(o, "position", field), field + ".position"), kNothing, -1};
     const Json& name = need(o, "name", field);
-    if (name == "onion") out.item = kOnion;
-    else if (name == "tomato") out.item = kTomato;
-    else if (name == "dish") out.item = kDish;
-    else if (name == "soup") read_soup(cfg, o, field, out);
-    else throw Error(field + ".name: unknown object " + name.dump() + "; expected onion, tomato, dish or soup");
+    for (uint8_t item : {kOnion, kTomato, kDish})
+        if (name == kItemNames[item]) out.item = item;
+    if (name == "soup") read_soup(cfg, o, field, out);
+    else if (!out.item) throw Error(field + ".name: unknown object " + name.dump() + "; expected onion, tomato, dish or soup");
     return out;
 }
 
@@ -135,13 +121,10 @@ Player read_player(const Config& cfg, const Json& p, const std::string& field) {
     if (cfg.tile[out.cell] != kFloor)
         throw Error(field + ".position = " + p["position"].dump() + " is not a floor cell (a player cannot stand on a wall)");
     const Json& o = need(p, "orientation", field);
-    uint32_t d = 0;
-    while (d < 4 && o != Json::array({dir_dx(d), dir_dy(d)})) ++d;
-    if (d == 4) throw Error(field + ".orientation = " + o.dump() + "; expected one of " + kDirNames);
-    out.dir = uint8_t(d);
+    while (out.dir < 4 && o != Json::array({dir_dx(out.dir), dir_dy(out.dir)})) ++out.dir;
+    if (out.dir == 4) throw Error(field + ".orientation = " + o.dump() + "; expected one of N (0,-1), S (0,1), E (1,0), W (-1,0)");
     if (!p.contains("held_object") || p["held_object"].is_null()) return out;
-    const Json& h = p["held_object"];
-    Json copy = h;
+    Json copy = p["held_object"];
     if (copy.is_object() && !copy.contains("position")) copy["position"] = p["position"];
     Object held = read_object(cfg, copy, field + ".held_object");
     if (held.cell != out.cell)
@@ -159,14 +142,10 @@ void check_orders(const Json& state, const char* key, const std::vector<uint32_t
     for (size_t i = 0; i < list.size(); ++i) {
         std::string field = std::string(key) + "[" + std::to_string(i) + "]";
         uint32_t r = 0;
-        for (const Json& name : need(list[i], "ingredients", field))
-            r += name == "onion" ? 1 : name == "tomato" ? 4 : throw Error(field + ": unknown ingredient " + name.dump());
+        for (const Json& name : need(list[i], "ingredients", field)) r += ingredient_weight(name, field);
         got.push_back(r);
     }
-    std::vector<uint32_t> want = expected;
-    std::sort(got.begin(), got.end());
-    std::sort(want.begin(), want.end());
-    if (got != want)
+    if (!std::is_permutation(got.begin(), got.end(), expected.begin(), expected.end()))
         throw Error(std::string(key) + " = " + list.dump() + " differs from this kitchen's " + orders_json(expected).dump() +
                     "; orders are fixed by the layout");
 }
@@ -180,8 +159,7 @@ std::string StateCodec::to_json(orrery::Ctx& ctx) const {
         const Player& p = ctx.at<Chef, Player>(i);
         Json held = p.held ? item_json(cfg, p.held, p.cell, loose_tick(cfg, p.held)) : Json(nullptr);
         players.push_back({{"position", position(cfg, p.cell)},
-                           {"orientation", Json::array({dir_dx(p.dir), dir_dy(p.dir)})},
-                           {"held_object", held}});
+                           {"orientation", Json::array({dir_dx(p.dir), dir_dy(p.dir)})}, {"held_object", held}});
     }
     Json objects = Json::array();
     const Pots& pots = ctx.single<Kitchen, Pots>();
@@ -189,13 +167,9 @@ std::string StateCodec::to_json(orrery::Ctx& ctx) const {
         if (pots.soup[j]) objects.push_back(item_json(cfg, pots.soup[j], cfg.pot_cell[j], int32_t(pots.tick[j]) - 1));
     orrery::Array<Counters> counters = ctx.array_at<Counters>(orrery::archetype_id<Kitchen>, 0);
     for (uint32_t k = 0; k < cfg.num_counters; ++k)
-        if (counters[k])
-            objects.push_back(item_json(cfg, counters[k], cfg.counter_cell[k], loose_tick(cfg, counters[k])));
-    Json state = {{"players", players},
-                  {"objects", objects},
-                  {"bonus_orders", orders_json(bonus_orders)},
-                  {"all_orders", orders_json(all_orders)},
-                  {"timestep", ctx.single<Kitchen, Clock>().timestep}};
+        if (counters[k]) objects.push_back(item_json(cfg, counters[k], cfg.counter_cell[k], loose_tick(cfg, counters[k])));
+    Json state = {{"players", players}, {"objects", objects}, {"bonus_orders", orders_json(bonus_orders)},
+                  {"all_orders", orders_json(all_orders)}, {"timestep", ctx.single<Kitchen, Clock>().timestep}};
     return state.dump();
 }
 
@@ -221,17 +195,13 @@ void StateCodec::from_json(orrery::Ctx& ctx, const std::string& text) const {
         std::string field = "objects[" + std::to_string(i) + "]";
         Object o = read_object(cfg, objects[i], field);
         if (used[o.cell]++) throw Error(field + ".position = " + objects[i]["position"].dump() + ": two objects on one cell");
-        uint8_t tile = cfg.tile[o.cell];
-        if (tile == kPot && kind_of(o.item) != kSoup) throw Error(field + ": only a soup can be in a pot");
-        if (tile == kPot) {
-            pots.soup[cfg.slot[o.cell]] = o.item;
-            pots.tick[cfg.slot[o.cell]] = uint8_t(o.tick + 1);
-        } else if (tile == kCounter) {
-            require_loose(cfg, o, field);
-            counters[cfg.slot[o.cell]] = o.item;
-        } else {
+        uint8_t tile = cfg.tile[o.cell], slot = cfg.slot[o.cell];
+        if (tile != kPot && tile != kCounter)
             throw Error(field + ".position = " + objects[i]["position"].dump() + " is not a counter or a pot");
-        }
+        if (tile == kPot && kind_of(o.item) != kSoup) throw Error(field + ": only a soup can be in a pot");
+        if (tile == kCounter) require_loose(cfg, o, field);
+        (tile == kPot ? pots.soup[slot] : counters[slot]) = o.item;
+        if (tile == kPot) pots.tick[slot] = uint8_t(o.tick + 1); // Pots keeps cooking_tick + 1; 0 is idle
     }
     int64_t timestep = state.contains("timestep") ? integer(state["timestep"], "timestep") : 0;
     if (timestep < 0 || timestep > int64_t(1u << 30)) throw Error("timestep = " + std::to_string(timestep) + " is out of range");
@@ -240,13 +210,10 @@ void StateCodec::from_json(orrery::Ctx& ctx, const std::string& text) const {
 
     for (uint32_t i = 0; i < kNumPlayers; ++i) {
         ctx.at<Chef, Player>(i) = chef[i];
-        for (auto reward : {chef_array<Reward>(ctx, i).data, chef_array<SparseReward>(ctx, i).data,
-                            chef_array<ShapedReward>(ctx, i).data})
-            *reward = 0;
+        chef_array<Reward>(ctx, i)[0] = chef_array<SparseReward>(ctx, i)[0] = chef_array<ShapedReward>(ctx, i)[0] = 0;
     }
     ctx.single<Kitchen, Pots>() = pots;
-    orrery::Array<Counters> slots = ctx.array_at<Counters>(orrery::archetype_id<Kitchen>, 0);
-    for (uint32_t k = 0; k < cfg.num_counters; ++k) slots[k] = counters[k];
+    std::copy(counters.begin(), counters.end(), ctx.array_at<Counters>(orrery::archetype_id<Kitchen>, 0).data);
     ctx.single<Kitchen, Clock>().timestep = uint32_t(timestep);
     ctx.storage().truncated[ctx.world()] = timestep >= cfg.horizon; // as if a step had just reached it
     observe_kitchen(ctx);
