@@ -8,6 +8,8 @@
 #include <fstream>
 #include <iterator>
 
+#include <unistd.h>
+
 #include "envs/registry.hpp"
 #include "engine/simulator.hpp"
 #include "envs/tutorial/tag.hpp"
@@ -241,7 +243,8 @@ TEST(Snapshots, CopiedWorldMatchesItsOriginalInAnySlot) {
 
 class Checkpoint : public ::testing::Test {
   protected:
-    std::string path = ::testing::TempDir() + "/orrery_ckpt_test.bin";
+    // Per process: test runs in parallel (ctest -j, several build trees) share TempDir().
+    std::string path = ::testing::TempDir() + "/orrery_ckpt_test_" + std::to_string(::getpid()) + ".bin";
     void TearDown() override { std::remove(path.c_str()); }
     std::string read() {
         std::ifstream in(path, std::ios::binary);
