@@ -14,6 +14,7 @@
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/driver_api.hpp"
 #include "engine/cuda/nvrtc_compiler.hpp"
+#include "gpu_support.hpp"
 
 #define CHURN_STR2(...) #__VA_ARGS__
 #define CHURN_STR(...) CHURN_STR2(__VA_ARGS__)
@@ -95,16 +96,6 @@ struct Device {
         ORRERY_CU(driver().cuStreamSynchronize(nullptr));
     }
 };
-
-std::string gpu_unavailable() {
-    try {
-        device_info(0);
-        nvrtc();
-        return "";
-    } catch (const orrery::Error& e) {
-        return e.what();
-    }
-}
 
 } // namespace
 

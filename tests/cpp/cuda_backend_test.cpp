@@ -16,27 +16,11 @@
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/driver_api.hpp"
 #include "envs/registry.hpp"
+#include "gpu_support.hpp"
 
 namespace {
 
 using orrery::Simulator;
-
-/// Empty when a GPU and NVRTC are usable, else why not.
-std::string gpu_unavailable() {
-    try {
-        orrery::cuda::device_info(0);
-        orrery::cuda::nvrtc();
-        return "";
-    } catch (const orrery::Error& e) {
-        return e.what();
-    }
-}
-
-#define REQUIRE_GPU()                                                                                              \
-    do {                                                                                                           \
-        std::string why_ = gpu_unavailable();                                                                      \
-        if (!why_.empty()) GTEST_SKIP() << "no usable GPU: " << why_;                                              \
-    } while (0)
 
 orrery::SimOptions options(uint32_t worlds, const std::string& device, orrery::AutoReset mode, bool per_node = false) {
     orrery::SimOptions o;

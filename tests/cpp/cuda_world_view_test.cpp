@@ -16,27 +16,11 @@
 #include "engine/cuda/driver_api.hpp"
 #include "engine/cuda/nvrtc_compiler.hpp"
 #include "envs/registry.hpp"
+#include "gpu_support.hpp"
 
 namespace {
 
 using namespace orrery;
-
-/// Empty when a GPU and NVRTC are usable, else why not.
-std::string gpu_unavailable() {
-    try {
-        cuda::device_info(0);
-        cuda::nvrtc();
-        return "";
-    } catch (const Error& e) {
-        return e.what();
-    }
-}
-
-#define REQUIRE_GPU()                                                                                              \
-    do {                                                                                                           \
-        std::string why_ = gpu_unavailable();                                                                      \
-        if (!why_.empty()) GTEST_SKIP() << "no usable GPU: " << why_;                                              \
-    } while (0)
 
 Simulator make_sim(const std::string& device, uint32_t worlds) {
     register_builtin_envs();
