@@ -47,71 +47,68 @@ void expect_color(std::array<int, 3> got, std::array<int, 3> want, const char* w
     for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[size_t(i)], want[size_t(i)], 2) << what << " channel " << i;
 }
 
+constexpr uint32_t kShotW = 1000, kShotH = 600;
+
+/// Runs orrery-view on cramped_room under Xvfb with `args`, taking a 1000x600
+/// screenshot into `shot`; returns its exit status and fills `log` with its output.
+int run_viewer(const std::string& args, const std::string& shot, std::string& log) {
+    const std::string log_path = shot + ".log";
+    std::string cmd = "xvfb-run -a -s '-screen 0 1024x768x24' " + std::string(ORRERY_VIEW_EXE) +
+                      " overcooked --layout cramped_room --size 1000x600 " + args + " --screenshot " + shot + " >" +
+                      log_path + " 2>&1";
+    int rc = std::system(cmd.c_str());
+    std::ifstream in(log_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    log = cmd + "\n" + text.str();
+    std::remove(log_path.c_str());
+    return rc;
+}
+
+/// Colour of the screenshot at scene coordinates (x, y) of the 5 x 4 kitchen,
+/// framed like offscreen frames in the area left of the panel column.
+std::array<int, 3> scene_pixel(const Image& im, float x, float y) {
+    uint32_t scene_w = kShotW - orrery::render::kPanelWidth;
+    auto t = orrery::render::frame_bounds({0.0f, 0.0f, 5.0f, 4.0f}, {}, scene_w, kShotH);
+    return im.at((x * t.scale[0] + t.offset[0]) * 0.5f * float(scene_w) + 0.5f * float(scene_w),
+                 (y * t.scale[1] + t.offset[1]) * 0.5f * float(kShotH) + 0.5f * float(kShotH));
+}
+
 TEST(RenderView, WindowUnderXvfbDrawsKitchenAndPanels) {
     if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
     if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
-    const std::string shot = temp_path("shot.png"), log = temp_path("log.txt");
-    const uint32_t W = 1000, H = 600;
-    std::string cmd = "xvfb-run -a -s '-screen 0 1024x768x24' " + std::string(ORRERY_VIEW_EXE) +
-                      " overcooked --layout cramped_room --paused --size 1000x600 --frames 3 --screenshot " + shot +
-                      " >" + log + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    std::ifstream in(log);
-    std::stringstream text;
-    text << in.rdbuf();
-    ASSERT_EQ(rc, 0) << cmd << "\n" << text.str();
-    EXPECT_NE(text.str().find("exact view"), std::string::npos) << "paused frames read the world exactly\n"
-                                                                 << text.str();
+    const std::string shot = temp_path("shot.png");
+    std::string log;
+    ASSERT_EQ(run_viewer("--paused --frames 3", shot, log), 0) << log;
+    EXPECT_NE(log.find("exact view"), std::string::npos) << "paused frames read the world exactly\n" << log;
     Image im = load_png(shot);
-    ASSERT_EQ(im.w, int(W));
-    ASSERT_EQ(im.h, int(H));
-    // The scene fills the area left of the panel column, framed like offscreen frames.
-    uint32_t scene_w = W - orrery::render::kPanelWidth;
-    auto t = orrery::render::frame_bounds({0.0f, 0.0f, 5.0f, 4.0f}, {}, scene_w, H);
-    auto px = [&](float x, float y) {
-        return im.at((x * t.scale[0] + t.offset[0]) * 0.5f * float(scene_w) + 0.5f * float(scene_w),
-                     (y * t.scale[1] + t.offset[1]) * 0.5f * float(H) + 0.5f * float(H));
-    };
+    ASSERT_EQ(im.w, int(kShotW));
+    ASSERT_EQ(im.h, int(kShotH));
     // cramped_room's standard start: chef 0 on (1, 2), chef 1 on (3, 1); the pot on (2, 0).
-    expect_color(px(1.3f, 2.55f), {40, 90, 200}, "chef 0 (left of centre, clear of its facing marker)");
-    expect_color(px(3.3f, 1.55f), {40, 160, 70}, "chef 1 (left of centre)");
-    expect_color(px(2.5f, 0.3f), {64, 64, 70}, "pot tile");
-    expect_color(px(2.5f, 2.5f), {214, 204, 182}, "floor");
+    expect_color(scene_pixel(im, 1.3f, 2.55f), {40, 90, 200}, "chef 0 (left of centre, clear of its facing marker)");
+    expect_color(scene_pixel(im, 3.3f, 1.55f), {40, 160, 70}, "chef 1 (left of centre)");
+    expect_color(scene_pixel(im, 2.5f, 0.3f), {64, 64, 70}, "pot tile");
+    expect_color(scene_pixel(im, 2.5f, 2.5f), {214, 204, 182}, "floor");
     // The panel column is ImGui's, not the scene's background.
-    auto panel = im.at(float(W) - 20.0f, float(H) - 20.0f);
+    auto panel = im.at(float(kShotW) - 20.0f, float(kShotH) - 20.0f);
     EXPECT_NE(panel, (std::array<int, 3>{24, 24, 30}));
     std::remove(shot.c_str());
-    std::remove(log.c_str());
 }
 
 TEST(RenderView, RunningViewerDrawsFromLaggingWorldViews) {
     if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
     if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
-    const std::string shot = temp_path("running.png"), log = temp_path("running.txt");
-    const uint32_t W = 1000, H = 600;
-    std::string cmd = "xvfb-run -a -s '-screen 0 1024x768x24' " + std::string(ORRERY_VIEW_EXE) +
-                      " overcooked --layout cramped_room --worlds 16 --size 1000x600 --frames 30 --screenshot " + shot +
-                      " >" + log + " 2>&1";
-    int rc = std::system(cmd.c_str());
-    std::ifstream in(log);
-    std::stringstream text;
-    text << in.rdbuf();
-    ASSERT_EQ(rc, 0) << cmd << "\n" << text.str();
+    const std::string shot = temp_path("running.png");
+    std::string log;
+    ASSERT_EQ(run_viewer("--worlds 16 --frames 30", shot, log), 0) << log;
     // Running, frames come from world views (on the CPU they land at once: no lag).
-    EXPECT_NE(text.str().find("lagging view"), std::string::npos) << text.str();
-    EXPECT_NE(text.str().find(", 0 behind"), std::string::npos) << text.str();
+    EXPECT_NE(log.find("lagging view"), std::string::npos) << log;
+    EXPECT_NE(log.find(", 0 behind"), std::string::npos) << log;
     Image im = load_png(shot);
-    ASSERT_EQ(im.w, int(W));
-    ASSERT_EQ(im.h, int(H));
-    uint32_t scene_w = W - orrery::render::kPanelWidth;
-    auto t = orrery::render::frame_bounds({0.0f, 0.0f, 5.0f, 4.0f}, {}, scene_w, H);
-    auto px = [&](float x, float y) {
-        return im.at((x * t.scale[0] + t.offset[0]) * 0.5f * float(scene_w) + 0.5f * float(scene_w),
-                     (y * t.scale[1] + t.offset[1]) * 0.5f * float(H) + 0.5f * float(H));
-    };
-    expect_color(px(2.5f, 0.3f), {64, 64, 70}, "pot tile"); // chefs never stand on counters
+    ASSERT_EQ(im.w, int(kShotW));
+    ASSERT_EQ(im.h, int(kShotH));
+    expect_color(scene_pixel(im, 2.5f, 0.3f), {64, 64, 70}, "pot tile"); // chefs never stand on counters
     std::remove(shot.c_str());
-    std::remove(log.c_str());
 }
 
 TEST(RenderView, NoDisplayIsAClearError) {
