@@ -164,6 +164,39 @@ stage_watch() {
     note "watch: $(elapsed "$t0")"
 }
 
+stage_hotspots() {
+    # Where one world's step spends its time at 1,024 worlds (the latency target):
+    # warp-stall samples per source line of the env and engine headers (the
+    # megakernel is compiled with -lineinfo; run from the repo root so ncu finds them).
+    local t0; t0=$(date +%s) rep="$OUT/hotspots"
+    note "== ncu source hotspots: one staged overcooked step, ${HOTSPOT_WORLDS:-1024} worlds"
+    (cd "$ROOT" && ncu --clock-control none --kernel-name regex:orrery_step --launch-skip 40 --launch-count 1 \
+        --section SourceCounters --section WarpStateStats --import-source yes -f -o "$rep" \
+        "$BUILD/engine/cuda/orrery_cuda_bench" --env overcooked --layout cramped_room \
+        --worlds "${HOTSPOT_WORLDS:-1024}" --steps 40 --only staged) >"$OUT/hotspots.log" 2>&1
+    (cd "$ROOT" && ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda) >"$OUT/hotspots.csv" 2>>"$OUT/hotspots.log"
+    python3 - "$OUT/hotspots.csv" <<'PY' | tee -a "$SUMMARY"
+import csv, sys
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+head = next((i for i, r in enumerate(rows) if any("Stall" in c and "Sampling" in c for c in r)), None)
+if head is None:
+    print("hotspots: no stall-sampling column in the source page (see hotspots.log)")
+    sys.exit(0)
+cols = rows[head]
+stall = next(i for i, c in enumerate(cols) if "Stall" in c and "Sampling" in c and "All" in c) \
+    if any("All" in c for c in cols) else next(i for i, c in enumerate(cols) if "Stall" in c)
+src = next((i for i, c in enumerate(cols) if c.lower() in ("source", "cuda source")), 1)
+body = [r for r in rows[head + 1:] if len(r) > stall]
+def num(x):
+    try: return float(x.replace(",", ""))
+    except ValueError: return 0.0
+total = sum(num(r[stall]) for r in body) or 1.0
+for r in sorted(body, key=lambda r: -num(r[stall]))[:25]:
+    print(f"{100 * num(r[stall]) / total:5.1f}%  {r[0][:60]:60s} {r[src].strip()[:100]}")
+PY
+    note "hotspots: $(elapsed "$t0")"
+}
+
 machine_info
 want build && stage_build
 status=0
@@ -172,6 +205,7 @@ want sanitize && stage_sanitize
 want bench && stage_bench
 want sweep && stage_sweep
 want profile && stage_profile
+want hotspots && stage_hotspots
 want watch && stage_watch
 echo
 echo "==================== summary ===================="
