@@ -224,7 +224,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         spec.export_output<Featurizer, FeaturizedObs>("featurized_obs", Output::kRewrittenEachStep);
     }
 
-    auto codec = std::make_shared<StateCodec>(StateCodec{effective_orders(layout), sorted_orders(layout.bonus_orders)});
+    auto codec = std::make_shared<StateCodec>(StateCodec{effective_orders(layout), sorted_orders(layout.bonus_orders), featurized});
     spec.state_to_json = [codec](orrery::Ctx& ctx) { return codec->to_json(ctx); };
     spec.state_from_json = [codec](orrery::Ctx& ctx, const std::string& text) { codec->from_json(ctx, text); };
     spec.info()["layout"] = layout.name;

@@ -1,7 +1,8 @@
 // Overcooked's optional featurized observation (featurized=1) matches
 // overcooked_ai's featurize_state(state, mlam, num_pots=2) value for value: the
 // recorded episodes of tests/data/overcooked/featurized are replayed and all 96
-// features of both players compared after every step. Also: the option's
+// features of both players compared after every step (and after loading the
+// state into a fresh simulator with set_state_json every 50 steps). Also: the option's
 // errors, its absence by default, and an NVRTC compile of the featurized spec.
 
 #include <gtest/gtest.h>
@@ -67,10 +68,12 @@ void replay(const std::string& file) {
     std::vector<json> lines = read_lines(kDataDir + file);
     const json& header = lines.at(0);
     ASSERT_EQ(lines.size(), header["steps"].get<size_t>() + 2);
-    auto sim = make({{"layout", header["layout"].get<std::string>()},
-                     {"old_dynamics", header["old_dynamics"].get<bool>() ? "true" : "false"},
-                     {"horizon", "100000"},
-                     {"featurized", "1"}});
+    const orrery::EnvOptions opts = {{"layout", header["layout"].get<std::string>()},
+                                     {"old_dynamics", header["old_dynamics"].get<bool>() ? "true" : "false"},
+                                     {"horizon", "100000"},
+                                     {"featurized", "1"}};
+    auto sim = make(opts);
+    auto loaded = make(opts); // set_state_json must refresh featurized_obs too
     ASSERT_EQ(sim->tensor("featurized_obs").shape, (std::vector<int64_t>{kWorlds, 2, int64_t(kFeatures)}));
     int mismatches = 0;
     expect_features(*sim, lines[1], mismatches);
@@ -81,6 +84,9 @@ void replay(const std::string& file) {
         sim->step();
         sim->check_errors();
         expect_features(*sim, lines[t], mismatches);
+        if (t % 50 != 0) continue;
+        for (uint32_t w = 0; w < kWorlds; ++w) loaded->set_state_json(w, sim->get_state_json(w));
+        expect_features(*loaded, lines[t], mismatches);
     }
     EXPECT_EQ(mismatches, 0);
 }
