@@ -193,14 +193,18 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     const bool featurized = opt.flag("featurized", false);
     opt.finish();
 
-    orrery::EnvSpec spec = ORRERY_ENV_SPEC("overcooked", "envs/overcooked/overcooked.hpp");
+    // Without featurized=true only the first nine components are registered, so
+    // the table (schema, checkpoints, plan, kernels) is the one from before the option.
+    orrery::EnvSpec spec("overcooked", "envs/overcooked/overcooked.hpp");
+    spec.component_names_ = kOrreryComponentNames;
+    if (featurized) spec.components(OrreryComponents{});
+    else spec.components(orrery::List<Player, Action, Obs, Reward, SparseReward, ShapedReward, Clock, Pots, Counters>{});
     spec.dims<Action>({});
     spec.dims<Reward>({});
     spec.dims<SparseReward>({});
     spec.dims<ShapedReward>({});
     spec.dims<Obs>({kNumChannels, cfg.height, cfg.width});
     spec.dims<Counters>({std::max<uint32_t>(1, cfg.num_counters)});
-    spec.dims<FeaturizedObs>({kNumFeatures}); // sized always; stored only where Featurizer is declared
     spec.archetype<Chef>(kNumPlayers);
     spec.archetype<Kitchen>(1, /*singleton=*/true);
     if (featurized) spec.config(make_feat_config(cfg));
@@ -218,6 +222,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.export_output<Chef, SparseReward>("sparse_r_by_agent");
     spec.export_output<Chef, ShapedReward>("shaped_r_by_agent");
     if (featurized) { // after the default table, so the default spec is unchanged
+        spec.dims<FeaturizedObs>({kNumFeatures});
         spec.archetype<Featurizer>(kNumPlayers);
         spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(start_featurizer));
         spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe_features));

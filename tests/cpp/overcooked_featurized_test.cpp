@@ -16,6 +16,7 @@
 #include "engine/cuda/driver_api.hpp"
 #include "engine/cuda/nvrtc_compiler.hpp"
 #include "engine/simulator.hpp"
+#include "envs/overcooked/overcooked.hpp"
 #include "envs/registry.hpp"
 
 namespace {
@@ -117,8 +118,14 @@ TEST(OvercookedFeaturized, AbsentByDefault) {
         for (const orrery::TensorView& t : sim->tensors()) EXPECT_EQ(t.name.find("featurized"), std::string::npos);
         EXPECT_THROW(sim->tensor("featurized_obs"), orrery::Error);
         EXPECT_EQ(sim->spec().archetype_specs().size(), 2u); // Chef and Kitchen only
+        ASSERT_EQ(sim->spec().component_specs().size(), 9u);  // the table from before the option
+        EXPECT_EQ(sim->spec().component_specs().back().name, "Counters");
+        EXPECT_EQ(sim->spec().config_bytes().size(), sizeof(overcooked::Config));
     }
-    EXPECT_EQ(make({{"featurized", "1"}}, 1)->spec().archetype_specs().size(), 3u);
+    auto featurized = make({{"featurized", "1"}}, 1);
+    EXPECT_EQ(featurized->spec().archetype_specs().size(), 3u);
+    EXPECT_EQ(featurized->spec().component_specs().size(), 10u);
+    EXPECT_EQ(featurized->spec().config_bytes().size(), sizeof(overcooked::FeatConfig));
 }
 
 // The GPU path of the featurized spec is compiled by NVRTC (no GPU needed).
