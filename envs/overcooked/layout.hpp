@@ -65,6 +65,7 @@ template <class Json> uint32_t ingredient_weight(const Json& name, const std::st
 /// The JSON state codec (overcooked_ai OvercookedState.to_dict schema).
 struct StateCodec {
     std::vector<uint32_t> all_orders, bonus_orders;
+    bool featurized = false; ///< from_json also refreshes featurized_obs
     std::string to_json(orrery::Ctx& ctx) const;
     /// Replaces the world's state; throws orrery::Error naming the bad field.
     void from_json(orrery::Ctx& ctx, const std::string& text) const;

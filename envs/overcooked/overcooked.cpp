@@ -104,6 +104,84 @@ Config make_config(orrery::OptionReader& opt, const orrery::EnvOptions& options,
     return cfg;
 }
 
+/// overcooked_ai's MotionPlanner graph from one (cell, facing) state: every
+/// move turns, and steps when the target is floor. Distances by breadth-first
+/// search; 0xFFFF where unreachable.
+std::vector<uint16_t> motion_distances(const Config& cfg, uint32_t start) {
+    std::vector<uint16_t> dist(4u * cfg.num_cells, 0xFFFF);
+    std::vector<uint32_t> queue{start};
+    dist[start] = 0;
+    for (size_t at = 0; at < queue.size(); ++at) {
+        uint32_t cell = queue[at] / 4;
+        for (uint32_t d = 0; d < 4; ++d) {
+            uint32_t next = neighbor(cfg, cell, d);
+            uint32_t state = 4 * (cfg.tile[next] == kFloor ? next : cell) + d;
+            if (dist[state] != 0xFFFF) continue;
+            dist[state] = uint16_t(dist[queue[at]] + 1);
+            queue.push_back(state);
+        }
+    }
+    return dist;
+}
+
+/// min_cost_to_feature's argmin: the first target (in list order) with the
+/// fewest moves to a floor cell next to it, facing it; kMaxCells for none.
+uint32_t closest_target(const Config& cfg, const std::vector<uint16_t>& dist, const std::vector<uint32_t>& targets) {
+    static constexpr uint32_t kOpposite[4] = {kSouth, kNorth, kWest, kEast};
+    uint32_t best = kMaxCells, best_dist = 0xFFFF;
+    for (uint32_t t : targets) {
+        int32_t x = int32_t(t % cfg.width), y = int32_t(t / cfg.width);
+        for (uint32_t d = 0; d < 4; ++d) {
+            int32_t nx = x + dir_dx(d), ny = y + dir_dy(d);
+            if (nx < 0 || ny < 0 || nx >= cfg.width || ny >= cfg.height) continue;
+            uint32_t q = uint32_t(ny * cfg.width + nx);
+            if (cfg.tile[q] != kFloor || dist[4 * q + kOpposite[d]] >= best_dist) continue;
+            best = t;
+            best_dist = dist[4 * q + kOpposite[d]];
+        }
+    }
+    return best;
+}
+
+/// The planner table of FeatConfig: the closest dispenser, serving cell and two
+/// closest pots from every (floor cell, facing).
+FeatConfig make_feat_config(const Config& cfg) {
+    FeatConfig fc{};
+    fc.base = cfg;
+    std::vector<uint32_t> lists[kNearServe + 1], pots(cfg.pot_cell, cfg.pot_cell + cfg.num_pots);
+    const uint8_t kinds[kNearServe + 1] = {kOnionSource, kTomatoSource, kDishSource, kServe};
+    const char* names[kNearServe + 1] = {"onion dispensers", "tomato dispensers", "dish dispensers", "serving cells"};
+    for (uint32_t n = 0; n <= kNearServe; ++n) {
+        for (uint32_t c = 0; c < cfg.num_cells; ++c)
+            if (cfg.tile[c] == kinds[n]) lists[n].push_back(c);
+        if (lists[n].size() > kMaxTargets)
+            throw Error("overcooked: featurized=true supports at most 15 " + std::string(names[n]) + "; the layout has " +
+                        std::to_string(lists[n].size()));
+        std::copy(lists[n].begin(), lists[n].end(), fc.target[n]);
+    }
+    auto put = [&](uint32_t cell, uint32_t dir, uint32_t n, size_t index) {
+        fc.near[cell][dir][n / 2] |= uint8_t((index + 1) << (4 * (n & 1)));
+    };
+    for (uint32_t c = 0; c < cfg.num_cells; ++c) {
+        if (cfg.tile[c] != kFloor) continue;
+        for (uint32_t d = 0; d < 4; ++d) {
+            std::vector<uint16_t> dist = motion_distances(cfg, 4 * c + d);
+            for (uint32_t n = 0; n <= kNearServe; ++n) {
+                uint32_t t = closest_target(cfg, dist, lists[n]);
+                if (t != kMaxCells) put(c, d, n, std::find(lists[n].begin(), lists[n].end(), t) - lists[n].begin());
+            }
+            uint32_t p0 = closest_target(cfg, dist, pots);
+            if (p0 == kMaxCells) continue;
+            put(c, d, kNearPot0, cfg.slot[p0]);
+            std::vector<uint32_t> rest;
+            std::copy_if(pots.begin(), pots.end(), std::back_inserter(rest), [&](uint32_t p) { return p != p0; });
+            uint32_t p1 = closest_target(cfg, dist, rest);
+            if (p1 != kMaxCells) put(c, d, kNearPot1, cfg.slot[p1]);
+        }
+    }
+    return fc;
+}
+
 } // namespace
 
 void add_draw_table(orrery::EnvSpec& spec, const Config& cfg); // envs/overcooked/draw.cpp
@@ -112,9 +190,15 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("overcooked", options);
     Layout layout = load_layout(opt, options);
     Config cfg = make_config(opt, options, layout);
+    const bool featurized = opt.flag("featurized", false);
     opt.finish();
 
-    orrery::EnvSpec spec = ORRERY_ENV_SPEC("overcooked", "envs/overcooked/overcooked.hpp");
+    // Without featurized=true only the first nine components are registered, so
+    // the table (schema, checkpoints, plan, kernels) is the one from before the option.
+    orrery::EnvSpec spec("overcooked", "envs/overcooked/overcooked.hpp");
+    spec.component_names_ = kOrreryComponentNames;
+    if (featurized) spec.components(OrreryComponents{});
+    else spec.components(orrery::List<Player, Action, Obs, Reward, SparseReward, ShapedReward, Clock, Pots, Counters>{});
     spec.dims<Action>({});
     spec.dims<Reward>({});
     spec.dims<SparseReward>({});
@@ -123,7 +207,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.dims<Counters>({std::max<uint32_t>(1, cfg.num_counters)});
     spec.archetype<Chef>(kNumPlayers);
     spec.archetype<Kitchen>(1, /*singleton=*/true);
-    spec.config(cfg);
+    if (featurized) spec.config(make_feat_config(cfg));
+    else spec.config(cfg);
     add_draw_table(spec, cfg);
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(start_kitchen));
@@ -136,12 +221,20 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.export_output<Chef, Reward>("reward");
     spec.export_output<Chef, SparseReward>("sparse_r_by_agent");
     spec.export_output<Chef, ShapedReward>("shaped_r_by_agent");
+    if (featurized) { // after the default table, so the default spec is unchanged
+        spec.dims<FeaturizedObs>({kNumFeatures});
+        spec.archetype<Featurizer>(kNumPlayers);
+        spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(start_featurizer));
+        spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe_features));
+        spec.export_output<Featurizer, FeaturizedObs>("featurized_obs", Output::kRewrittenEachStep);
+    }
 
-    auto codec = std::make_shared<StateCodec>(StateCodec{effective_orders(layout), sorted_orders(layout.bonus_orders)});
+    auto codec = std::make_shared<StateCodec>(StateCodec{effective_orders(layout), sorted_orders(layout.bonus_orders), featurized});
     spec.state_to_json = [codec](orrery::Ctx& ctx) { return codec->to_json(ctx); };
     spec.state_from_json = [codec](orrery::Ctx& ctx, const std::string& text) { codec->from_json(ctx, text); };
     spec.info()["layout"] = layout.name;
     spec.info()["old_dynamics"] = cfg.old_dynamics ? "true" : "false";
+    if (featurized) spec.info()["featurized"] = "true";
     std::string terrain;
     for (const std::string& row : layout.terrain) terrain += (terrain.empty() ? "" : "|") + row;
     spec.info()["terrain"] = terrain;

@@ -50,12 +50,15 @@ struct ShapedReward : ArrayOf<float> {};           // [worlds, 2] f32, shaped_r_
 struct Clock { uint32_t timestep; };               // per kitchen
 struct Pots { uint8_t soup[kMaxPots]; uint8_t tick[kMaxPots]; }; // tick = cooking_tick + 1, 0 idle
 struct Counters : ArrayOf<uint8_t> {};             // [worlds, 1, counters] item per counter
+struct FeaturizedObs : ArrayOf<float> {};          // [worlds, 2, 96] f32, featurized=1 only
 static_assert(sizeof(Player) == 4 && sizeof(Pots) == 2 * kMaxPots && sizeof(Clock) == 4);
 
-ORRERY_COMPONENTS(Player, Action, Obs, Reward, SparseReward, ShapedReward, Clock, Pots, Counters);
+// Featurizer is last so the default spec, which never declares it, keeps its ids.
+ORRERY_COMPONENTS(Player, Action, Obs, Reward, SparseReward, ShapedReward, Clock, Pots, Counters, FeaturizedObs);
 ORRERY_ARCHETYPE(Chef, Player, Action, Obs, Reward, SparseReward, ShapedReward);
 ORRERY_ARCHETYPE(Kitchen, Clock, Pots, Counters);
-ORRERY_ARCHETYPES(Chef, Kitchen);
+ORRERY_ARCHETYPE(Featurizer, FeaturizedObs); ///< one row per chef, featurized=1 only
+ORRERY_ARCHETYPES(Chef, Kitchen, Featurizer);
 
 // --- items ------------------------------------------------------------------
 
@@ -311,6 +314,94 @@ ORRERY_SYSTEM void observe_kitchen(Ctx& ctx) {
     copy_bytes(other, obs, kNumChannels * plane);
     observe_players(obs, plane, p0, p1);
     observe_players(other, plane, p1, p0);
+}
+
+// --- featurized observation (option featurized=1) -----------------------------
+
+inline constexpr uint32_t kNumFeatures = 96;    ///< featurize_state's length for 2 players, num_pots=2
+inline constexpr uint32_t kPlayerFeatures = 46; ///< one player's block of it
+inline constexpr uint32_t kMaxTargets = 15;     ///< dispensers or serving cells per kind (a nibble indexes them)
+/// What the planner table answers per (cell, facing): the argmin target of each kind.
+enum : uint32_t { kNearOnion = 0, kNearTomato, kNearDish, kNearServe, kNearPot0, kNearPot1, kNumNear };
+
+/// Config followed by overcooked_ai's motion-planner answers (counter_goals=[],
+/// as OvercookedEnv's mlam): the default spec registers plain Config instead.
+struct FeatConfig {
+    Config base;
+    uint8_t target[kNearServe + 1][kMaxTargets]; ///< onion, tomato, dish dispenser and serving cells, row-major
+    /// Per (cell, facing), nibble n of byte n / 2: 1 + index (in target[n], or
+    /// pot slot for the pots) of the closest reachable target, 0 for none.
+    uint8_t near[kMaxCells][4][kNumNear / 2];
+};
+
+ORRERY_HD inline uint32_t near_of(const FeatConfig& fc, uint32_t cell, uint32_t dir, uint32_t n) {
+    uint32_t k = (fc.near[cell][dir][n / 2] >> (4 * (n & 1))) & 15u;
+    if (k == 0) return kMaxCells;
+    return n >= kNearPot0 ? fc.base.pot_cell[k - 1] : fc.target[n][k - 1];
+}
+
+/// (dx, dy) from `from` to `to`; (0, 0) when `to` is kMaxCells (none).
+ORRERY_HD inline void put_delta(const Config& cfg, float* f, uint32_t from, uint32_t to) {
+    f[0] = to == kMaxCells ? 0.f : float(int32_t(to % cfg.width) - int32_t(from % cfg.width));
+    f[1] = to == kMaxCells ? 0.f : float(int32_t(to / cfg.width) - int32_t(from / cfg.width));
+}
+
+/// Pot features: exists, is_empty, is_full, is_cooking, is_ready, onions, tomatoes, cook time left, dx, dy.
+ORRERY_HD inline void put_pot(const Config& cfg, const Pots& pots, const Player& p, uint32_t cell, float* f) {
+    for (uint32_t k = 0; k < 10; ++k) f[k] = 0;
+    if (cell == kMaxCells) return;
+    uint32_t j = cfg.slot[cell], soup = pots.soup[j];
+    bool ready = soup && pot_ready(cfg, pots, j), cooking = soup && !pot_idle(pots, j) && !ready;
+    f[0] = 1;
+    f[1] = !soup;
+    f[2] = ready || cooking || (soup && soup_size(soup) == 3);
+    f[3] = cooking;
+    f[4] = ready;
+    f[5] = soup ? float(onions_in(soup)) : 0.f;
+    f[6] = soup ? float(tomatoes_in(soup)) : 0.f;
+    if (soup && !pot_idle(pots, j)) f[7] = float(int32_t(cfg.cook_time[recipe_of(soup)]) - int32_t(pots.tick[j] - 1));
+    put_delta(cfg, f + 8, p.cell, cell);
+}
+
+/// One player's 46 features in featurize_state's order. Counters are never
+/// motion goals (counter_goals=[]), so the closest soup and empty counter are
+/// (0, 0) unless held.
+ORRERY_HD inline void featurize_player(const FeatConfig& fc, const Pots& pots, const Player& p, float* f) {
+    const Config& cfg = fc.base;
+    for (uint32_t k = 0; k < kPlayerFeatures; ++k) f[k] = 0;
+    f[p.dir] = 1;
+    const uint32_t kind = kind_of(p.held);
+    const uint8_t obj_slot[] = {0, 4, 7, 6, 5}; // kNothing, onion, tomato, dish, soup -> place in f[4..7]
+    if (kind) f[obj_slot[kind]] = 1;
+    const uint32_t held_kind[] = {kOnion, kTomato, kDish};
+    for (uint32_t n = kNearOnion; n <= kNearDish; ++n)
+        if (kind != held_kind[n]) put_delta(cfg, f + 8 + 2 * n, p.cell, near_of(fc, p.cell, p.dir, n));
+    if (kind == kSoup) f[16] = float(onions_in(p.held)), f[17] = float(tomatoes_in(p.held));
+    put_delta(cfg, f + 18, p.cell, near_of(fc, p.cell, p.dir, kNearServe));
+    put_pot(cfg, pots, p, near_of(fc, p.cell, p.dir, kNearPot0), f + 22);
+    put_pot(cfg, pots, p, near_of(fc, p.cell, p.dir, kNearPot1), f + 32);
+    for (uint32_t d = 0; d < 4; ++d) f[42 + d] = cfg.tile[neighbor(cfg, p.cell, d)] != kFloor;
+}
+
+/// Init (featurized=1): the two Featurizer rows, row i for chef i.
+ORRERY_SYSTEM void start_featurizer(Ctx& ctx) {
+    for (uint32_t i = 0; i < kNumPlayers; ++i)
+        if (ctx.create<Featurizer>().is_null()) return; // the engine recorded kCapacityOverflow
+}
+
+/// featurize_state per player: own block, the other's block, other - own position, own position.
+ORRERY_SYSTEM void observe_features(Ctx& ctx) {
+    const FeatConfig& fc = ctx.config<FeatConfig>();
+    const Pots& pots = ctx.single<Kitchen, Pots>();
+    const Player* chef[kNumPlayers] = {&ctx.at<Chef, Player>(0), &ctx.at<Chef, Player>(1)};
+    float own[kNumPlayers][kPlayerFeatures];
+    for (uint32_t i = 0; i < kNumPlayers; ++i) featurize_player(fc, pots, *chef[i], own[i]);
+    for (uint32_t i = 0; i < kNumPlayers; ++i) {
+        float* out = &ctx.array_at<FeaturizedObs>(archetype_id<Featurizer>, i)[0];
+        for (uint32_t k = 0; k < kPlayerFeatures; ++k) out[k] = own[i][k], out[kPlayerFeatures + k] = own[1 - i][k];
+        put_delta(fc.base, out + 2 * kPlayerFeatures, chef[i]->cell, chef[1 - i]->cell);
+        put_delta(fc.base, out + 2 * kPlayerFeatures + 2, 0, chef[i]->cell);
+    }
 }
 
 } // namespace overcooked

@@ -217,6 +217,7 @@ void StateCodec::from_json(orrery::Ctx& ctx, const std::string& text) const {
     ctx.single<Kitchen, Clock>().timestep = uint32_t(timestep);
     ctx.storage().truncated[ctx.world()] = timestep >= cfg.horizon; // as if a step had just reached it
     observe_kitchen(ctx);
+    if (featurized) observe_features(ctx);
 }
 
 } // namespace overcooked

@@ -98,3 +98,24 @@ def test_gymnasium_and_pettingzoo_adapters():
     obs, info = env.reset(seed=0)
     obs, rew, term, trunc, info = env.step(env.action_space.sample())
     assert set(info) >= {"sparse_r_by_agent", "shaped_r_by_agent", "reward_by_agent"}
+
+
+def test_featurized_option_adds_info_tensor():
+    """featurized=True adds overcooked_ai's featurize_state (96 values per chef)
+    to info; the start state of cramped_room matches the recorded reference."""
+    import gzip
+    import json
+    import pathlib
+
+    ref = pathlib.Path(__file__).parents[1] / "data/overcooked/featurized/cramped_room_old.jsonl.gz"
+    lines = [json.loads(line) for line in gzip.open(ref, "rt")]
+    env = orrery.make("overcooked", num_worlds=2, device="cpu", layout="cramped_room", old_dynamics=True,
+                      horizon=1000, seed=0, threads=1, featurized=True)
+    obs, info = env.reset()
+    assert info["featurized_obs"].shape == (2, 2, 96) and info["featurized_obs"].dtype == np.float32
+    np.testing.assert_array_equal(info["featurized_obs"][0], np.array(lines[1]["f"], np.float32))
+    for line in lines[2:50]:
+        obs, reward, term, trunc, info = env.step(np.array([line["a"], line["a"]], np.int64))
+        np.testing.assert_array_equal(info["featurized_obs"][1], np.array(line["f"], np.float32))
+    with pytest.raises(ValueError, match="featurized=2"):
+        orrery.make("overcooked", device="cpu", featurized=2)
