@@ -1,6 +1,7 @@
 """The `orrery` command: listing envs, forwarding bench to the native tool,
 and the subcommand registry other parts of Orrery extend."""
 
+import json
 import os
 import subprocess
 import sys
@@ -30,6 +31,21 @@ def test_bench_runs_the_native_tool(tmp_path):
     assert out.returncode == 0, out.stderr
     assert "env-steps/s" in out.stdout and "tag" in out.stdout
     assert '"env": "tag"' in report.read_text()
+
+
+def test_bench_records_where_actions_come_from(tmp_path):
+    # On the CPU the default copies pre-drawn actions; --actions device draws them in the step.
+    records = {}
+    for mode in ("auto", "device"):
+        report = tmp_path / f"{mode}.json"
+        out = run("bench", "overcooked", "--device", "cpu", "--worlds", "8", "--steps", "10", "--threads", "1",
+                  "--actions", mode, "--json", str(report))
+        assert out.returncode == 0, out.stderr
+        records[mode] = json.loads(report.read_text())[0]
+    assert records["auto"]["actions"] == "host"
+    assert records["device"]["actions"] == "device"
+    bad = run("bench", "overcooked", "--device", "cpu", "--actions", "sometimes")
+    assert bad.returncode != 0 and "--actions expects auto, host or device, got 'sometimes'" in bad.stderr
 
 
 def test_native_errors_keep_their_exit_code():
