@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "envs/registry.hpp"
+#include "tools/cli_args.hpp"
 
 namespace orrery::render {
 
@@ -16,24 +17,9 @@ std::string value_of(int argc, char** argv, int& i) {
     if (i + 1 >= argc) throw Error(std::string("option ") + argv[i] + " needs a value");
     return argv[++i];
 }
-
-uint64_t number(const std::string& opt, const std::string& v) {
-    try {
-        size_t used = 0;
-        unsigned long long n = std::stoull(v, &used);
-        if (used != v.size()) throw std::invalid_argument(v);
-        return n;
-    } catch (const std::exception&) {
-        throw Error("option " + opt + " expects a non-negative integer, got '" + v + "'");
-    }
-}
 } // namespace
 
-uint32_t parse_u32(const std::string& opt, const std::string& value) {
-    uint64_t n = number(opt, value);
-    if (n > 0xFFFFFFFFull) throw Error("option " + opt + " is too large: " + value);
-    return uint32_t(n);
-}
+uint32_t parse_u32(const std::string& opt, const std::string& value) { return cli::parse_u32(opt, value); }
 
 std::pair<uint32_t, uint32_t> parse_size(const std::string& opt, const std::string& value) {
     size_t x = value.find('x');
@@ -47,7 +33,7 @@ bool parse_common(CommonArgs& a, int argc, char** argv, int& i) {
     else if (arg == "--device") a.device = value_of(argc, argv, i);
     else if (arg == "--vk-device") a.vk_device = value_of(argc, argv, i);
     else if (arg == "--worlds") a.worlds = parse_u32(arg, value_of(argc, argv, i));
-    else if (arg == "--seed") a.seed = number(arg, value_of(argc, argv, i));
+    else if (arg == "--seed") a.seed = cli::parse_u64(arg, value_of(argc, argv, i));
     else if (arg == "--policy") {
         a.policy = value_of(argc, argv, i);
         if (a.policy != "random" && a.policy != "noop")

@@ -13,6 +13,7 @@
 
 #include "engine/simulator.hpp"
 #include "envs/registry.hpp"
+#include "tools/cli_args.hpp"
 
 namespace {
 
@@ -27,14 +28,6 @@ struct BenchArgs {
     bool per_node = false;
     std::string actions = "auto"; ///< "host", "device" or "auto" (device on a GPU, host on the CPU)
 };
-
-std::vector<uint32_t> parse_list(const std::string& s) {
-    std::vector<uint32_t> out;
-    std::stringstream in(s);
-    std::string item;
-    while (std::getline(in, item, ',')) out.push_back(uint32_t(std::stoul(item)));
-    return out;
-}
 
 int bench(const BenchArgs& a) {
     std::vector<std::string> envs = a.envs;
@@ -161,9 +154,9 @@ int main(int argc, char** argv) {
                 return argv[++i];
             };
             if (s == "--device") a.device = next();
-            else if (s == "--worlds") a.worlds = parse_list(next());
-            else if (s == "--steps") a.steps = uint32_t(std::stoul(next()));
-            else if (s == "--threads") a.threads = uint32_t(std::stoul(next()));
+            else if (s == "--worlds") a.worlds = orrery::cli::parse_u32_list(s, next());
+            else if (s == "--steps") a.steps = orrery::cli::parse_u32(s, next());
+            else if (s == "--threads") a.threads = orrery::cli::parse_u32(s, next());
             else if (s == "--json") a.json = next();
             else if (s == "--per-node") a.per_node = true;
             else if (s == "--actions") {

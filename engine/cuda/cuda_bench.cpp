@@ -13,6 +13,7 @@
 
 #include "engine/cuda/cuda_backend.hpp"
 #include "envs/registry.hpp"
+#include "tools/cli_args.hpp"
 
 namespace {
 
@@ -106,14 +107,6 @@ void startup(const Args& a) {
     std::fflush(stdout);
 }
 
-std::vector<uint32_t> parse_list(const std::string& s) {
-    std::vector<uint32_t> out;
-    std::stringstream in(s);
-    std::string item;
-    while (std::getline(in, item, ',')) out.push_back(uint32_t(std::stoul(item)));
-    return out;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -122,8 +115,8 @@ int main(int argc, char** argv) {
         std::string s = argv[i];
         auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
         if (s == "--env") a.env = next();
-        else if (s == "--worlds") a.worlds = parse_list(next());
-        else if (s == "--steps") a.steps = uint32_t(std::stoul(next()));
+        else if (s == "--worlds") a.worlds = orrery::cli::parse_u32_list(s, next());
+        else if (s == "--steps") a.steps = orrery::cli::parse_u32(s, next());
         else if (s == "--startup-only") a.startup_only = true;
         else if (s == "--print-source") a.print_source = true;
         else if (s == "--per-node") a.per_node = true;
