@@ -192,6 +192,15 @@ uint32_t VulkanContext::memory_type(uint32_t bits, VkMemoryPropertyFlags props) 
     throw Error("Vulkan: no memory type with the properties the renderer needs");
 }
 
+VkDeviceMemory VulkanContext::allocate(const VkMemoryRequirements& req, VkMemoryPropertyFlags props) const {
+    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+    ai.allocationSize = req.size;
+    ai.memoryTypeIndex = memory_type(req.memoryTypeBits, props);
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    ORRERY_VK(vkAllocateMemory(device_, &ai, nullptr, &memory));
+    return memory;
+}
+
 Buffer VulkanContext::create_buffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags props) const {
     Buffer b;
     b.size = size;
@@ -201,10 +210,7 @@ Buffer VulkanContext::create_buffer(VkDeviceSize size, VkBufferUsageFlags usage,
     ORRERY_VK(vkCreateBuffer(device_, &ci, nullptr, &b.buffer));
     VkMemoryRequirements req;
     vkGetBufferMemoryRequirements(device_, b.buffer, &req);
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = memory_type(req.memoryTypeBits, props);
-    ORRERY_VK(vkAllocateMemory(device_, &ai, nullptr, &b.memory));
+    b.memory = allocate(req, props);
     ORRERY_VK(vkBindBufferMemory(device_, b.buffer, b.memory, 0));
     if (props & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) ORRERY_VK(vkMapMemory(device_, b.memory, 0, size, 0, &b.mapped));
     return b;
@@ -231,10 +237,7 @@ Image VulkanContext::create_image(uint32_t w, uint32_t h, VkFormat format, VkIma
     ORRERY_VK(vkCreateImage(device_, &ci, nullptr, &im.image));
     VkMemoryRequirements req;
     vkGetImageMemoryRequirements(device_, im.image, &req);
-    VkMemoryAllocateInfo ai{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    ai.allocationSize = req.size;
-    ai.memoryTypeIndex = memory_type(req.memoryTypeBits, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
-    ORRERY_VK(vkAllocateMemory(device_, &ai, nullptr, &im.memory));
+    im.memory = allocate(req, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
     ORRERY_VK(vkBindImageMemory(device_, im.image, im.memory, 0));
     VkImageViewCreateInfo vi{VK_STRUCTURE_TYPE_IMAGE_VIEW_CREATE_INFO};
     vi.image = im.image;

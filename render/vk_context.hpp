@@ -79,6 +79,8 @@ class VulkanContext {
 
   private:
     uint32_t memory_type(uint32_t bits, VkMemoryPropertyFlags props) const;
+    /// Device memory meeting `req` with `props` (a buffer's or an image's).
+    VkDeviceMemory allocate(const VkMemoryRequirements& req, VkMemoryPropertyFlags props) const;
     void create_instance(const VulkanOptions& opts);
     void pick_device(const VulkanOptions& opts);
     void release();
