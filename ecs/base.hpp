@@ -127,6 +127,50 @@ ORRERY_HD inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
 #endif
 }
 
+namespace detail {
+/// Lane `lane` of `lanes`: bytes before dst's first U boundary and after its
+/// last, then the U-sized pieces between, each lane taking every lanes-th.
+template <class U, class Fn> ORRERY_HD void lane_pieces(uint8_t* dst, size_t n, uint32_t lane, uint32_t lanes, Fn fn) {
+    constexpr size_t k = sizeof(U);
+    size_t head = (k - size_t(dst) % k) % k;
+    if (head > n) head = n;
+    size_t body = (n - head) / k;
+    for (size_t i = lane; i < head; i += lanes) fn(i, 1);
+    for (size_t i = lane; i < body; i += lanes) fn(head + i * k, k);
+    for (size_t i = head + body * k + lane; i < n; i += lanes) fn(i, 1);
+}
+} // namespace detail
+
+/// Lane `lane` of `lanes`'s share of fill_bytes(p, v, n): all lanes together
+/// fill the n bytes, each piece as wide as the address allows (16 bytes on the
+/// GPU between the first and last 16-byte boundary).
+ORRERY_HD inline void fill_bytes_lanes(uint8_t* p, uint8_t v, size_t n, uint32_t lane, uint32_t lanes) {
+    if (lanes == 1) return fill_bytes(p, v, n);
+    const uint32_t word = 0x01010101u * v;
+    detail::lane_pieces<detail::Bytes16>(p, n, lane, lanes, [&](size_t at, size_t k) {
+        if (k == 16) *reinterpret_cast<detail::Bytes16*>(p + at) = detail::Bytes16{{word, word, word, word}};
+        else p[at] = v;
+    });
+}
+
+/// Lane `lane` of `lanes`'s share of copy_bytes(dst, src, n): pieces of 16, 8,
+/// 4 or 1 bytes as the two addresses' alignment to each other allows.
+ORRERY_HD inline void copy_bytes_lanes(uint8_t* dst, const uint8_t* src, size_t n, uint32_t lane, uint32_t lanes) {
+    if (lanes == 1) return copy_bytes(dst, src, n);
+    const size_t apart = size_t(dst) - size_t(src);
+    auto copy = [&](auto unit) {
+        using U = decltype(unit);
+        detail::lane_pieces<U>(dst, n, lane, lanes, [&](size_t at, size_t k) {
+            if (k == sizeof(U)) *reinterpret_cast<U*>(dst + at) = *reinterpret_cast<const U*>(src + at);
+            else dst[at] = src[at];
+        });
+    };
+    if (apart % 16 == 0) copy(detail::Bytes16{});
+    else if (apart % 8 == 0) copy(detail::Bytes8{});
+    else if (apart % 4 == 0) copy(uint32_t{});
+    else copy(uint8_t{});
+}
+
 template <class T> ORRERY_HD constexpr T min_of(T a, T b) { return a < b ? a : b; }
 template <class T> ORRERY_HD constexpr T max_of(T a, T b) { return a < b ? b : a; }
 

@@ -65,6 +65,9 @@ static_assert(sizeof(WorldMeta) == 24, "WorldMeta is checkpointed byte for byte"
 enum WorldFlag : uint32_t {
     kSkipStep = 1u,  ///< this step reset the world: env step systems do not run
     kResetting = 2u, ///< the world is being reset in this step: init systems run
+    /// An entity was created or destroyed since the world's last destruction
+    /// barrier: only then has the barrier work to do (it is idempotent otherwise).
+    kEntitiesChanged = 4u,
 };
 
 /// Every column and counter of a simulator, in one backend's memory space.
@@ -161,6 +164,7 @@ class WorldView {
         if (!valid(e)) return false;
         const ArchetypeTable& t = s_->tables[e.archetype()];
         t.doomed[slot(t, e.row())] = 1;
+        s_->meta[world_].flags |= kEntitiesChanged;
         return true;
     }
 
@@ -203,6 +207,7 @@ class WorldView {
 
 ORRERY_HD inline Entity WorldView::create_in(uint32_t arch) const {
     const ArchetypeTable& t = s_->tables[arch];
+    s_->meta[world_].flags |= kEntitiesChanged; // even on overflow: the barrier clamps high_water
     int32_t top = atomic_sub(&t.free_top[world_], 1);
     uint32_t row;
     if (top > 0) {
@@ -233,6 +238,10 @@ ORRERY_HD inline Entity WorldView::create_in(uint32_t arch) const {
 /// generation so old handles go stale) and rebuilds the free list, lowest row on
 /// top, so allocation order is deterministic.
 ORRERY_HD inline void apply_destroys(const Storage& s, uint32_t w) {
+    // Nothing created or destroyed since the last barrier: it would rewrite the
+    // same free lists and counts, so skip the walk over every row.
+    if (!(s.meta[w].flags & kEntitiesChanged)) return;
+    s.meta[w].flags &= ~uint32_t(kEntitiesChanged);
     for (uint32_t a = 0; a < s.num_archetypes; ++a) {
         const ArchetypeTable& t = s.tables[a];
         uint32_t base = w * t.capacity;

@@ -15,6 +15,7 @@ enum class NodeKind : uint8_t {
     kPerWorld,      ///< F(Ctx&) once per world
     kPerEntity,     ///< F(Ctx&, components...) per live entity having those components
     kApplyDestroys, ///< built-in destruction barrier
+    kPerWorldLanes, ///< F(Ctx&, lane, lanes) per world, its lanes possibly at once
 };
 
 /// Which part of a step a node belongs to. kReobserve is the observe list run a
@@ -116,6 +117,12 @@ ORRERY_HD void each_entity(void (*f)(Ctx&, Ps...), const Storage& s, uint32_t w)
 template <auto F> ORRERY_HD void run_world(const Storage& s, uint32_t w) {
     Ctx ctx(s, w);
     F(ctx);
+}
+
+/// Runs lane `lane` of `lanes` of per-world lane system F on world w.
+template <auto F> ORRERY_HD void run_world_lane(const Storage& s, uint32_t w, uint32_t lane, uint32_t lanes) {
+    Ctx ctx(s, w);
+    F(ctx, lane, lanes);
 }
 
 /// Runs per-entity system F over every live entity of world w whose archetype

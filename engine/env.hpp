@@ -18,8 +18,9 @@
 
 namespace orrery {
 
-/// Runs one node over the worlds in [begin, end) where `phase` is active.
-using CpuNodeFn = void (*)(const Storage&, uint32_t begin, uint32_t end, Phase phase);
+/// Runs one node over the worlds in [begin, end) where `phase` is active; a
+/// lane node runs as `lanes` lanes, one after another.
+using CpuNodeFn = void (*)(const Storage&, uint32_t begin, uint32_t end, Phase phase, uint32_t lanes);
 
 /// A system as the task graph sees it: its name (the C++ function name, used by
 /// the megakernel generator) and its CPU entry point.
@@ -33,15 +34,20 @@ struct SystemRef {
 };
 
 namespace detail {
-template <auto F> void cpu_world_node(const Storage& s, uint32_t b, uint32_t e, Phase p) {
+template <auto F> void cpu_world_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p)) run_world<F>(s, w);
 }
-template <auto F> void cpu_each_node(const Storage& s, uint32_t b, uint32_t e, Phase p) {
+template <auto F> void cpu_each_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p)) run_each<F>(s, w);
 }
-inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p) {
+template <auto F> void cpu_lanes_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes) {
+    for (uint32_t w = b; w < e; ++w)
+        if (phase_active(s, w, p))
+            for (uint32_t lane = 0; lane < lanes; ++lane) run_world_lane<F>(s, w, lane, lanes);
+}
+inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p)) apply_destroys(s, w);
 }
@@ -52,6 +58,19 @@ template <auto F> const char* system_signature() { return __PRETTY_FUNCTION__; }
 #define ORRERY_PER_WORLD(fn)                                                                       \
     ::orrery::SystemRef {                                                                          \
         #fn, ::orrery::NodeKind::kPerWorld, &::orrery::detail::cpu_world_node<&fn>,                 \
+            &::orrery::detail::system_signature<&fn>                                               \
+    }
+/// A per-world system split into lanes: `void fn(orrery::Ctx&, uint32_t lane,
+/// uint32_t lanes)` does lane `lane`'s share of the world's work (cells lane,
+/// lane + lanes, ...). The engine picks `lanes` (the GPU's staged megakernel
+/// gives a world the block's spare threads and runs its lanes at once; the CPU
+/// runs one lane unless SimOptions::cpu_lanes says otherwise), so the result
+/// must not depend on it: a lane writes only bytes no other lane of the node
+/// reads or writes. Use it for wide, independent work such as building an
+/// observation; anything serial belongs in a per-world system before it.
+#define ORRERY_PER_WORLD_LANES(fn)                                                                 \
+    ::orrery::SystemRef {                                                                          \
+        #fn, ::orrery::NodeKind::kPerWorldLanes, &::orrery::detail::cpu_lanes_node<&fn>,            \
             &::orrery::detail::system_signature<&fn>                                               \
     }
 /// A per-entity system: `void fn(orrery::Ctx&, A&, const B&, orrery::Array<C>, ...)`.
@@ -112,8 +131,13 @@ struct NodeSpec {
 
 /// What a step does to an exported output's previous contents.
 enum class Output : uint8_t {
-    kKept,             ///< systems may read it or write only part of it
-    kRewrittenEachStep ///< the observe nodes write all of it, for every world, every step
+    kKept,              ///< systems may read it or write only part of it
+    kRewrittenEachStep, ///< the observe nodes write all of it, for every world, every step
+    /// The engine zeroes it in every world whose observe nodes are about to run
+    /// (each step, and on reset); the observe nodes then write only its non-zero
+    /// elements. For sparse encodings (one-hot grids): the clearing is spread
+    /// over the GPU block's threads instead of lengthening one world's thread.
+    kClearedEachStep,
 };
 
 /// A tensor the env shares with its users: a whole column, [worlds, capacity, dims...].
@@ -122,7 +146,7 @@ struct ExportSpec {
     uint32_t archetype;
     uint32_t component;
     bool input;                    ///< written by the user (actions), read by systems
-    Output output = Output::kKept; ///< kRewrittenEachStep: the GPU step does not load it first
+    Output output = Output::kKept; ///< not kKept: the GPU step does not load it first
 };
 
 /// Node handle returned by EnvSpec::add, used to state dependencies.
@@ -181,6 +205,8 @@ class EnvSpec {
     /// contents are never read: a GPU step then skips loading them (for an
     /// observation, most of a step's memory traffic). The GPU parity tests
     /// catch a wrong declaration: the step would see zeros instead.
+    /// Output::kClearedEachStep goes further: the engine zeroes it before the
+    /// observe nodes run, and they write only its non-zero elements.
     template <class A, class T> void export_output(std::string name, Output output = Output::kKept) {
         static_assert(has_component<A, T>, "archetype lacks this component");
         static_assert(detail::HasElement<T>::value, "exported components declare `using Element = ...;`");

@@ -179,23 +179,39 @@ void append_phase(std::vector<Op>& ops, const EnvSpec& spec, Phase list, Phase r
 }
 } // namespace
 
+std::vector<ClearedOutput> cleared_output_table(const EnvSpec& spec) {
+    std::vector<ClearedOutput> out;
+    for (const ExportSpec& e : spec.exports()) {
+        if (e.input || e.output != Output::kClearedEachStep) continue;
+        uint32_t rows = spec.archetype_specs()[e.archetype].capacity;
+        out.push_back({e.archetype, e.component, rows * spec.component_specs()[e.component].row_bytes});
+    }
+    return out;
+}
+
 Plan make_plan(const EnvSpec& spec, AutoReset mode, bool random_inputs) {
     Plan p;
+    // Outputs the engine zeroes just before the observe nodes that rebuild them.
+    const bool clears = !cleared_output_table(spec).empty();
+    auto observe = [&](std::vector<Op>& ops, Phase run_as) {
+        if (clears) ops.push_back({OpKind::kClearOutputs, nullptr, run_as});
+        append_phase(ops, spec, Phase::kObserve, run_as, false);
+    };
     p.autoreset = mode;
     p.step.push_back({OpKind::kBeginStep});
     if (random_inputs) p.step.push_back({OpKind::kRandomInputs});
     append_phase(p.step, spec, Phase::kInit, Phase::kInit, true);
     append_phase(p.step, spec, Phase::kStep, Phase::kStep, true);
     p.step.push_back({OpKind::kEndStep});
-    append_phase(p.step, spec, Phase::kObserve, Phase::kObserve, false);
+    observe(p.step, Phase::kObserve);
     if (mode == AutoReset::kSameStep) {
         p.step.push_back({OpKind::kFinishSameStep});
         append_phase(p.step, spec, Phase::kInit, Phase::kInit, true);
-        append_phase(p.step, spec, Phase::kObserve, Phase::kReobserve, false);
+        observe(p.step, Phase::kReobserve);
     }
     p.reset.push_back({OpKind::kBeginRequestedReset});
     append_phase(p.reset, spec, Phase::kInit, Phase::kInit, true);
-    append_phase(p.reset, spec, Phase::kObserve, Phase::kReobserve, false);
+    observe(p.reset, Phase::kReobserve);
     return p;
 }
 

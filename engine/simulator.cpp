@@ -70,7 +70,7 @@ bool Backend::poll_snapshot(std::vector<uint8_t>& out) {
 std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
                                       const StorageLayout& layout, const SimOptions& opts) {
     const std::string& d = opts.device;
-    if (d == "cpu") return std::make_unique<CpuBackend>(spec, plan, layout, opts.threads);
+    if (d == "cpu") return std::make_unique<CpuBackend>(spec, plan, layout, opts.threads, opts.cpu_lanes);
 #if defined(ORRERY_WITH_CUDA)
     if (!g_cuda_factory) register_cuda_backend(); // explicit: static initialisers in static libraries get dropped
 #endif
@@ -84,7 +84,7 @@ std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
         } else {
             std::fprintf(stderr, "orrery: device='auto': this build has no CUDA backend; using the CPU\n");
         }
-        return std::make_unique<CpuBackend>(spec, plan, layout, opts.threads);
+        return std::make_unique<CpuBackend>(spec, plan, layout, opts.threads, opts.cpu_lanes);
     }
     if (d.rfind("cuda", 0) == 0) {
         int index = cuda_index(d);

@@ -28,6 +28,10 @@ struct SimOptions {
     /// smoke runs: no host traffic per step). The values are readable afterwards
     /// in the input tensors and are the same on every backend.
     bool random_inputs = false;
+    /// CPU: lanes each ORRERY_PER_WORLD_LANES node runs as, one after another.
+    /// A lane system's result must not depend on its lane count; tests set this
+    /// above 1 to check that on the CPU (the GPU gives a world up to 16 lanes).
+    uint32_t cpu_lanes = 1;
 };
 
 /// An exported tensor: dense, row-major, at a fixed address for the simulator's life.
@@ -76,6 +80,9 @@ Plan make_plan(const EnvSpec& spec, AutoReset mode, bool random_inputs = false);
 /// The ranged integer inputs of `spec`, in input_ranges() order, as
 /// draw_random_inputs reads them. Throws if a range is wider than 2^32 values.
 std::vector<RandomInput> random_input_table(const EnvSpec& spec);
+
+/// The outputs of `spec` declared Output::kClearedEachStep, as clear_outputs reads them.
+std::vector<ClearedOutput> cleared_output_table(const EnvSpec& spec);
 
 /// A per-world region of storage: `count` bytes at base + world * count.
 struct Region {

@@ -21,7 +21,7 @@ ORRERY_HD inline void begin_world_reset(const Storage& s, uint32_t w, uint32_t e
     WorldMeta& m = s.meta[w];
     m.episode = episode;
     m.step = 0;
-    m.flags = kResetting | kSkipStep;
+    m.flags = kResetting | kSkipStep | kEntitiesChanged;
     s.terminated[w] = 0;
     s.truncated[w] = 0;
 }
@@ -30,14 +30,14 @@ ORRERY_HD inline void begin_world_reset(const Storage& s, uint32_t w, uint32_t e
 /// starts the reset of worlds that finished in the previous step.
 ORRERY_HD inline void begin_step(const Storage& s, uint32_t w, AutoReset mode) {
     s.errors[w] = 0;
-    s.meta[w].flags = 0;
+    s.meta[w].flags &= kEntitiesChanged; // pending entity changes still need their barrier
     bool done = s.terminated[w] || s.truncated[w];
     if (done && mode == AutoReset::kNextStep) {
         begin_world_reset(s, w, s.meta[w].episode + 1);
         return;
     }
     if (done && mode == AutoReset::kDisabled) {
-        s.meta[w].flags = kSkipStep; // a finished world waits for reset()
+        s.meta[w].flags = kSkipStep | (s.meta[w].flags & kEntitiesChanged); // waits for reset()
         return;
     }
     s.terminated[w] = 0;
@@ -64,18 +64,18 @@ ORRERY_HD inline void finish_same_step(const Storage& s, uint32_t w) {
     begin_world_reset(s, w, s.meta[w].episode + 1);
     s.terminated[w] = term; // the step still reports how the episode ended
     s.truncated[w] = trunc;
-    s.meta[w].flags = kResetting;
+    s.meta[w].flags = kResetting | kEntitiesChanged;
 }
 
 /// First op of a reset pass: resets the worlds whose reset_request is set
 /// (1: next episode, 2: episode 0 of a new seed already written to meta).
 ORRERY_HD inline void begin_requested_reset(const Storage& s, uint32_t w) {
     uint8_t request = s.reset_request[w];
-    s.meta[w].flags = 0;
+    s.meta[w].flags &= kEntitiesChanged;
     if (!request) return;
     s.errors[w] = 0;
     begin_world_reset(s, w, request == 2 ? 0 : s.meta[w].episode + 1, request == 2);
-    s.meta[w].flags = kResetting;
+    s.meta[w].flags = kResetting | kEntitiesChanged;
     s.reset_request[w] = 0;
 }
 
@@ -103,13 +103,38 @@ ORRERY_HD inline void draw_random_inputs(const Storage& s, uint32_t w, const Ran
         uint32_t span = uint32_t(r.hi - r.lo + 1);
         for (uint32_t k = 0; k < r.elements; ++k) {
             uint64_t v = uint64_t(r.lo + int64_t(rng.below(span)));
-            uint8_t* p = base + size_t(k) * r.elem_bytes;
-            for (uint32_t b = 0; b < r.elem_bytes; ++b) p[b] = uint8_t(v >> (8 * b));
+            uint8_t* p = base + size_t(k) * r.elem_bytes; // aligned to its width: columns are
+            switch (r.elem_bytes) {
+            case 1: *p = uint8_t(v); break;
+            case 2: *reinterpret_cast<uint16_t*>(p) = uint16_t(v); break;
+            case 4: *reinterpret_cast<uint32_t*>(p) = uint32_t(v); break;
+            default: *reinterpret_cast<uint64_t*>(p) = v; break;
+            }
         }
     }
 }
 
+/// An output declared Output::kClearedEachStep: one world's span of it is
+/// `bytes_per_world` contiguous bytes (capacity rows) of its column.
+struct ClearedOutput {
+    uint32_t archetype, component, bytes_per_world;
+};
+
+/// Lane `lane` of `lanes`'s share of zeroing world w's cleared outputs, before
+/// its observe nodes run.
+ORRERY_HD inline void clear_outputs(const Storage& s, uint32_t w, const ClearedOutput* out, uint32_t n, uint32_t lane,
+                                    uint32_t lanes) {
+    for (uint32_t i = 0; i < n; ++i) {
+        const ClearedOutput& c = out[i];
+        fill_bytes_lanes(s.tables[c.archetype].columns[c.component] + size_t(w) * c.bytes_per_world, 0,
+                         c.bytes_per_world, lane, lanes);
+    }
+}
+
 /// The engine ops that sit between env nodes in a pass over the worlds.
-enum class OpKind : uint8_t { kBeginStep, kRandomInputs, kEndStep, kFinishSameStep, kBeginRequestedReset, kNode };
+/// kClearOutputs runs in the worlds where its phase (kObserve or kReobserve) is active.
+enum class OpKind : uint8_t {
+    kBeginStep, kRandomInputs, kEndStep, kFinishSameStep, kBeginRequestedReset, kClearOutputs, kNode
+};
 
 } // namespace orrery

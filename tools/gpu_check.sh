@@ -5,6 +5,7 @@
 #
 #   tools/gpu_check.sh            # everything
 #   STAGES="build test" tools/gpu_check.sh
+#   stages: build test sanitize bench sweep profile hotspots python watch
 #
 # Build dependencies the machine may lack (GoogleTest, nlohmann_json, zlib) are
 # taken from .gpu_deps/ when present (made by tools/make_gpu_deps.sh on a
@@ -164,37 +165,54 @@ stage_watch() {
     note "watch: $(elapsed "$t0")"
 }
 
+stage_python() {
+    # The Python package on the GPU: a real pip install of this tree (no build
+    # isolation: the GPU machine has no internet, so pybind11 and
+    # scikit-build-core must already be there) and the whole pytest suite.
+    local t0; t0=$(date +%s)
+    note "== python: pip install . and pytest tests/python"
+    (cd "$ROOT" && CMAKE_PREFIX_PATH="$ROOT/.gpu_deps/prefix" CMAKE_BUILD_PARALLEL_LEVEL=$JOBS PIP_BREAK_SYSTEM_PACKAGES=1 \
+        python3 -m pip install --no-build-isolation --no-deps -q --config-settings=cmake.build-type=RelWithDebInfo . \
+            >"$OUT/python.log" 2>&1 &&
+        ORRERY_CACHE_DIR=/tmp/orrery_py_cache timeout "${PYTHON_TIMEOUT:-400}" \
+            python3 -m pytest -q -p no:cacheprovider tests/python >>"$OUT/python.log" 2>&1)
+    local rc=$?
+    note "python: $(grep -E '[0-9]+ (passed|failed)' "$OUT/python.log" | tail -1) rc=$rc ($(elapsed "$t0"))"
+    [ $rc -eq 0 ] || grep -E '^(FAILED|ERROR)' "$OUT/python.log" | head -20 | tee -a "$SUMMARY"
+    if [ $rc -ne 0 ]; then # a crash: where, in the smallest repro, with and without torch loaded first
+        for pre in "" "import torch; "; do
+            local py="${pre}import orrery; e = orrery.make('tag', num_worlds=4, device='cuda'); e.reset(); print('made', e.device)"
+            note "repro: $py"
+            (cd /tmp && ORRERY_VERBOSE=1 timeout 120 python3 -X faulthandler -c "$py") >>"$OUT/python_repro.log" 2>&1
+            note "  rc=$?"
+            if command -v gdb >/dev/null; then
+                (cd /tmp && timeout 180 gdb -q -batch -ex run -ex bt -ex "info sharedlibrary" --args python3 -c "$py") \
+                    >>"$OUT/python_repro.log" 2>&1
+            fi
+        done
+        grep -E "^#[0-9]+ " "$OUT/python_repro.log" | head -30 | tee -a "$SUMMARY"
+    fi
+    return $rc
+}
+
 stage_hotspots() {
     # Where one world's step spends its time at 1,024 worlds (the latency target):
-    # warp-stall samples per source line of the env and engine headers (the
-    # megakernel is compiled with -lineinfo; run from the repo root so ncu finds them).
+    # warp-stall samples per source line and per SASS instruction. The megakernel
+    # is compiled with -lineinfo from a fresh cache in the repo root, with its
+    # generated source dumped there, so ncu finds every file it names.
     local t0; t0=$(date +%s) rep="$OUT/hotspots"
-    note "== ncu source hotspots: one staged overcooked step, ${HOTSPOT_WORLDS:-1024} worlds"
-    (cd "$ROOT" && ncu --clock-control none --kernel-name regex:orrery_step --launch-skip 40 --launch-count 1 \
-        --section SourceCounters --section WarpStateStats --import-source yes -f -o "$rep" \
-        "$BUILD/engine/cuda/orrery_cuda_bench" --env overcooked --layout cramped_room \
-        --worlds "${HOTSPOT_WORLDS:-1024}" --steps 40 --only staged) >"$OUT/hotspots.log" 2>&1
-    (cd "$ROOT" && ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda) >"$OUT/hotspots.csv" 2>>"$OUT/hotspots.log"
-    python3 - "$OUT/hotspots.csv" <<'PY' | tee -a "$SUMMARY"
-import csv, sys
-rows = list(csv.reader(open(sys.argv[1], errors="replace")))
-head = next((i for i, r in enumerate(rows) if any("Stall" in c and "Sampling" in c for c in r)), None)
-if head is None:
-    print("hotspots: no stall-sampling column in the source page (see hotspots.log)")
-    sys.exit(0)
-cols = rows[head]
-stall = next(i for i, c in enumerate(cols) if "Stall" in c and "Sampling" in c and "All" in c) \
-    if any("All" in c for c in cols) else next(i for i, c in enumerate(cols) if "Stall" in c)
-src = next((i for i, c in enumerate(cols) if c.lower() in ("source", "cuda source")), 1)
-body = [r for r in rows[head + 1:] if len(r) > stall]
-def num(x):
-    try: return float(x.replace(",", ""))
-    except ValueError: return 0.0
-total = sum(num(r[stall]) for r in body) or 1.0
-for r in sorted(body, key=lambda r: -num(r[stall]))[:25]:
-    print(f"{100 * num(r[stall]) / total:5.1f}%  {r[0][:60]:60s} {r[src].strip()[:100]}")
-PY
-    note "hotspots: $(elapsed "$t0")"
+    note "== ncu source hotspots: one staged ${HOTSPOT_ENV:-overcooked} step, ${HOTSPOT_WORLDS:-1024} worlds"
+    (cd "$ROOT" && ORRERY_CACHE_DIR=$(mktemp -d) ORRERY_DUMP_SOURCE="$ROOT" \
+        ncu --clock-control none --kernel-name regex:orrery_step --launch-skip 40 --launch-count 1 \
+        --section SourceCounters --section WarpStateStats --section SpeedOfLight --import-source yes -f -o "$rep" \
+        "$BUILD/engine/cuda/orrery_cuda_bench" --env "${HOTSPOT_ENV:-overcooked}" ${HOTSPOT_ARGS:---layout cramped_room} \
+        --worlds "${HOTSPOT_WORLDS:-1024}" --steps 60 --only staged) >"$OUT/hotspots.log" 2>&1
+    (cd "$ROOT" && ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda) >"$OUT/hotspots_cuda.csv" 2>>"$OUT/hotspots.log"
+    (cd "$ROOT" && ncu -i "$rep.ncu-rep" --page source --csv --print-source sass) >"$OUT/hotspots_sass.csv" 2>>"$OUT/hotspots.log"
+    (cd "$ROOT" && ncu -i "$rep.ncu-rep" --page details) >"$OUT/hotspots_details.txt" 2>>"$OUT/hotspots.log"
+    grep -E "Duration|Warp Cycles Per Issued|Executed Ipc|Elapsed Cycles" "$OUT/hotspots_details.txt" | head -8 | tee -a "$SUMMARY"
+    note "hotspots: $(wc -l <"$OUT/hotspots_cuda.csv") source rows, $(wc -l <"$OUT/hotspots_sass.csv") sass rows ($(elapsed "$t0"))"
+    rm -f "$ROOT/orrery_kernels.cu"
 }
 
 machine_info
@@ -207,6 +225,7 @@ want sweep && stage_sweep
 want profile && stage_profile
 want hotspots && stage_hotspots
 want watch && stage_watch
+want python && { stage_python || status=1; }
 echo
 echo "==================== summary ===================="
 cat "$SUMMARY"

@@ -11,16 +11,16 @@
 
 namespace orrery {
 
-namespace {
-void run_ops(const Storage& s, const std::vector<Op>& ops, AutoReset mode, const std::vector<RandomInput>& random,
-             uint32_t b, uint32_t e) {
+void CpuBackend::run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e) const {
+    const Storage& s = storage_;
     for (const Op& op : ops) {
         switch (op.kind) {
         case OpKind::kBeginStep:
-            for (uint32_t w = b; w < e; ++w) begin_step(s, w, mode);
+            for (uint32_t w = b; w < e; ++w) begin_step(s, w, mode_);
             break;
         case OpKind::kRandomInputs:
-            for (uint32_t w = b; w < e; ++w) draw_random_inputs(s, w, random.data(), uint32_t(random.size()));
+            for (uint32_t w = b; w < e; ++w)
+                draw_random_inputs(s, w, random_inputs_.data(), uint32_t(random_inputs_.size()));
             break;
         case OpKind::kEndStep:
             for (uint32_t w = b; w < e; ++w) end_step(s, w);
@@ -31,15 +31,20 @@ void run_ops(const Storage& s, const std::vector<Op>& ops, AutoReset mode, const
         case OpKind::kBeginRequestedReset:
             for (uint32_t w = b; w < e; ++w) begin_requested_reset(s, w);
             break;
-        case OpKind::kNode: op.node->system.cpu(s, b, e, op.phase); break;
+        case OpKind::kClearOutputs:
+            for (uint32_t w = b; w < e; ++w)
+                if (phase_active(s, w, op.phase)) clear_outputs(s, w, cleared_.data(), uint32_t(cleared_.size()), 0, 1);
+            break;
+        case OpKind::kNode: op.node->system.cpu(s, b, e, op.phase, lanes_); break;
         }
     }
 }
-} // namespace
 
-CpuBackend::CpuBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout,
-                       uint32_t threads)
-    : pool_(threads), mode_(plan.autoreset), random_inputs_(random_input_table(spec)) {
+CpuBackend::CpuBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, uint32_t threads,
+                       uint32_t lanes)
+    : pool_(threads), mode_(plan.autoreset), random_inputs_(random_input_table(spec)),
+      cleared_(cleared_output_table(spec)), lanes_(lanes) {
+    if (lanes == 0) throw Error("cpu_lanes is 0; expected at least 1");
     // 64-byte aligned and zeroed: every column starts on a cache line.
     size_t bytes = (layout.total_bytes + 63) / 64 * 64;
     memory_ = static_cast<uint8_t*>(std::aligned_alloc(64, bytes ? bytes : 64));
@@ -64,7 +69,7 @@ void CpuBackend::run(const std::vector<Op>& ops) {
     pool_.parallel_for(chunks, [&](uint32_t c) {
         uint32_t b = c * chunk_;
         uint32_t e = std::min(num_worlds_, b + chunk_);
-        run_ops(storage_, ops, mode_, random_inputs_, b, e);
+        run_ops(ops, b, e);
     });
 }
 

@@ -10,7 +10,9 @@ namespace orrery {
 
 class CpuBackend final : public Backend {
   public:
-    CpuBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, uint32_t threads);
+    /// `lanes`: how many lanes each ORRERY_PER_WORLD_LANES node runs as (SimOptions::cpu_lanes).
+    CpuBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, uint32_t threads,
+               uint32_t lanes = 1);
     ~CpuBackend() override;
 
     DeviceKind device() const override { return DeviceKind::kCpu; }
@@ -23,9 +25,14 @@ class CpuBackend final : public Backend {
     void synchronize() override {}
 
   private:
+    /// Runs `ops` in order over the worlds [b, e).
+    void run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e) const;
+
     ThreadPool pool_;
     AutoReset mode_;
     std::vector<RandomInput> random_inputs_; ///< for OpKind::kRandomInputs
+    std::vector<ClearedOutput> cleared_;     ///< for OpKind::kClearOutputs
+    uint32_t lanes_ = 1;
     uint8_t* memory_ = nullptr;
     std::vector<uint8_t> config_;
     Storage storage_;

@@ -28,6 +28,21 @@ std::string element_type(DType t) {
     return "orrery::" + n + "_t";
 }
 
+/// Ops whose work the staged megakernel spreads over the block's threads.
+bool is_lane_op(const Op& op) {
+    return op.kind == OpKind::kClearOutputs ||
+           (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldLanes);
+}
+
+/// The call that runs lane `lane` of `lanes` of a lane op on world `w`.
+std::string lane_call(const Op& op, const std::string& w, const std::string& lane, const std::string& lanes) {
+    if (op.kind == OpKind::kClearOutputs)
+        return "orrery::clear_outputs(s, " + w + ", orrery_cleared_outputs, ORRERY_NUM_CLEARED_OUTPUTS, " + lane +
+               ", " + lanes + ");";
+    return "orrery::run_world_lane<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " + lane + ", " +
+           lanes + ");";
+}
+
 std::string op_statement(const Op& op, AutoReset mode, bool step_pass) {
     switch (op.kind) {
     case OpKind::kBeginStep:
@@ -38,12 +53,16 @@ std::string op_statement(const Op& op, AutoReset mode, bool step_pass) {
     case OpKind::kEndStep: return "orrery::end_step(s, w);";
     case OpKind::kFinishSameStep: return "orrery::finish_same_step(s, w);";
     case OpKind::kBeginRequestedReset: return "orrery::begin_requested_reset(s, w);";
+    case OpKind::kClearOutputs:
+        return std::string("if (orrery::phase_active(s, w, orrery::Phase::") + phase_name(op.phase) + ")) " +
+               lane_call(op, "w", "0", "1");
     case OpKind::kNode: break;
     }
     const SystemRef& sys = op.node->system;
     std::string call;
     if (sys.kind == NodeKind::kApplyDestroys) call = "orrery::apply_destroys(s, w);";
     else if (sys.kind == NodeKind::kPerWorld) call = "orrery::run_world<&" + qualified_system_name(sys) + ">(s, w);";
+    else if (sys.kind == NodeKind::kPerWorldLanes) call = lane_call(op, "w", "0", "1"); // one thread, every lane
     else call = "orrery::run_each<&" + qualified_system_name(sys) + ">(s, w);";
     return std::string("if (orrery::phase_active(s, w, orrery::Phase::") + phase_name(op.phase) + ")) " + call +
            " // " + sys.name;
@@ -225,11 +244,12 @@ const char* kStagedHead = R"(() {
     const unsigned count = min(orrery_stage_plan.worlds_per_block, total - first);
     const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count, ORRERY_STEP_PASS);
     const orrery::uint32_t w = threadIdx.x;
-    if (w < count) {
+    // Lane ops give each world `lanes` of the block's threads.
+    const unsigned lanes = blockDim.x / orrery_stage_plan.worlds_per_block;
+    (void)lanes;
 )";
 
-const char* kStagedTail = R"(    }
-    __syncthreads();
+const char* kStagedTail = R"(    __syncthreads();
     orrery_stage<false>(orrery_smem, first, count);
 }
 )";
@@ -279,8 +299,23 @@ void emit_random_input_table(std::ostringstream& out, const EnvSpec& spec) {
     out << "};\n";
 }
 
+/// The table clear_outputs reads (Output::kClearedEachStep), as a __constant__ array.
+void emit_cleared_output_table(std::ostringstream& out, const EnvSpec& spec) {
+    std::vector<ClearedOutput> table = cleared_output_table(spec);
+    out << "\n#define ORRERY_NUM_CLEARED_OUTPUTS " << table.size() << "u\n";
+    if (table.empty()) {
+        out << "__constant__ const orrery::ClearedOutput* orrery_cleared_outputs = nullptr;\n";
+        return;
+    }
+    out << "__constant__ orrery::ClearedOutput orrery_cleared_outputs[] = {\n";
+    for (const ClearedOutput& c : table)
+        out << "    {" << c.archetype << "u, " << c.component << "u, " << c.bytes_per_world << "u},\n";
+    out << "};\n";
+}
+
 void emit_input_helpers(std::ostringstream& out, const EnvSpec& spec) {
     emit_random_input_table(out, spec);
+    emit_cleared_output_table(out, spec);
     // Inputs are range-checked on the device (the host never reads them): a bad
     // value records kBadAction and the world does not step.
     out << "\n__device__ void orrery_check_inputs(const orrery::Storage& s, orrery::uint32_t w) {\n"
@@ -309,7 +344,25 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
         out << "\n#define ORRERY_STEP_PASS " << (step_pass ? "true" : "false") << "\n"
             << "extern \"C\" __global__ void __launch_bounds__(" << kStageThreads << ", " << kStageMinBlocks << ") "
             << staged << kStagedHead;
-        for (const Op& op : ops) out << "        " << op_statement(op, mode, step_pass) << "\n";
+        // Thread w runs world w's ops; a lane op runs on every thread (world
+        // i / lanes, lane i % lanes) between two barriers.
+        bool open = false;
+        for (const Op& op : ops) {
+            if (is_lane_op(op)) {
+                if (open) out << "    }\n";
+                open = false;
+                out << "    __syncthreads(); // " << (op.node ? op.node->system.name : "clear outputs") << ", in lanes\n"
+                    << "    for (unsigned i = threadIdx.x; i < count * lanes; i += blockDim.x)\n"
+                    << "        if (orrery::phase_active(s, i / lanes, orrery::Phase::" << phase_name(op.phase) << ")) "
+                    << lane_call(op, "i / lanes", "i % lanes", "lanes") << "\n"
+                    << "    __syncthreads();\n";
+                continue;
+            }
+            if (!open) out << "    if (w < count) {\n";
+            open = true;
+            out << "        " << op_statement(op, mode, step_pass) << "\n";
+        }
+        if (open) out << "    }\n";
         out << kStagedTail << "#undef ORRERY_STEP_PASS\n";
         return;
     }

@@ -50,7 +50,7 @@ struct StageRegion {
     unsigned long long flags; ///< kStageSkipLoadOnStep
 };
 /// The step pass does not load this region into shared memory (an output
-/// declared Output::kRewrittenEachStep, which the step writes in full).
+/// declared Output::kRewrittenEachStep or kClearedEachStep, which the step writes in full).
 inline constexpr unsigned long long kStageSkipLoadOnStep = 1;
 /// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
 /// for every world) is staged too, at shared offset `config_smem`.

@@ -203,7 +203,7 @@ struct StageInputs {
     StageInputs(const EnvSpec& spec, const StorageLayout& layout, const Storage& s) : regions(layout.regions(s)) {
         regions.push_back({s.reset_request, 1});
         for (const ExportSpec& e : spec.exports())
-            if (!e.input && e.output == Output::kRewrittenEachStep) skip.push_back(s.tables[e.archetype].columns[e.component]);
+            if (!e.input && e.output != Output::kKept) skip.push_back(s.tables[e.archetype].columns[e.component]);
     }
 };
 } // namespace

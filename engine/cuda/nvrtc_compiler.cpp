@@ -176,6 +176,13 @@ std::string run_nvrtc(const CompileRequest& req, const std::vector<Header>& head
         texts.push_back(h.text.c_str());
     }
     for (const std::string& o : options) opts.push_back(o.c_str());
+    // For profilers: the line info of the cubin names "orrery_kernels.cu" under
+    // the working directory; ORRERY_DUMP_SOURCE=DIR writes the source there.
+    if (const char* dir = std::getenv("ORRERY_DUMP_SOURCE"); dir && *dir) {
+        std::ofstream dump(std::string(dir) + "/orrery_kernels.cu", std::ios::binary);
+        dump << req.source;
+        if (!dump) std::fprintf(stderr, "orrery: could not write %s/orrery_kernels.cu (ORRERY_DUMP_SOURCE)\n", dir);
+    }
     nvrtcProgram prog = nullptr;
     ORRERY_NVRTC(api.nvrtcCreateProgram(&prog, req.source.c_str(), "orrery_kernels.cu", int(headers.size()),
                                         texts.data(), names.data()),

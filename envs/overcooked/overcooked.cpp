@@ -66,6 +66,7 @@ void fill_cells(Config& cfg, const Layout& L) {
         if (t == kPot) append(cfg.pot_cell, cfg.num_pots, c);
         else if (t == kCounter) append(cfg.counter_cell, cfg.num_counters, c);
         else if (t == kFloor) cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
+        if (t != kFloor) cfg.solid_cell[cfg.num_solid++] = uint8_t(c);
     }
 }
 
@@ -213,11 +214,13 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(start_kitchen));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(step_kitchen));
-    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe_kitchen));
+    // Both observe nodes spread over lanes (the GPU gives a world its block's spare threads).
+    auto observe = spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_kitchen));
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(mirror_kitchen), {observe});
 
     spec.export_input<Chef, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);
-    spec.export_output<Chef, Obs>("obs", Output::kRewrittenEachStep); // observe_kitchen writes all 26 planes
+    spec.export_output<Chef, Obs>("obs", Output::kClearedEachStep); // observe_kitchen writes the non-zero cells
     spec.export_output<Chef, Reward>("reward");
     spec.export_output<Chef, SparseReward>("sparse_r_by_agent");
     spec.export_output<Chef, ShapedReward>("shaped_r_by_agent");

@@ -39,6 +39,8 @@ struct Config {
     uint8_t pot_cell[kMaxPots];
     uint8_t counter_cell[kMaxCells];
     uint8_t floor_cell[kMaxCells];
+    uint16_t num_solid;            ///< cells that are not floor (the observation's terrain)
+    uint8_t solid_cell[kMaxCells];
 };
 
 struct Player { uint8_t cell, dir, held, pad; };    // per chef: position, facing, held item
@@ -269,51 +271,67 @@ ORRERY_HD inline void observe_item(uint8_t* obs, uint32_t plane, uint32_t cell, 
     }
 }
 
-ORRERY_HD inline void observe_pots(const Config& cfg, const Pots& pots, uint8_t* obs, uint32_t plane) {
-    for (uint32_t j = 0; j < cfg.num_pots; ++j) {
-        uint32_t soup = pots.soup[j], cell = cfg.pot_cell[j];
-        if (!soup) continue;
-        if (pot_idle(pots, j)) {
-            obs[16 * plane + cell] = uint8_t(onions_in(soup));
-            obs[17 * plane + cell] = uint8_t(tomatoes_in(soup));
-            continue;
+/// Pot j's layers at its cell: ingredients while idle; cooking ones, time left and done otherwise.
+ORRERY_HD inline void observe_pot(const Config& cfg, const Pots& pots, uint8_t* obs, uint32_t plane, uint32_t j) {
+    uint32_t soup = pots.soup[j], cell = cfg.pot_cell[j];
+    if (!soup) return;
+    if (pot_idle(pots, j)) {
+        obs[16 * plane + cell] = uint8_t(onions_in(soup));
+        obs[17 * plane + cell] = uint8_t(tomatoes_in(soup));
+        return;
+    }
+    obs[18 * plane + cell] = uint8_t(onions_in(soup));
+    obs[19 * plane + cell] = uint8_t(tomatoes_in(soup));
+    obs[20 * plane + cell] = uint8_t(cfg.cook_time[recipe_of(soup)] - (pots.tick[j] - 1));
+    obs[21 * plane + cell] = pot_ready(cfg, pots, j) ? 1 : 0;
+}
+
+/// Lossless 26-channel encoding per player, [26, H, W], the observer's layers
+/// first. The engine has zeroed both chefs' observations (Output::kClearedEachStep);
+/// this writes the non-zero cells: each lane takes every lanes-th of the solid
+/// cells (terrain, counter items, pots), then the chefs and the urgency plane,
+/// so lanes write disjoint bytes. Layers 10-25 go to chef 0 only;
+/// mirror_kitchen copies them to chef 1.
+ORRERY_SYSTEM void observe_kitchen(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t plane = cfg.num_cells;
+    uint8_t* obs[kNumPlayers] = {&chef_array<Obs>(ctx, 0)[0], &chef_array<Obs>(ctx, 1)[0]};
+    for (uint32_t t = lane; t < cfg.num_solid + kNumPlayers + 1u; t += lanes) {
+        if (t < cfg.num_solid) {
+            const uint32_t cell = cfg.solid_cell[t], tile = cfg.tile[cell];
+            obs[0][(9u + tile) * plane + cell] = 1;
+            if (tile == kCounter)
+                observe_item(obs[0], plane, cell, ctx.array_at<Counters>(archetype_id<Kitchen>, 0)[cfg.slot[cell]]);
+            else if (tile == kPot) observe_pot(cfg, ctx.single<Kitchen, Pots>(), obs[0], plane, cfg.slot[cell]);
+        } else if (t < cfg.num_solid + kNumPlayers) {
+            const uint32_t i = t - cfg.num_solid;
+            const Player& p = ctx.at<Chef, Player>(i);
+            observe_item(obs[0], plane, p.cell, p.held);
+            obs[i][0 * plane + p.cell] = 1;                 // as the observer
+            obs[i][(2u + p.dir) * plane + p.cell] = 1;
+            obs[1 - i][1 * plane + p.cell] = 1;             // as the other player
+            obs[1 - i][(6u + p.dir) * plane + p.cell] = 1;
+        } else {
+            int64_t left = int64_t(cfg.horizon) - int64_t(ctx.single<Kitchen, Clock>().timestep);
+            if (left < int64_t(kUrgencySteps)) fill_bytes(obs[0] + 25 * plane, 1, plane);
         }
-        obs[18 * plane + cell] = uint8_t(onions_in(soup));
-        obs[19 * plane + cell] = uint8_t(tomatoes_in(soup));
-        obs[20 * plane + cell] = uint8_t(cfg.cook_time[recipe_of(soup)] - (pots.tick[j] - 1));
-        obs[21 * plane + cell] = pot_ready(cfg, pots, j) ? 1 : 0;
     }
 }
 
-/// Writes the player layers (0-9) of `me` observing with `other`.
-ORRERY_HD inline void observe_players(uint8_t* obs, uint32_t plane, const Player& me, const Player& other) {
-    obs[0 * plane + me.cell] = 1;
-    obs[1 * plane + other.cell] = 1;
-    obs[(2 + me.dir) * plane + me.cell] = 1;
-    obs[(6 + other.dir) * plane + other.cell] = 1;
+/// Copies chef 0's shared layers (10-25) to chef 1, spread over the lanes.
+ORRERY_SYSTEM void mirror_kitchen(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+    const uint32_t plane = ctx.config<Config>().num_cells;
+    copy_bytes_lanes(&chef_array<Obs>(ctx, 1)[10 * plane], &chef_array<Obs>(ctx, 0)[10 * plane], 16 * plane, lane,
+                     lanes);
 }
 
-/// Lossless 26-channel encoding per player, [26, H, W], the observer's layers first.
-ORRERY_SYSTEM void observe_kitchen(Ctx& ctx) {
-    const Config& cfg = ctx.config<Config>();
-    const uint32_t plane = cfg.num_cells;
-    const Player& p0 = ctx.at<Chef, Player>(0);
-    const Player& p1 = ctx.at<Chef, Player>(1);
-    uint8_t* obs = &chef_array<Obs>(ctx, 0)[0];
-    fill_bytes(obs, 0, kNumChannels * plane);
-    for (uint32_t c = 0; c < plane; ++c)
-        if (cfg.tile[c] != kFloor) obs[(9u + cfg.tile[c]) * plane + c] = 1;
-    int64_t left = int64_t(cfg.horizon) - int64_t(ctx.single<Kitchen, Clock>().timestep);
-    if (left < int64_t(kUrgencySteps)) fill_bytes(obs + 25 * plane, 1, plane);
-    Array<Counters> counters = ctx.array_at<Counters>(archetype_id<Kitchen>, 0);
-    for (uint32_t k = 0; k < cfg.num_counters; ++k) observe_item(obs, plane, cfg.counter_cell[k], counters[k]);
-    observe_pots(cfg, ctx.single<Kitchen, Pots>(), obs, plane);
-    observe_item(obs, plane, p0.cell, p0.held);
-    observe_item(obs, plane, p1.cell, p1.held);
-    uint8_t* other = &chef_array<Obs>(ctx, 1)[0];
-    copy_bytes(other, obs, kNumChannels * plane);
-    observe_players(obs, plane, p0, p1);
-    observe_players(other, plane, p1, p0);
+/// The whole observation of one world outside a step (after a state is loaded):
+/// what the engine's clearing and the two observe nodes do in a step.
+ORRERY_HD inline void observe_world(Ctx& ctx) {
+    const uint32_t plane = ctx.config<Config>().num_cells;
+    for (uint32_t i = 0; i < kNumPlayers; ++i) fill_bytes(&chef_array<Obs>(ctx, i)[0], 0, kNumChannels * plane);
+    observe_kitchen(ctx, 0, 1);
+    mirror_kitchen(ctx, 0, 1);
 }
 
 // --- featurized observation (option featurized=1) -----------------------------

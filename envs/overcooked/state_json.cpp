@@ -216,7 +216,7 @@ void StateCodec::from_json(orrery::Ctx& ctx, const std::string& text) const {
     std::copy(counters.begin(), counters.end(), ctx.array_at<Counters>(orrery::archetype_id<Kitchen>, 0).data);
     ctx.single<Kitchen, Clock>().timestep = uint32_t(timestep);
     ctx.storage().truncated[ctx.world()] = timestep >= cfg.horizon; // as if a step had just reached it
-    observe_kitchen(ctx);
+    observe_world(ctx);
     if (featurized) observe_features(ctx);
 }
 

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <thread>
 
@@ -254,3 +255,24 @@ TEST(Spec, IncompleteTablesAreRejectedWithTheirName) {
 }
 
 } // namespace
+
+// fill_bytes_lanes / copy_bytes_lanes: every lane count, offset and length
+// covers exactly the bytes fill_bytes / copy_bytes would, nothing more.
+TEST(Bytes, LaneSharesFillAndCopyExactlyTheRange) {
+    alignas(16) uint8_t src[160], dst[160], want[160];
+    for (uint32_t i = 0; i < 160; ++i) src[i] = uint8_t(i * 7 + 3);
+    for (uint32_t lanes : {1u, 2u, 3u, 16u})
+        for (size_t at = 0; at < 20; ++at)
+            for (size_t from = 0; from < 20; from += 3)
+                for (size_t n : {size_t(0), size_t(1), size_t(15), size_t(16), size_t(33), size_t(100)}) {
+                    std::memset(dst, 0xAB, sizeof dst);
+                    std::memcpy(want, dst, sizeof dst);
+                    std::memcpy(want + at, src + from, n);
+                    for (uint32_t lane = 0; lane < lanes; ++lane)
+                        orrery::copy_bytes_lanes(dst + at, src + from, n, lane, lanes);
+                    ASSERT_EQ(0, std::memcmp(dst, want, sizeof dst)) << lanes << " lanes, at " << at << ", n " << n;
+                    std::memset(want + at, 5, n);
+                    for (uint32_t lane = 0; lane < lanes; ++lane) orrery::fill_bytes_lanes(dst + at, 5, n, lane, lanes);
+                    ASSERT_EQ(0, std::memcmp(dst, want, sizeof dst)) << lanes << " lanes, at " << at << ", n " << n;
+                }
+}

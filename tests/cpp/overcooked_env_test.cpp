@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -242,3 +243,39 @@ TEST(Overcooked, BadOptionsAreErrors) {
 }
 
 } // namespace
+
+// The observe nodes are lane systems: the GPU runs a world's lanes at once, up
+// to 16 of them. Run on the CPU as 1, 3 and 16 lanes (one after another), every
+// step's observation must be the same bytes, on a layout with soups, counters
+// and the urgency plane in play.
+TEST(Overcooked, ObservationDoesNotDependOnTheLaneCount) {
+    orrery::register_builtin_envs();
+    std::vector<std::unique_ptr<orrery::Simulator>> sims;
+    for (uint32_t lanes : {1u, 3u, 16u}) {
+        orrery::SimOptions o;
+        o.num_worlds = 8;
+        o.threads = 1;
+        o.cpu_lanes = lanes;
+        o.random_inputs = true; // the same draws in every simulator
+        sims.push_back(std::make_unique<orrery::Simulator>(
+            orrery::make_env_spec("overcooked", {{"layout", "counter_circuit_o_1order"}, {"horizon", "60"}}), o));
+        sims.back()->reset(7);
+    }
+    const size_t bytes = sims[0]->tensor("obs").bytes();
+    size_t nonzero = 0;
+    for (int step = 0; step < 300; ++step) {
+        for (auto& sim : sims) sim->step();
+        const uint8_t* want = static_cast<const uint8_t*>(sims[0]->tensor("obs").data);
+        for (size_t i = 0; i < bytes; ++i) nonzero += want[i] != 0;
+        for (size_t k = 1; k < sims.size(); ++k)
+            ASSERT_EQ(0, std::memcmp(want, sims[k]->tensor("obs").data, bytes)) << "lanes run " << k << ", step " << step;
+    }
+    EXPECT_GT(nonzero, 300u * 8 * 2 * 40); // terrain alone marks 40+ cells per chef
+    EXPECT_THROW(
+        {
+            orrery::SimOptions o;
+            o.cpu_lanes = 0;
+            orrery::Simulator bad(orrery::make_env_spec("overcooked", {}), o);
+        },
+        orrery::Error);
+}
