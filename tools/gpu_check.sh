@@ -179,18 +179,17 @@ stage_python() {
     local rc=$?
     note "python: $(grep -E '[0-9]+ (passed|failed)' "$OUT/python.log" | tail -1) rc=$rc ($(elapsed "$t0"))"
     [ $rc -eq 0 ] || grep -E '^(FAILED|ERROR)' "$OUT/python.log" | head -20 | tee -a "$SUMMARY"
-    if [ $rc -ne 0 ]; then # a crash: where, in the smallest repro, with and without torch loaded first
-        for pre in "" "import torch; "; do
-            local py="${pre}import orrery; e = orrery.make('tag', num_worlds=4, device='cuda'); e.reset(); print('made', e.device)"
-            note "repro: $py"
-            (cd /tmp && ORRERY_VERBOSE=1 timeout 120 python3 -X faulthandler -c "$py") >>"$OUT/python_repro.log" 2>&1
-            note "  rc=$?"
-            if command -v gdb >/dev/null; then
-                (cd /tmp && timeout 180 gdb -q -batch -ex run -ex bt -ex "info sharedlibrary" --args python3 -c "$py") \
-                    >>"$OUT/python_repro.log" 2>&1
-            fi
+    if [ $rc -ne 0 ]; then # a crash: where, in the smallest repro (no gdb here: tools/segv_backtrace.c)
+        gcc -shared -fPIC -O1 -o /tmp/orrery_segv.so "$ROOT/tools/segv_backtrace.c" -ldl
+        local py="import orrery; e = orrery.make('tag', num_worlds=4, device='cuda'); e.reset(); print('made', e.device)"
+        note "repro: $py"
+        (cd /tmp && ORRERY_VERBOSE=1 LD_PRELOAD=/tmp/orrery_segv.so timeout 120 python3 -c "$py") >"$OUT/python_repro.log" 2>&1
+        note "  rc=$?"
+        grep -E "^(segv_backtrace|frame)" "$OUT/python_repro.log" | head -24 | while read -r tag n lib off sym; do
+            local where=""
+            case "$lib" in *orrery*|*_core*) where=$(addr2line -f -C -i -e "$lib" "$off" 2>/dev/null | paste -sd' ' | cut -c1-220) ;; esac
+            note "  $tag $n $(basename "$lib" 2>/dev/null) $off $sym $where"
         done
-        grep -E "^#[0-9]+ " "$OUT/python_repro.log" | head -30 | tee -a "$SUMMARY"
     fi
     return $rc
 }
