@@ -5,6 +5,7 @@
 
 #include "engine/cuda/codegen.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace orrery::cuda {
@@ -43,11 +44,13 @@ std::string lane_call(const Op& op, const std::string& w, const std::string& lan
            lanes + ");";
 }
 
-std::string op_statement(const Op& op, AutoReset mode, bool step_pass) {
+/// `check_inputs`: the step pass range-checks the user's inputs (not when the
+/// step draws them itself, SimOptions::random_inputs).
+std::string op_statement(const Op& op, AutoReset mode, bool check_inputs) {
     switch (op.kind) {
     case OpKind::kBeginStep:
         return "orrery::begin_step(s, w, orrery::AutoReset(" + std::to_string(int(mode)) + "));" +
-               (step_pass ? " orrery_check_inputs(s, w);" : "");
+               (check_inputs ? " orrery_check_inputs(s, w);" : "");
     case OpKind::kRandomInputs:
         return "orrery::draw_random_inputs(s, w, orrery_random_input_table, ORRERY_NUM_RANDOM_INPUTS);";
     case OpKind::kEndStep: return "orrery::end_step(s, w);";
@@ -168,7 +171,17 @@ template <bool kIn> __device__ __forceinline__ void orrery_stage_full(unsigned c
     const unsigned nr = orrery_stage_plan.num_regions;
     const unsigned total = nr ? end[nr - 1] : 0;
     const unsigned long long block = blockIdx.x * (unsigned long long)orrery_stage_plan.worlds_per_block;
-    unsigned r = 0, start = 0;
+    // The region of this thread's first piece by binary search (a warp's threads
+    // read the same entries at first, so the constant cache broadcasts), then a
+    // walk forward: a linear walk from region 0 was most of a small block's
+    // copy instructions (docs/perf-notes.md, row 14).
+    unsigned r = 0, hi = nr ? nr - 1 : 0;
+    while (r < hi) {
+        const unsigned mid = (r + hi) / 2;
+        if (threadIdx.x >= end[mid]) r = mid + 1;
+        else hi = mid;
+    }
+    unsigned start = r ? end[r - 1] : 0;
     for (unsigned j0 = threadIdx.x; j0 < total; j0 += U * blockDim.x) {
         OrreryWide* dst[U];
         const OrreryWide* src[U];
@@ -331,11 +344,13 @@ void emit_input_helpers(std::ostringstream& out, const EnvSpec& spec) {
 void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mode, const char* pass,
                KernelForm form, std::vector<std::string>& names, std::string& staged) {
     bool step_pass = std::string(pass) == "step";
+    bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
+    bool check_inputs = step_pass && !draws;
     if (form == KernelForm::kDirect) {
         std::string name = std::string("orrery_") + pass;
         names.push_back(name);
         out << "\nextern \"C\" __global__ void " << name << kKernelHead;
-        for (const Op& op : ops) out << "    " << op_statement(op, mode, step_pass) << "\n";
+        for (const Op& op : ops) out << "    " << op_statement(op, mode, check_inputs) << "\n";
         out << "}\n";
         return;
     }
@@ -360,7 +375,7 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
             }
             if (!open) out << "    if (w < count) {\n";
             open = true;
-            out << "        " << op_statement(op, mode, step_pass) << "\n";
+            out << "        " << op_statement(op, mode, check_inputs) << "\n";
         }
         if (open) out << "    }\n";
         out << kStagedTail << "#undef ORRERY_STEP_PASS\n";
@@ -370,7 +385,7 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
         std::string name = std::string("orrery_") + pass + "_op" + std::to_string(i);
         names.push_back(name);
         out << "\nextern \"C\" __global__ void " << name << kKernelHead << "    "
-            << op_statement(ops[i], mode, step_pass) << "\n}\n";
+            << op_statement(ops[i], mode, check_inputs) << "\n}\n";
     }
 }
 
