@@ -45,6 +45,12 @@ class FairMutex {
         if (serving_ != next_) turn_.notify_all();
     }
 
+    /// The holder and the waiters: tickets taken and not yet served (tests, diagnostics).
+    uint64_t queued() {
+        std::lock_guard<std::mutex> guard(mutex_);
+        return next_ - serving_;
+    }
+
   private:
     std::mutex mutex_;             ///< guards the two counters, held only briefly
     std::condition_variable turn_; ///< signalled when the served ticket moves on
