@@ -157,7 +157,7 @@ const TensorView& Simulator::tensor(const std::string& name) const {
 }
 
 void Simulator::reset(uint64_t seed) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<FairMutex> lock(mutex_);
     const Storage& s = backend_->storage();
     std::vector<WorldMeta> meta(opts_.num_worlds);
     for (uint32_t w = 0; w < meta.size(); ++w) {
@@ -176,7 +176,7 @@ void Simulator::reset_worlds(const std::vector<uint8_t>& mask) {
                     std::to_string(opts_.num_worlds));
     std::vector<uint8_t> request(mask.size());
     for (size_t i = 0; i < mask.size(); ++i) request[i] = mask[i] ? 1 : 0;
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<FairMutex> lock(mutex_);
     backend_->copy_from_host(backend_->storage().reset_request, request.data(), request.size());
     backend_->run(plan_.reset);
 }
@@ -232,7 +232,7 @@ std::vector<std::vector<uint8_t>> random_inputs(const Simulator& sim, uint64_t& 
 
 void Simulator::step() {
     check_inputs();
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<FairMutex> lock(mutex_);
     backend_->run(plan_.step);
     steps_taken_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -323,7 +323,7 @@ void Simulator::read_world(uint32_t world, const std::function<void(Ctx&)>& fn) 
 
 bool Simulator::request_world_view(uint32_t world) {
     check_world(world, "world");
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<FairMutex> lock(mutex_);
     if (view_requested_) return false;
     if (!backend_->request_snapshot(regions_, world)) return false;
     view_pending_ = LaggedView{world, steps_taken(), 0, false};
@@ -332,7 +332,7 @@ bool Simulator::request_world_view(uint32_t world) {
 }
 
 bool Simulator::poll_world_view(const std::function<void(Ctx&, const LaggedView&)>& fn) {
-    std::lock_guard<std::mutex> lock(mutex_);
+    std::lock_guard<FairMutex> lock(mutex_);
     bool fresh = view_requested_ && backend_->poll_snapshot(view_bytes_);
     if (fresh) {
         view_ = view_pending_;

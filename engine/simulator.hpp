@@ -5,11 +5,11 @@
 
 #include <atomic>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "engine/env.hpp"
+#include "engine/fair_mutex.hpp"
 #include "engine/world_ops.hpp"
 
 namespace orrery {
@@ -219,8 +219,10 @@ class Simulator {
     ///
     /// Threads: step(), reset(), reset_worlds() and the two world-view calls may
     /// be made from different threads (a training loop stepping, a watcher
-    /// showing frames): they take one lock, and a view is read through its own
-    /// scratch storage. Every other call belongs to one thread at a time.
+    /// showing frames): they take one fair lock, so a call waits only for the
+    /// calls that hold it or asked first (a stepping loop cannot starve a
+    /// watcher), and a view is read through its own scratch storage. Every other
+    /// call belongs to one thread at a time.
     bool request_world_view(uint32_t world);
     /// Never waits: collects the requested copy if it has landed, then calls fn
     /// with a Ctx over the latest landed copy (possibly several steps old) and
@@ -266,7 +268,7 @@ class Simulator {
     StorageLayout scratch_layout_;          ///< a one-world host layout for read/edit_world
     std::vector<uint8_t> scratch_memory_;
     Storage scratch_;
-    std::mutex mutex_;                      ///< step/reset against the world-view calls (other threads)
+    FairMutex mutex_;                       ///< step/reset against the world-view calls (other threads), FIFO
     std::atomic<uint64_t> steps_taken_{0};
     std::vector<uint8_t> view_scratch_memory_;
     Storage view_scratch_;                  ///< a one-world host copy for poll_world_view

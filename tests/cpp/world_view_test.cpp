@@ -1,10 +1,12 @@
 // Lagging world views (Simulator::request_world_view / poll_world_view and the
 // Backend snapshot calls beneath them) on the CPU backend: a view holds exactly
 // the bytes read_world sees at the step it claims, one request is pending at a
-// time, and a bad world index is a clear error that changes nothing.
+// time, a bad world index is a clear error that changes nothing, and a thread
+// stepping in a tight loop does not starve a watcher thread of the lock.
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <string>
 #include <thread>
@@ -217,6 +219,72 @@ TEST(WorldView, AWatcherThreadSeesConsistentStatesWhileAnotherThreadSteps) {
         ASSERT_LE(step, steps);
         EXPECT_EQ(json, state_after[step]) << "view claiming step " << step;
     }
+}
+
+/// For each request and each poll a watcher made while another thread stepped:
+/// how many steps were taken between its asking for the simulator's lock and
+/// getting it (a view records steps_taken() under the lock).
+///
+/// One thread steps `sim` in a tight loop, as a free-running training loop does;
+/// this thread makes `calls` request + poll pairs, each after letting two steps
+/// pass (drawing a frame, off the lock), so that it asks while the stepper is
+/// inside its loop. The stepper never runs more than `ahead` steps past the
+/// moment the watcher's current call began: a lock that starves the watcher shows
+/// up as waits of up to `ahead` steps instead of a test that never ends, and a
+/// watcher the OS deschedules cannot miss a whole run of steps.
+std::vector<uint64_t> watch_while_stepping(Simulator& sim, uint32_t calls, uint64_t ahead) {
+    std::vector<uint64_t> waits;
+    std::atomic<bool> done{false};
+    std::atomic<uint64_t> limit{sim.steps_taken() + ahead};
+    std::thread stepper([&] {
+        while (!done.load()) {
+            if (sim.steps_taken() < limit.load()) sim.step();
+            else std::this_thread::yield();
+        }
+    });
+    for (uint32_t i = 0; i < calls; ++i) {
+        uint64_t drawn = sim.steps_taken() + 2;
+        limit = drawn + ahead;
+        while (sim.steps_taken() < drawn) std::this_thread::yield();
+        uint64_t before_request = sim.steps_taken();
+        limit = before_request + ahead;
+        bool requested = sim.request_world_view(0);
+        uint64_t before_poll = sim.steps_taken();
+        limit = before_poll + ahead;
+        sim.poll_world_view([&](Ctx&, const LaggedView& v) {
+            if (!requested || !v.fresh) return;
+            waits.push_back(v.step - before_request);      // steps_taken() as the request got in
+            waits.push_back(v.step + v.lag - before_poll); // and as the poll did
+        });
+    }
+    done = true;
+    stepper.join();
+    return waits;
+}
+
+TEST(WorldView, AWatcherWaitsOnlyForTheStepsAheadOfIt) {
+    // The simulator's lock is fair: a watcher's call gets in after the step that
+    // holds the lock, or at most one more that began just before it asked. An
+    // unfair lock (std::mutex) lets the stepper take it again the moment it gives
+    // it up: on an idle 2-core machine many calls then waited until the stepper
+    // reached its cap (64 steps) and this test failed in 20 runs of 20.
+    register_builtin_envs();
+    SimOptions o;
+    o.num_worlds = 16;
+    o.threads = 1;          // the step runs on the stepping thread itself
+    o.random_inputs = true; // no host writes between steps
+    Simulator sim(make_env_spec("tag", {}), o);
+    sim.reset(1);
+    const uint32_t calls = 200;
+    std::vector<uint64_t> waits = watch_while_stepping(sim, calls, 64);
+    ASSERT_EQ(waits.size(), 2u * calls) << "on the CPU every accepted request lands at once";
+    // A watcher descheduled between reading steps_taken() and asking for the
+    // lock counts steps it did not wait for: a few such calls are allowed.
+    std::sort(waits.begin(), waits.end());
+    size_t over = size_t(waits.end() - std::upper_bound(waits.begin(), waits.end(), uint64_t(2)));
+    EXPECT_LE(over, waits.size() / 20) << "calls that waited for more than 2 steps; median "
+                                       << waits[waits.size() / 2] << ", most " << waits.back();
+    EXPECT_LE(waits[waits.size() / 2], 1u);
 }
 
 TEST(BackendSnapshot, CpuCopiesAtOnceAndHandsOverOnce) {
