@@ -14,7 +14,7 @@ ctest --preset asan -j "$jobs"
 # The multi-threaded suites again under ThreadSanitizer (thread pool, world
 # views from another thread, concurrent entity creation).
 "$root/tools/build.sh" tsan
-for t in engine_test ecs_test world_view_test; do
+for t in engine_test ecs_test world_view_test fair_mutex_test; do
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$root/build/tsan/tests/$t" --gtest_brief=1
 done
 if [ -x "$root/tools/test_python.sh" ]; then
