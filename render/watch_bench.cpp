@@ -35,7 +35,9 @@ enum class Watch { kNone, kSync, kLagging, kThread };
 
 struct Phase {
     uint64_t steps = 0, frames = 0;
-    double seconds = 0.0, frame_seconds = 0.0;
+    /// `seconds` runs until the queued steps have finished (the step rate);
+    /// `watched` until stepping stopped, when frames stop too (the frame rate).
+    double seconds = 0.0, watched = 0.0, frame_seconds = 0.0;
     uint64_t views = 0, lag_sum = 0, lag_max = 0; ///< fresh views and their lag (kLagging)
 };
 
@@ -104,7 +106,8 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
     }
     stop = true;
     if (watcher.joinable()) watcher.join();
-    sim.synchronize();
+    p.watched = std::chrono::duration<double>(Clock::now() - start).count();
+    sim.synchronize(); // free-running: the queued steps drain, with no frames drawn
     p.steps = steps;
     p.seconds = std::chrono::duration<double>(Clock::now() - start).count();
     return p;
@@ -113,7 +116,7 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
 void print_watched(const char* label, const Phase& w, double rate_alone, double worlds) {
     double rate = double(w.steps) / w.seconds;
     std::printf("  %-16s %.1f steps/s (%.3g env-steps/s), %.1f frames/s, %.2f ms per frame, step-rate drop %.2f%%\n",
-                label, rate, rate * worlds, double(w.frames) / w.seconds,
+                label, rate, rate * worlds, double(w.frames) / w.watched,
                 1e3 * w.frame_seconds / double(w.frames ? w.frames : 1), 100.0 * (1.0 - rate / rate_alone));
     if (w.views)
         std::printf("  %-16s %llu views landed, %.1f steps behind on average, %llu at most\n", "",
