@@ -58,6 +58,15 @@ ORRERY_HD inline uint32_t atomic_add(uint32_t* p, uint32_t v) {
 #endif
 }
 
+/// Atomically sets the bits `v` in `*p` (relaxed).
+ORRERY_HD inline void atomic_or(uint32_t* p, uint32_t v) {
+#if defined(ORRERY_ON_DEVICE)
+    atomicOr(p, v);
+#else
+    __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 /// Atomically subtracts `v` from `*p`, returns the old value.
 ORRERY_HD inline int32_t atomic_sub(int32_t* p, int32_t v) {
 #if defined(ORRERY_ON_DEVICE)

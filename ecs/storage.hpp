@@ -164,7 +164,7 @@ class WorldView {
         if (!valid(e)) return false;
         const ArchetypeTable& t = s_->tables[e.archetype()];
         t.doomed[slot(t, e.row())] = 1;
-        s_->meta[world_].flags |= kEntitiesChanged;
+        atomic_or(&s_->meta[world_].flags, kEntitiesChanged);
         return true;
     }
 
@@ -207,7 +207,7 @@ class WorldView {
 
 ORRERY_HD inline Entity WorldView::create_in(uint32_t arch) const {
     const ArchetypeTable& t = s_->tables[arch];
-    s_->meta[world_].flags |= kEntitiesChanged; // even on overflow: the barrier clamps high_water
+    atomic_or(&s_->meta[world_].flags, kEntitiesChanged); // even on overflow: the barrier clamps high_water
     int32_t top = atomic_sub(&t.free_top[world_], 1);
     uint32_t row;
     if (top > 0) {
