@@ -97,7 +97,10 @@ __constant__ OrreryStageRegion orrery_stage_regions[ORRERY_MAX_STAGE_REGIONS];
 __constant__ OrreryStagePlan orrery_stage_plan;
 // The block-local Storage: pointers hold shared-memory offsets (0: absent);
 // bit i of the mask marks 8-byte word i of Storage as such a pointer.
-__constant__ __align__(16) unsigned char orrery_stage_storage[sizeof(orrery::Storage)];
+// In global memory, not __constant__: every thread of a block reads a different
+// word of it, which the constant cache would serve one address at a time (ncu:
+// a tenth of a 1,024-world step's warp samples); global loads coalesce.
+__device__ __align__(16) unsigned char orrery_stage_storage[sizeof(orrery::Storage)];
 __constant__ unsigned orrery_stage_pointer_mask[(sizeof(orrery::Storage) / 8 + 31) / 32];
 
 #define ORRERY_STAGE_UNROLL 4
@@ -262,8 +265,7 @@ const char* kStagedHead = R"(() {
     (void)lanes;
 )";
 
-const char* kStagedTail = R"(    __syncthreads();
-    orrery_stage<false>(orrery_smem, first, count);
+const char* kStagedTail = R"(    orrery_stage<false>(orrery_smem, first, count);
 }
 )";
 
@@ -361,23 +363,28 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
             << staged << kStagedHead;
         // Thread w runs world w's ops; a lane op runs on every thread (world
         // i / lanes, lane i % lanes) between two barriers.
-        bool open = false;
+        bool open = false, after_lanes = false;
         for (const Op& op : ops) {
             if (is_lane_op(op)) {
                 if (open) out << "    }\n";
                 open = false;
-                out << "    __syncthreads(); // " << (op.node ? op.node->system.name : "clear outputs") << ", in lanes\n"
+                // Back to back lane ops share the barrier between them.
+                out << (after_lanes ? "    // " : "    __syncthreads(); // ")
+                    << (op.node ? op.node->system.name : "clear outputs") << ", in lanes\n"
                     << "    for (unsigned i = threadIdx.x; i < count * lanes; i += blockDim.x)\n"
                     << "        if (orrery::phase_active(s, i / lanes, orrery::Phase::" << phase_name(op.phase) << ")) "
                     << lane_call(op, "i / lanes", "i % lanes", "lanes") << "\n"
                     << "    __syncthreads();\n";
+                after_lanes = true;
                 continue;
             }
+            after_lanes = false;
             if (!open) out << "    if (w < count) {\n";
             open = true;
             out << "        " << op_statement(op, mode, check_inputs) << "\n";
         }
         if (open) out << "    }\n";
+        if (!after_lanes) out << "    __syncthreads();\n";
         out << kStagedTail << "#undef ORRERY_STEP_PASS\n";
         return;
     }
