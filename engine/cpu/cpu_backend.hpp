@@ -27,6 +27,9 @@ class CpuBackend final : public Backend {
   private:
     /// Runs `ops` in order over the worlds [b, e).
     void run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e) const;
+    /// One lane op (kClearOutputs or a lane node) on the worlds [b, e).
+    void run_lane_op(const Op& op, uint32_t b, uint32_t e) const;
+    static constexpr uint32_t kLaneTile = 8; ///< worlds per pass of a run of lane ops
 
     ThreadPool pool_;
     AutoReset mode_;

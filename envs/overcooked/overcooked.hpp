@@ -294,18 +294,21 @@ ORRERY_HD inline void observe_pot(const Config& cfg, const Pots& pots, uint8_t* 
 /// mirror_kitchen copies them to chef 1.
 ORRERY_SYSTEM void observe_kitchen(Ctx& ctx, uint32_t lane, uint32_t lanes) {
     const Config& cfg = ctx.config<Config>();
-    const uint32_t plane = cfg.num_cells;
+    const uint32_t plane = cfg.num_cells, solid = cfg.num_solid;
     uint8_t* obs[kNumPlayers] = {&chef_array<Obs>(ctx, 0)[0], &chef_array<Obs>(ctx, 1)[0]};
-    for (uint32_t t = lane; t < cfg.num_solid + kNumPlayers + 1u; t += lanes) {
-        if (t < cfg.num_solid) {
+    // Looked up once: the stores below may alias storage, so the compiler cannot hoist these.
+    const uint8_t* counters = ctx.array_at<Counters>(archetype_id<Kitchen>, 0).data;
+    const Pots& pots = ctx.single<Kitchen, Pots>();
+    const Player* chef[kNumPlayers] = {&ctx.at<Chef, Player>(0), &ctx.at<Chef, Player>(1)};
+    for (uint32_t t = lane; t < solid + kNumPlayers + 1u; t += lanes) {
+        if (t < solid) {
             const uint32_t cell = cfg.solid_cell[t], tile = cfg.tile[cell];
             obs[0][(9u + tile) * plane + cell] = 1;
-            if (tile == kCounter)
-                observe_item(obs[0], plane, cell, ctx.array_at<Counters>(archetype_id<Kitchen>, 0)[cfg.slot[cell]]);
-            else if (tile == kPot) observe_pot(cfg, ctx.single<Kitchen, Pots>(), obs[0], plane, cfg.slot[cell]);
-        } else if (t < cfg.num_solid + kNumPlayers) {
-            const uint32_t i = t - cfg.num_solid;
-            const Player& p = ctx.at<Chef, Player>(i);
+            if (tile == kCounter) observe_item(obs[0], plane, cell, counters[cfg.slot[cell]]);
+            else if (tile == kPot) observe_pot(cfg, pots, obs[0], plane, cfg.slot[cell]);
+        } else if (t < solid + kNumPlayers) {
+            const uint32_t i = t - solid;
+            const Player& p = *chef[i];
             observe_item(obs[0], plane, p.cell, p.held);
             obs[i][0 * plane + p.cell] = 1;                 // as the observer
             obs[i][(2u + p.dir) * plane + p.cell] = 1;
