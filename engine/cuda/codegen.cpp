@@ -299,38 +299,38 @@ void emit_input_loops(std::ostringstream& out, const EnvSpec& spec, const std::s
     }
 }
 
-/// The table draw_random_inputs reads (SimOptions::random_inputs), as a __constant__ array.
-void emit_random_input_table(std::ostringstream& out, const EnvSpec& spec) {
-    std::vector<RandomInput> table = random_input_table(spec);
-    out << "\n#define ORRERY_NUM_RANDOM_INPUTS " << table.size() << "u\n";
-    if (table.empty()) {
-        out << "__constant__ const orrery::RandomInput* orrery_random_input_table = nullptr;\n";
+/// A __constant__ array `name` of `type` holding `rows` (initialisers), with its
+/// length as the macro `count`; a null pointer when there are none.
+void emit_constant_table(std::ostringstream& out, const std::string& type, const std::string& name,
+                         const std::string& count, const std::vector<std::string>& rows) {
+    out << "\n#define " << count << " " << rows.size() << "u\n";
+    if (rows.empty()) {
+        out << "__constant__ const " << type << "* " << name << " = nullptr;\n";
         return;
     }
-    out << "__constant__ orrery::RandomInput orrery_random_input_table[] = {\n";
-    for (const RandomInput& r : table)
-        out << "    {" << r.archetype << "u, " << r.component << "u, " << r.elements << "u, " << r.elem_bytes << "u, "
-            << r.lo << "LL, " << r.hi << "LL},\n";
+    out << "__constant__ " << type << " " << name << "[] = {\n";
+    for (const std::string& r : rows) out << "    {" << r << "},\n";
     out << "};\n";
 }
 
-/// The table clear_outputs reads (Output::kClearedEachStep), as a __constant__ array.
-void emit_cleared_output_table(std::ostringstream& out, const EnvSpec& spec) {
-    std::vector<ClearedOutput> table = cleared_output_table(spec);
-    out << "\n#define ORRERY_NUM_CLEARED_OUTPUTS " << table.size() << "u\n";
-    if (table.empty()) {
-        out << "__constant__ const orrery::ClearedOutput* orrery_cleared_outputs = nullptr;\n";
-        return;
-    }
-    out << "__constant__ orrery::ClearedOutput orrery_cleared_outputs[] = {\n";
-    for (const ClearedOutput& c : table)
-        out << "    {" << c.archetype << "u, " << c.component << "u, " << c.bytes_per_world << "u},\n";
-    out << "};\n";
+/// The tables draw_random_inputs (SimOptions::random_inputs) and clear_outputs
+/// (Output::kClearedEachStep) read.
+void emit_op_tables(std::ostringstream& out, const EnvSpec& spec) {
+    std::vector<std::string> rows;
+    for (const RandomInput& r : random_input_table(spec))
+        rows.push_back(std::to_string(r.archetype) + "u, " + std::to_string(r.component) + "u, " +
+                       std::to_string(r.elements) + "u, " + std::to_string(r.elem_bytes) + "u, " +
+                       std::to_string(r.lo) + "LL, " + std::to_string(r.hi) + "LL");
+    emit_constant_table(out, "orrery::RandomInput", "orrery_random_input_table", "ORRERY_NUM_RANDOM_INPUTS", rows);
+    rows.clear();
+    for (const ClearedOutput& c : cleared_output_table(spec))
+        rows.push_back(std::to_string(c.archetype) + "u, " + std::to_string(c.component) + "u, " +
+                       std::to_string(c.bytes_per_world) + "u");
+    emit_constant_table(out, "orrery::ClearedOutput", "orrery_cleared_outputs", "ORRERY_NUM_CLEARED_OUTPUTS", rows);
 }
 
 void emit_input_helpers(std::ostringstream& out, const EnvSpec& spec) {
-    emit_random_input_table(out, spec);
-    emit_cleared_output_table(out, spec);
+    emit_op_tables(out, spec);
     // Inputs are range-checked on the device (the host never reads them): a bad
     // value records kBadAction and the world does not step.
     out << "\n__device__ void orrery_check_inputs(const orrery::Storage& s, orrery::uint32_t w) {\n"
