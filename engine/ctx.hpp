@@ -16,7 +16,11 @@ enum class NodeKind : uint8_t {
     kPerEntity,     ///< F(Ctx&, components...) per live entity having those components
     kApplyDestroys, ///< built-in destruction barrier
     kPerWorldLanes, ///< F(Ctx&, lane, lanes) per world, its lanes possibly at once
+    kPerEntityLanes, ///< as kPerEntity, several entities of one world possibly at once
 };
+
+/// Nodes whose work the staged GPU megakernel spreads over a world's lanes.
+ORRERY_HD inline bool is_lane_kind(NodeKind k) { return k == NodeKind::kPerWorldLanes || k == NodeKind::kPerEntityLanes; }
 
 /// Which part of a step a node belongs to. kReobserve is the observe list run a
 /// second time, only in worlds reset late in the step (same-step autoreset).
@@ -91,8 +95,11 @@ template <class T> struct Fetch<Array<T>> {
     }
 };
 
+/// Calls f on world w's live entities that have its components: rows lane,
+/// lane + lanes, ... of each matching archetype.
 template <class... Ps>
-ORRERY_HD void each_entity(void (*f)(Ctx&, Ps...), const Storage& s, uint32_t w) {
+ORRERY_HD void each_entity(void (*f)(Ctx&, Ps...), const Storage& s, uint32_t w, uint32_t lane = 0,
+                           uint32_t lanes = 1) {
     Ctx ctx(s, w);
     for (uint32_t a = 0; a < s.num_archetypes; ++a) {
         const ArchetypeTable& t = s.tables[a];
@@ -101,7 +108,7 @@ ORRERY_HD void each_entity(void (*f)(Ctx&, Ps...), const Storage& s, uint32_t w)
         for (uint32_t i = 0; i < sizeof...(Ps); ++i) match = match && t.columns[ids[i]] != nullptr;
         if (!match) continue;
         uint32_t end = min_of(t.high_water[w], t.capacity);
-        for (uint32_t row = 0; row < end; ++row) {
+        for (uint32_t row = lane; row < end; row += lanes) {
             uint32_t r = ctx.slot(t, row);
             if (!t.alive[r]) continue;
             ctx.self_ = Entity::make(a, row, t.generation[r]);
@@ -129,6 +136,11 @@ template <auto F> ORRERY_HD void run_world_lane(const Storage& s, uint32_t w, ui
 /// has all of F's component parameters.
 template <auto F> ORRERY_HD void run_each(const Storage& s, uint32_t w) {
     detail::each_entity(F, s, w);
+}
+
+/// Lane `lane` of `lanes` of per-entity lane system F on world w: every lanes-th row.
+template <auto F> ORRERY_HD void run_each_lane(const Storage& s, uint32_t w, uint32_t lane, uint32_t lanes) {
+    detail::each_entity(F, s, w, lane, lanes);
 }
 
 } // namespace orrery

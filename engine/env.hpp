@@ -47,6 +47,11 @@ template <auto F> void cpu_lanes_node(const Storage& s, uint32_t b, uint32_t e, 
         if (phase_active(s, w, p))
             for (uint32_t lane = 0; lane < lanes; ++lane) run_world_lane<F>(s, w, lane, lanes);
 }
+template <auto F> void cpu_each_lanes_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes) {
+    for (uint32_t w = b; w < e; ++w)
+        if (phase_active(s, w, p))
+            for (uint32_t lane = 0; lane < lanes; ++lane) run_each_lane<F>(s, w, lane, lanes);
+}
 inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p)) apply_destroys(s, w);
@@ -77,6 +82,18 @@ template <auto F> const char* system_signature() { return __PRETTY_FUNCTION__; }
 #define ORRERY_PER_ENTITY(fn)                                                                      \
     ::orrery::SystemRef {                                                                          \
         #fn, ::orrery::NodeKind::kPerEntity, &::orrery::detail::cpu_each_node<&fn>,                 \
+            &::orrery::detail::system_signature<&fn>                                               \
+    }
+
+/// A per-entity system whose calls for different entities of one world may run
+/// at once (the GPU's staged megakernel gives each world several threads; the
+/// CPU runs rows in order unless SimOptions::cpu_lanes says otherwise). It may
+/// write only its own entity's components and must not create or destroy
+/// entities, draw from a stream another entity's call also draws from, or read
+/// what the node writes for another entity.
+#define ORRERY_PER_ENTITY_LANES(fn)                                                                \
+    ::orrery::SystemRef {                                                                          \
+        #fn, ::orrery::NodeKind::kPerEntityLanes, &::orrery::detail::cpu_each_lanes_node<&fn>,      \
             &::orrery::detail::system_signature<&fn>                                               \
     }
 

@@ -15,7 +15,7 @@ namespace orrery {
 namespace {
 bool is_lane_op(const Op& op) {
     return op.kind == OpKind::kClearOutputs ||
-           (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldLanes);
+           (op.kind == OpKind::kNode && is_lane_kind(op.node->system.kind));
 }
 } // namespace
 

@@ -32,7 +32,7 @@ std::string element_type(DType t) {
 /// Ops whose work the staged megakernel spreads over the block's threads.
 bool is_lane_op(const Op& op) {
     return op.kind == OpKind::kClearOutputs ||
-           (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldLanes);
+           (op.kind == OpKind::kNode && is_lane_kind(op.node->system.kind));
 }
 
 /// The call that runs lane `lane` of `lanes` of a lane op on world `w`.
@@ -40,8 +40,9 @@ std::string lane_call(const Op& op, const std::string& w, const std::string& lan
     if (op.kind == OpKind::kClearOutputs)
         return "orrery::clear_outputs(s, " + w + ", orrery_cleared_outputs, ORRERY_NUM_CLEARED_OUTPUTS, " + lane +
                ", " + lanes + ");";
-    return "orrery::run_world_lane<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " + lane + ", " +
-           lanes + ");";
+    const char* run = op.node->system.kind == NodeKind::kPerEntityLanes ? "run_each_lane" : "run_world_lane";
+    return std::string("orrery::") + run + "<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " + lane +
+           ", " + lanes + ");";
 }
 
 /// `check_inputs`: the step pass range-checks the user's inputs (not when the
@@ -65,7 +66,7 @@ std::string op_statement(const Op& op, AutoReset mode, bool check_inputs) {
     std::string call;
     if (sys.kind == NodeKind::kApplyDestroys) call = "orrery::apply_destroys(s, w);";
     else if (sys.kind == NodeKind::kPerWorld) call = "orrery::run_world<&" + qualified_system_name(sys) + ">(s, w);";
-    else if (sys.kind == NodeKind::kPerWorldLanes) call = lane_call(op, "w", "0", "1"); // one thread, every lane
+    else if (is_lane_kind(sys.kind)) call = lane_call(op, "w", "0", "1"); // one thread, every lane
     else call = "orrery::run_each<&" + qualified_system_name(sys) + ">(s, w);";
     return std::string("if (orrery::phase_active(s, w, orrery::Phase::") + phase_name(op.phase) + ")) " + call +
            " // " + sys.name;

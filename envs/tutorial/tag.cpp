@@ -29,12 +29,14 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.config(cfg);
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
-    auto accel = spec.add(orrery::Phase::kStep, ORRERY_PER_ENTITY(accelerate));
-    auto move = spec.add(orrery::Phase::kStep, ORRERY_PER_ENTITY(integrate), {accel});
+    // Per-entity lane systems: each writes only its own agent, so the GPU may
+    // run one world's agents on several threads at once.
+    auto accel = spec.add(orrery::Phase::kStep, ORRERY_PER_ENTITY_LANES(accelerate));
+    auto move = spec.add(orrery::Phase::kStep, ORRERY_PER_ENTITY_LANES(integrate), {accel});
     auto tags = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(tag_evaders), {move});
     auto eat = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(eat_pellets), {move});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {tags, eat});
-    spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY(observe));
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY_LANES(observe));
 
     // What the viewer draws: pursuers red, evaders blue, pellets small and green.
     using orrery::Shape;
