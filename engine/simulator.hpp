@@ -67,6 +67,13 @@ struct Op {
     Phase phase = Phase::kStep;
 };
 
+/// Ops whose work can be split into lanes (an output's clearing, lane systems):
+/// the staged GPU megakernel spreads them over a world's threads, the CPU
+/// executor runs a run of them a few worlds at a time.
+inline bool is_lane_op(const Op& op) {
+    return op.kind == OpKind::kClearOutputs || (op.kind == OpKind::kNode && is_lane_kind(op.node->system.kind));
+}
+
 /// The ordered ops of the step pass and of the reset pass, derived from the
 /// env's graph. Backends execute these; the megakernel generator emits them.
 struct Plan {

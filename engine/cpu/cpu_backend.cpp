@@ -12,13 +12,6 @@
 
 namespace orrery {
 
-namespace {
-bool is_lane_op(const Op& op) {
-    return op.kind == OpKind::kClearOutputs ||
-           (op.kind == OpKind::kNode && is_lane_kind(op.node->system.kind));
-}
-} // namespace
-
 void CpuBackend::run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e) const {
     const Storage& s = storage_;
     for (size_t i = 0; i < ops.size(); ++i) {

@@ -29,12 +29,6 @@ std::string element_type(DType t) {
     return "orrery::" + n + "_t";
 }
 
-/// Ops whose work the staged megakernel spreads over the block's threads.
-bool is_lane_op(const Op& op) {
-    return op.kind == OpKind::kClearOutputs ||
-           (op.kind == OpKind::kNode && is_lane_kind(op.node->system.kind));
-}
-
 /// The call that runs lane `lane` of `lanes` of a lane op on world `w`.
 std::string lane_call(const Op& op, const std::string& w, const std::string& lane, const std::string& lanes) {
     if (op.kind == OpKind::kClearOutputs)
