@@ -116,6 +116,11 @@ stage_bench() {
         "$bench" --env "$env" --worlds "${BENCH_WORLDS:-1024,16384,262144}" --steps "${BENCH_STEPS:-2000}" 2>>"$log" |
             tee -a "$log" "$SUMMARY"
     done
+    note "== per-step time without programmatic dependent launch (ORRERY_CUDA_PDL=0)"
+    for env in tag overcooked; do
+        ORRERY_CUDA_PDL=0 "$bench" --env "$env" --worlds "${PDL_WORLDS:-1024,16384}" --steps "${BENCH_STEPS:-2000}" \
+            --only staged 2>>"$log" | tail -n +3 | tee -a "$log" "$SUMMARY"
+    done
     if [ "${BENCH_CLI:-1}" = 0 ]; then note "bench: $(elapsed "$t0")"; return; fi
     note "== orrery bench (host-side actions copied every step)"
     for mode in "" "--per-node"; do

@@ -216,6 +216,19 @@ template <bool kIn> __device__ __forceinline__ void orrery_stage(unsigned char* 
     orrery_stage_pass<unsigned char, kIn>(smem, first, count, skip);
 }
 
+// Programmatic dependent launch (sm_90+, CudaBackend launches passes with it):
+// a pass may be launched while the one before it still runs. Its blocks copy
+// the template and config, then wait here until the pass before has finished
+// and its writes are visible; once past the wait they let the pass after them
+// launch, so at most one pass waits ahead of the running one. Without the
+// launch attribute both are no-ops.
+__device__ __forceinline__ void orrery_wait_for_previous_pass() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // `step`: the step pass, which need not load outputs it rewrites.
 __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count, bool step) {
     const unsigned long long* tmpl = reinterpret_cast<const unsigned long long*>(orrery_stage_storage);
@@ -233,6 +246,10 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     for (unsigned i = threadIdx.x; i < g.config_bytes / 4; i += blockDim.x)
         reinterpret_cast<unsigned*>(config)[i] = reinterpret_cast<const unsigned*>(g.config)[i];
     for (unsigned i = g.config_bytes / 4 * 4 + threadIdx.x; i < g.config_bytes; i += blockDim.x) config[i] = g.config[i];
+    // Everything above reads only what no kernel writes (the template, the
+    // config), so under a programmatic launch it overlaps the pass ahead of
+    // this one; from here on the worlds are read.
+    orrery_wait_for_previous_pass();
     orrery_stage<true>(smem, first, count, step);
     __syncthreads();
     orrery::Storage& s = *reinterpret_cast<orrery::Storage*>(smem);

@@ -284,6 +284,10 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     stage_threads_ = threads;
     stage_grid_ = (storage_.num_worlds + block - 1) / block;
     staged_ = true;
+    // The staged kernels wait for the pass ahead before reading any world
+    // (orrery_wait_for_previous_pass), so they may be launched programmatically.
+    const char* pdl = std::getenv("ORRERY_CUDA_PDL");
+    pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && !(pdl && std::strcmp(pdl, "0") == 0);
 }
 
 CudaBackend::~CudaBackend() { release(); }
@@ -310,7 +314,8 @@ void CudaBackend::bind_current() const { ORRERY_CU(driver().cuCtxSetCurrent(ctx_
 std::string CudaBackend::describe() const {
     return "cuda:" + std::to_string(info_.index) + " " + info_.name + " (sm_" + std::to_string(info_.arch) + ", " +
            (source_.per_node ? "per-node"
-            : staged_      ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory"
+            : staged_      ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory" +
+                                (pdl_ ? ", programmatic launch" : "")
                            : "megakernel") +
            ")";
 }
@@ -327,6 +332,14 @@ void CudaBackend::run(const std::vector<Op>& ops) {
     else throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
     if (staged_) {
         CUfunction f = fns == &step_fns_ ? step_staged_ : reset_staged_;
+        if (pdl_) {
+            CUlaunchAttribute attr{};
+            attr.id = kLaunchAttrProgrammaticStreamSerialization;
+            attr.value.programmatic_stream_serialization_allowed = 1;
+            CUlaunchConfig c{stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, &attr, 1};
+            ORRERY_CU(driver().cuLaunchKernelEx(&c, f, nullptr, nullptr));
+            return;
+        }
         ORRERY_CU(driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, nullptr,
                                           nullptr));
         return;

@@ -76,6 +76,10 @@ class CudaBackend final : public Backend {
     unsigned block_size() const { return staged_ ? stage_worlds_ : block_; }
     /// True when the megakernel stages each block's worlds in shared memory.
     bool staged() const { return staged_; }
+    /// True when staged passes are launched as programmatic dependent launches
+    /// (sm_90+, unless ORRERY_CUDA_PDL=0): a pass's launch and its first copies
+    /// overlap the pass ahead of it.
+    bool programmatic_launch() const { return pdl_; }
     const ModuleStats& module_stats() const { return stats_; }
     const KernelSource& kernel_source() const { return source_; }
 
@@ -106,6 +110,7 @@ class CudaBackend final : public Backend {
     std::vector<CUfunction> step_fns_, reset_fns_;
     CUfunction step_staged_ = nullptr, reset_staged_ = nullptr;
     bool staged_ = false;
+    bool pdl_ = false;
     unsigned block_ = 128, grid_ = 1;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     ModuleStats stats_;

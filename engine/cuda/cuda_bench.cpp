@@ -90,7 +90,7 @@ void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     double graph = graph_us(sim, steps);
     sim.check_errors();
     std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %14.3e\n", a.label.c_str(),
-                per_node ? "per-node" : b.staged() ? "staged" : "direct", n, b.block_size(), queued, synced, graph,
+                per_node ? "per-node" : b.staged() ? (b.programmatic_launch() ? "staged-pdl" : "staged") : "direct", n, b.block_size(), queued, synced, graph,
                 n / (std::min(queued, graph) * 1e-6));
     std::fflush(stdout);
 }

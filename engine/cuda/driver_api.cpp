@@ -52,6 +52,8 @@ void load_driver_symbols(void* lib, DriverApi& a, std::string& missing) {
     resolve(lib, a.cuModuleGetGlobal, "cuModuleGetGlobal_v2", missing);
     resolve(lib, a.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
     resolve(lib, a.cuLaunchKernel, "cuLaunchKernel", missing);
+    std::string optional; // entry points Orrery works without
+    resolve(lib, a.cuLaunchKernelEx, "cuLaunchKernelEx", optional);
     resolve(lib, a.cuStreamCreate, "cuStreamCreate", missing);
     resolve(lib, a.cuStreamDestroy, "cuStreamDestroy_v2", missing);
     resolve(lib, a.cuStreamSynchronize, "cuStreamSynchronize", missing);
@@ -73,9 +75,9 @@ void load_driver_symbols(void* lib, DriverApi& a, std::string& missing) {
 
 std::string init_message(CUresult r) {
     if (r == kCudaErrorNoDevice) return "the NVIDIA driver found no CUDA device (cuInit: CUDA_ERROR_NO_DEVICE)";
-    if (r == kCudaErrorInsufficientDriver)
-        return "the NVIDIA driver is too old for this system's CUDA libraries (cuInit: "
-               "CUDA_ERROR_INSUFFICIENT_DRIVER); update the driver";
+    if (r == kCudaErrorSystemDriverMismatch)
+        return "the NVIDIA driver library libcuda.so.1 and the loaded kernel module are different versions (cuInit: "
+               "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH); reboot, or reinstall the driver";
     return "cuInit failed with CUDA error " + std::to_string(r);
 }
 

@@ -24,7 +24,7 @@ using CUevent = struct CUevent_st*;
 
 inline constexpr CUresult kCudaSuccess = 0;
 inline constexpr CUresult kCudaErrorOutOfMemory = 2;
-inline constexpr CUresult kCudaErrorInsufficientDriver = 35;
+inline constexpr CUresult kCudaErrorSystemDriverMismatch = 803;
 inline constexpr CUresult kCudaErrorNoDevice = 100;
 inline constexpr CUresult kCudaErrorUnsupportedPtxVersion = 222;
 inline constexpr CUresult kCudaErrorNotReady = 600;
@@ -37,6 +37,29 @@ inline constexpr int kFuncAttrMaxDynamicShared = 8;
 inline constexpr unsigned kStreamNonBlocking = 1;
 inline constexpr unsigned kEventDisableTiming = 2;
 inline constexpr int kCaptureModeThreadLocal = 1;
+/// CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: the launch may start
+/// before the kernel ahead of it in the stream has finished (programmatic
+/// dependent launch, sm_90+); the kernel's griddepcontrol.wait orders it.
+inline constexpr int kLaunchAttrProgrammaticStreamSerialization = 6;
+
+/// cuda.h's CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union.
+struct CUlaunchAttribute {
+    int id;
+    char pad[4];
+    union {
+        char bytes[64];
+        int programmatic_stream_serialization_allowed;
+    } value;
+};
+static_assert(sizeof(CUlaunchAttribute) == 72, "must match cuda.h's CUlaunchAttribute");
+/// cuda.h's CUlaunchConfig.
+struct CUlaunchConfig {
+    unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+    CUstream stream;
+    CUlaunchAttribute* attrs;
+    unsigned num_attrs;
+};
+static_assert(sizeof(CUlaunchConfig) == 56, "must match cuda.h's CUlaunchConfig");
 
 /// Driver entry points, resolved by name (the _v2 symbols where cuda.h maps to them).
 struct DriverApi {
@@ -65,6 +88,8 @@ struct DriverApi {
     CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, CUstream, void**, void**);
+    /// CUDA 12.0+; null when the driver lacks it (then no programmatic launches).
+    CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
     CUresult (*cuStreamCreate)(CUstream*, unsigned);
     CUresult (*cuStreamDestroy)(CUstream);
     CUresult (*cuStreamSynchronize)(CUstream);
