@@ -153,7 +153,10 @@ enum class Output : uint8_t {
     /// The engine zeroes it in every world whose observe nodes are about to run
     /// (each step, and on reset); the observe nodes then write only its non-zero
     /// elements. For sparse encodings (one-hot grids): the clearing is spread
-    /// over the GPU block's threads instead of lengthening one world's thread.
+    /// over the GPU block's threads instead of lengthening one world's thread,
+    /// and in a staged GPU step it is done before the step's first node. Nodes
+    /// before the observe nodes must neither read nor write it (the GPU parity
+    /// tests, which compare every output every step, catch a node that does).
     kClearedEachStep,
 };
 

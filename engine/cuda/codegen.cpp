@@ -229,8 +229,25 @@ __device__ __forceinline__ void orrery_wait_for_previous_pass() {
 #endif
 }
 
-// `step`: the step pass, which need not load outputs it rewrites.
-__device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count, bool step) {
+/// Zeroes the shared copies of the block's Output::kClearedEachStep outputs
+/// (flag 2), which the step pass never loads: the clear op before the step's
+/// observe nodes, done before anything is read.
+__device__ __forceinline__ void orrery_stage_clear(unsigned char* smem, unsigned count) {
+    const unsigned nr = orrery_stage_plan.num_regions;
+    for (unsigned r = 0; r < nr; ++r) {
+        const OrreryStageRegion& g = orrery_stage_regions[r];
+        if (!(g.flags & 2)) continue;
+        const unsigned n = unsigned(g.bytes_per_world) * count;
+        OrreryWide* p = reinterpret_cast<OrreryWide*>(smem + g.smem); // region offsets are 16-byte aligned
+        for (unsigned i = threadIdx.x; i < n / 16; i += blockDim.x) p[i] = OrreryWide{};
+        for (unsigned i = n / 16 * 16 + threadIdx.x; i < n; i += blockDim.x) smem[g.smem + i] = 0;
+    }
+}
+
+// `step`: the step pass, which need not load outputs it rewrites; `clear`: it
+// zeroes its cleared outputs here instead of in a clear op.
+__device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count, bool step,
+                                                     bool clear) {
     const unsigned long long* tmpl = reinterpret_cast<const unsigned long long*>(orrery_stage_storage);
     unsigned long long* local = reinterpret_cast<unsigned long long*>(smem);
     const unsigned long long base = reinterpret_cast<unsigned long long>(smem);
@@ -246,9 +263,11 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     for (unsigned i = threadIdx.x; i < g.config_bytes / 4; i += blockDim.x)
         reinterpret_cast<unsigned*>(config)[i] = reinterpret_cast<const unsigned*>(g.config)[i];
     for (unsigned i = g.config_bytes / 4 * 4 + threadIdx.x; i < g.config_bytes; i += blockDim.x) config[i] = g.config[i];
+    if (step && clear) orrery_stage_clear(smem, count);
     // Everything above reads only what no kernel writes (the template, the
-    // config), so under a programmatic launch it overlaps the pass ahead of
-    // this one; from here on the worlds are read.
+    // config) and writes only this block's shared memory, so under a
+    // programmatic launch it overlaps the pass ahead of this one; from here
+    // on the worlds are read.
     orrery_wait_for_previous_pass();
     orrery_stage<true>(smem, first, count, step);
     __syncthreads();
@@ -270,7 +289,7 @@ const char* kStagedHead = R"(() {
     const unsigned total = orrery_storage().num_worlds;
     if (first >= total) return;
     const unsigned count = min(orrery_stage_plan.worlds_per_block, total - first);
-    const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count, ORRERY_STEP_PASS);
+    const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count, ORRERY_STEP_PASS, ORRERY_PROLOGUE_CLEAR);
     const orrery::uint32_t w = threadIdx.x;
     // Lane ops give each world `lanes` of the block's threads.
     const unsigned lanes = blockDim.x / orrery_stage_plan.worlds_per_block;
@@ -370,13 +389,26 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
     }
     if (form == KernelForm::kStaged) {
         staged = std::string("orrery_") + pass + "_staged";
+        // The step pass's first clear (phase kObserve: every world, before its
+        // observe nodes) is done in the block's prologue: the step pass never
+        // loads a cleared output, and nodes before the observe nodes neither
+        // read nor write it (Output::kClearedEachStep).
+        auto prologue_clear = std::find_if(ops.begin(), ops.end(), [&](const Op& op) {
+            return step_pass && op.kind == OpKind::kClearOutputs && op.phase == Phase::kObserve;
+        });
         out << "\n#define ORRERY_STEP_PASS " << (step_pass ? "true" : "false") << "\n"
+            << "#define ORRERY_PROLOGUE_CLEAR " << (prologue_clear != ops.end() ? "true" : "false") << "\n"
             << "extern \"C\" __global__ void __launch_bounds__(" << kStageThreads << ", " << kStageMinBlocks << ") "
             << staged << kStagedHead;
         // Thread w runs world w's ops; a lane op runs on every thread (world
         // i / lanes, lane i % lanes) between two barriers.
         bool open = false, after_lanes = false;
-        for (const Op& op : ops) {
+        for (auto it = ops.begin(); it != ops.end(); ++it) {
+            const Op& op = *it;
+            if (it == prologue_clear) {
+                out << (open ? "        " : "    ") << "// clear outputs: done in the prologue\n";
+                continue;
+            }
             if (is_lane_op(op)) {
                 if (open) out << "    }\n";
                 open = false;
@@ -397,7 +429,7 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
         }
         if (open) out << "    }\n";
         if (!after_lanes) out << "    __syncthreads();\n";
-        out << kStagedTail << "#undef ORRERY_STEP_PASS\n";
+        out << kStagedTail << "#undef ORRERY_STEP_PASS\n#undef ORRERY_PROLOGUE_CLEAR\n";
         return;
     }
     for (size_t i = 0; i < ops.size(); ++i) {

@@ -47,11 +47,15 @@ inline constexpr unsigned kStageMinBlocks = 2;
 /// worlds land at shared offset `smem`. Mirrors the generated struct.
 struct StageRegion {
     unsigned long long base, bytes_per_world, smem;
-    unsigned long long flags; ///< kStageSkipLoadOnStep
+    unsigned long long flags; ///< kStageSkipLoadOnStep, kStageClearOnStep
 };
 /// The step pass does not load this region into shared memory (an output
 /// declared Output::kRewrittenEachStep or kClearedEachStep, which the step writes in full).
 inline constexpr unsigned long long kStageSkipLoadOnStep = 1;
+/// An Output::kClearedEachStep output: the staged step pass zeroes its shared
+/// copy in the block's prologue (under a programmatic launch, while the pass
+/// ahead still runs) in place of the clear op before the observe nodes.
+inline constexpr unsigned long long kStageClearOnStep = 2;
 /// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
 /// for every world) is staged too, at shared offset `config_smem`.
 struct StagePlan {

@@ -143,15 +143,19 @@ size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 
 /// Shared-memory offsets of each region for `block` worlds, then the config;
 /// returns the total. `skip` lists the bases of outputs the step rewrites.
+/// `cleared` those of Output::kClearedEachStep outputs.
 size_t stage_layout(const std::vector<Region>& regions, unsigned block, size_t config_bytes,
-                    const std::vector<const uint8_t*>& skip, std::vector<StageRegion>* out,
-                    unsigned* config_at = nullptr) {
+                    const std::vector<const uint8_t*>& skip, const std::vector<const uint8_t*>& cleared,
+                    std::vector<StageRegion>* out, unsigned* config_at = nullptr) {
     size_t at = align16(sizeof(Storage)); // the block-local Storage sits at offset 0
+    auto has = [](const std::vector<const uint8_t*>& v, const uint8_t* p) {
+        return std::find(v.begin(), v.end(), p) != v.end();
+    };
     for (const Region& r : regions) {
-        bool rewritten = std::find(skip.begin(), skip.end(), r.base) != skip.end();
         if (out)
             out->push_back({reinterpret_cast<unsigned long long>(r.base), r.bytes_per_world, at,
-                            rewritten ? kStageSkipLoadOnStep : 0});
+                            (has(skip, r.base) ? kStageSkipLoadOnStep : 0) |
+                                (has(cleared, r.base) ? kStageClearOnStep : 0)});
         at += align16(size_t(block) * r.bytes_per_world);
     }
     if (config_at) *config_at = unsigned(at);
@@ -196,14 +200,18 @@ unsigned env_unsigned(const char* name, unsigned fallback) {
 } // namespace
 
 namespace {
-/// The arrays a staged block copies, and the outputs the step pass need not load.
+/// The arrays a staged block copies, the outputs the step pass need not load,
+/// and those of them it zeroes in its prologue.
 struct StageInputs {
     std::vector<Region> regions;
-    std::vector<const uint8_t*> skip;
+    std::vector<const uint8_t*> skip, cleared;
     StageInputs(const EnvSpec& spec, const StorageLayout& layout, const Storage& s) : regions(layout.regions(s)) {
         regions.push_back({s.reset_request, 1});
-        for (const ExportSpec& e : spec.exports())
-            if (!e.input && e.output != Output::kKept) skip.push_back(s.tables[e.archetype].columns[e.component]);
+        for (const ExportSpec& e : spec.exports()) {
+            if (e.input || e.output == Output::kKept) continue;
+            skip.push_back(s.tables[e.archetype].columns[e.component]);
+            if (e.output == Output::kClearedEachStep) cleared.push_back(skip.back());
+        }
     }
 };
 } // namespace
@@ -212,7 +220,9 @@ unsigned CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayo
     const DriverApi& d = driver();
     StageInputs in(spec, layout, storage_);
     const size_t config = storage_.config_bytes;
-    auto bytes_for = [&](unsigned worlds) { return stage_layout(in.regions, worlds, config, in.skip, nullptr); };
+    auto bytes_for = [&](unsigned worlds) {
+        return stage_layout(in.regions, worlds, config, in.skip, in.cleared, nullptr);
+    };
     if (in.regions.size() > kMaxStageRegions) return 0;
     // Staged unless ORRERY_CUDA_STAGE=0 or a block of 16 worlds does not fit in shared memory.
     if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && std::strcmp(env, "0") == 0) return 0;
@@ -246,7 +256,7 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     const unsigned threads = kStageThreads;
     std::vector<StageRegion> table;
     unsigned config_at = 0;
-    stage_smem_ = unsigned(stage_layout(regions, block, config, skip, &table, &config_at));
+    stage_smem_ = unsigned(stage_layout(regions, block, config, skip, in.cleared, &table, &config_at));
     std::vector<uint32_t> mask;
     Storage tmpl = stage_template(storage_, table, mask);
     StagePlan plan{unsigned(table.size()), block, stage_smem_, config_at};
