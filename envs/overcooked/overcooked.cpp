@@ -214,9 +214,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(start_kitchen));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(step_kitchen));
-    // Both observe nodes spread over lanes (the GPU gives a world its block's spare threads).
-    auto observe = spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_kitchen));
-    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(mirror_kitchen), {observe});
+    // The observation spreads over lanes (the GPU gives a world its block's spare threads).
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_kitchen));
 
     spec.export_input<Chef, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);

@@ -256,46 +256,54 @@ ORRERY_SYSTEM void step_kitchen(Ctx& ctx) {
 
 // --- observation --------------------------------------------------------------
 
+/// Sets byte `at` of both chefs' observations: layers 10-25 (terrain, objects,
+/// urgency) are the same for both players.
+ORRERY_HD inline void put_both(uint8_t* const obs[], uint32_t at, uint8_t v) {
+    obs[0][at] = v;
+    obs[1][at] = v;
+}
+
 /// Adds item layers of an object lying outside a pot (held or on a counter).
-ORRERY_HD inline void observe_item(uint8_t* obs, uint32_t plane, uint32_t cell, uint32_t item) {
+ORRERY_HD inline void observe_item(uint8_t* const obs[], uint32_t plane, uint32_t cell, uint32_t item) {
     switch (kind_of(item)) {
-    case kDish: obs[22 * plane + cell] = 1; break;
-    case kOnion: obs[23 * plane + cell] = 1; break;
-    case kTomato: obs[24 * plane + cell] = 1; break;
+    case kDish: put_both(obs, 22 * plane + cell, 1); break;
+    case kOnion: put_both(obs, 23 * plane + cell, 1); break;
+    case kTomato: put_both(obs, 24 * plane + cell, 1); break;
     case kSoup: // a soup outside a pot counts as cooked, 0 ticks left
-        obs[18 * plane + cell] = uint8_t(onions_in(item));
-        obs[19 * plane + cell] = uint8_t(tomatoes_in(item));
-        obs[21 * plane + cell] = 1;
+        put_both(obs, 18 * plane + cell, uint8_t(onions_in(item)));
+        put_both(obs, 19 * plane + cell, uint8_t(tomatoes_in(item)));
+        put_both(obs, 21 * plane + cell, 1);
         break;
     default: break;
     }
 }
 
 /// Pot j's layers at its cell: ingredients while idle; cooking ones, time left and done otherwise.
-ORRERY_HD inline void observe_pot(const Config& cfg, const Pots& pots, uint8_t* obs, uint32_t plane, uint32_t j) {
+ORRERY_HD inline void observe_pot(const Config& cfg, const Pots& pots, uint8_t* const obs[], uint32_t plane,
+                                  uint32_t j) {
     uint32_t soup = pots.soup[j], cell = cfg.pot_cell[j];
     if (!soup) return;
     if (pot_idle(pots, j)) {
-        obs[16 * plane + cell] = uint8_t(onions_in(soup));
-        obs[17 * plane + cell] = uint8_t(tomatoes_in(soup));
+        put_both(obs, 16 * plane + cell, uint8_t(onions_in(soup)));
+        put_both(obs, 17 * plane + cell, uint8_t(tomatoes_in(soup)));
         return;
     }
-    obs[18 * plane + cell] = uint8_t(onions_in(soup));
-    obs[19 * plane + cell] = uint8_t(tomatoes_in(soup));
-    obs[20 * plane + cell] = uint8_t(cfg.cook_time[recipe_of(soup)] - (pots.tick[j] - 1));
-    obs[21 * plane + cell] = pot_ready(cfg, pots, j) ? 1 : 0;
+    put_both(obs, 18 * plane + cell, uint8_t(onions_in(soup)));
+    put_both(obs, 19 * plane + cell, uint8_t(tomatoes_in(soup)));
+    put_both(obs, 20 * plane + cell, uint8_t(cfg.cook_time[recipe_of(soup)] - (pots.tick[j] - 1)));
+    put_both(obs, 21 * plane + cell, pot_ready(cfg, pots, j) ? 1 : 0);
 }
 
 /// Lossless 26-channel encoding per player, [26, H, W], the observer's layers
 /// first. The engine has zeroed both chefs' observations (Output::kClearedEachStep);
 /// this writes the non-zero cells: each lane takes every lanes-th of the solid
 /// cells (terrain, counter items, pots), then the chefs and the urgency plane,
-/// so lanes write disjoint bytes. Layers 10-25 go to chef 0 only;
-/// mirror_kitchen copies them to chef 1.
+/// so lanes write disjoint bytes. The shared layers (10-25) are written to both
+/// chefs as they are found: one pass, with no copy between chefs after it.
 ORRERY_SYSTEM void observe_kitchen(Ctx& ctx, uint32_t lane, uint32_t lanes) {
     const Config& cfg = ctx.config<Config>();
     const uint32_t plane = cfg.num_cells, solid = cfg.num_solid;
-    uint8_t* obs[kNumPlayers] = {&chef_array<Obs>(ctx, 0)[0], &chef_array<Obs>(ctx, 1)[0]};
+    uint8_t* const obs[kNumPlayers] = {&chef_array<Obs>(ctx, 0)[0], &chef_array<Obs>(ctx, 1)[0]};
     // Looked up once: the stores below may alias storage, so the compiler cannot hoist these.
     const uint8_t* counters = ctx.array_at<Counters>(archetype_id<Kitchen>, 0).data;
     const Pots& pots = ctx.single<Kitchen, Pots>();
@@ -303,38 +311,31 @@ ORRERY_SYSTEM void observe_kitchen(Ctx& ctx, uint32_t lane, uint32_t lanes) {
     for (uint32_t t = lane; t < solid + kNumPlayers + 1u; t += lanes) {
         if (t < solid) {
             const uint32_t cell = cfg.solid_cell[t], tile = cfg.tile[cell];
-            obs[0][(9u + tile) * plane + cell] = 1;
-            if (tile == kCounter) observe_item(obs[0], plane, cell, counters[cfg.slot[cell]]);
-            else if (tile == kPot) observe_pot(cfg, pots, obs[0], plane, cfg.slot[cell]);
+            put_both(obs, (9u + tile) * plane + cell, 1);
+            if (tile == kCounter) observe_item(obs, plane, cell, counters[cfg.slot[cell]]);
+            else if (tile == kPot) observe_pot(cfg, pots, obs, plane, cfg.slot[cell]);
         } else if (t < solid + kNumPlayers) {
             const uint32_t i = t - solid;
             const Player& p = *chef[i];
-            observe_item(obs[0], plane, p.cell, p.held);
+            observe_item(obs, plane, p.cell, p.held);
             obs[i][0 * plane + p.cell] = 1;                 // as the observer
             obs[i][(2u + p.dir) * plane + p.cell] = 1;
             obs[1 - i][1 * plane + p.cell] = 1;             // as the other player
             obs[1 - i][(6u + p.dir) * plane + p.cell] = 1;
         } else {
             int64_t left = int64_t(cfg.horizon) - int64_t(ctx.single<Kitchen, Clock>().timestep);
-            if (left < int64_t(kUrgencySteps)) fill_bytes(obs[0] + 25 * plane, 1, plane);
+            if (left < int64_t(kUrgencySteps))
+                for (uint32_t i = 0; i < kNumPlayers; ++i) fill_bytes(obs[i] + 25 * plane, 1, plane);
         }
     }
 }
 
-/// Copies chef 0's shared layers (10-25) to chef 1, spread over the lanes.
-ORRERY_SYSTEM void mirror_kitchen(Ctx& ctx, uint32_t lane, uint32_t lanes) {
-    const uint32_t plane = ctx.config<Config>().num_cells;
-    copy_bytes_lanes(&chef_array<Obs>(ctx, 1)[10 * plane], &chef_array<Obs>(ctx, 0)[10 * plane], 16 * plane, lane,
-                     lanes);
-}
-
 /// The whole observation of one world outside a step (after a state is loaded):
-/// what the engine's clearing and the two observe nodes do in a step.
+/// what the engine's clearing and the observe node do in a step.
 ORRERY_HD inline void observe_world(Ctx& ctx) {
     const uint32_t plane = ctx.config<Config>().num_cells;
     for (uint32_t i = 0; i < kNumPlayers; ++i) fill_bytes(&chef_array<Obs>(ctx, i)[0], 0, kNumChannels * plane);
     observe_kitchen(ctx, 0, 1);
-    mirror_kitchen(ctx, 0, 1);
 }
 
 // --- featurized observation (option featurized=1) -----------------------------
