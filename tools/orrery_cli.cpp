@@ -128,10 +128,11 @@ int bench(const BenchArgs& a) {
 int usage() {
     std::fprintf(stderr,
                  "usage: orrery envs\n"
-                 "       orrery memory ENV [--worlds N] [--opt key=value ...]\n"
-                 "       orrery bench [ENV ...] [--device auto|cpu|cuda] [--worlds N,N,...] [--steps T]\n"
+                 "       orrery memory ENV [--worlds N] [--layout L] [--opt key=value ...]\n"
+                 "       orrery bench [ENV ...] [--layout L] [--device auto|cpu|cuda] [--worlds N,N,...] [--steps T]\n"
                  "                    [--threads T] [--per-node] [--actions auto|host|device]\n"
-                 "                    [--json FILE] [--opt key=value ...]\n");
+                 "                    [--json FILE] [--opt key=value ...]\n"
+                 "       (--layout L is --opt layout=L)\n");
     return 2;
 }
 
@@ -164,12 +165,16 @@ int main(int argc, char** argv) {
                 if (a.actions != "auto" && a.actions != "host" && a.actions != "device")
                     throw orrery::Error("--actions expects auto, host or device, got '" + a.actions + "'");
             }
+            else if (s == "--layout") a.options["layout"] = next(); // the env's layout option (Overcooked)
             else if (s == "--opt") {
                 std::string kv = next();
                 size_t eq = kv.find('=');
                 if (eq == std::string::npos) throw orrery::Error("--opt expects key=value, got '" + kv + "'");
                 a.options[kv.substr(0, eq)] = kv.substr(eq + 1);
-            } else if (s.rfind("--", 0) == 0) return usage();
+            } else if (s.rfind("--", 0) == 0) {
+                std::fprintf(stderr, "orrery: unknown option '%s'\n", s.c_str());
+                return usage();
+            }
             else a.envs.push_back(s);
         }
         if (cmd == "bench") return bench(a);

@@ -48,6 +48,19 @@ def test_bench_records_where_actions_come_from(tmp_path):
     assert bad.returncode != 0 and "--actions expects auto, host or device, got 'sometimes'" in bad.stderr
 
 
+def test_bench_takes_a_layout(tmp_path):
+    report = tmp_path / "layout.json"
+    out = run("bench", "overcooked", "--layout", "counter_circuit_o_1order", "--device", "cpu", "--worlds", "4",
+              "--steps", "4", "--threads", "1", "--json", str(report))
+    assert out.returncode == 0, out.stderr
+    record = json.loads(report.read_text())[0]
+    assert record["layout"] == "counter_circuit_o_1order"
+    # counter_circuit is 8 x 5: two chefs' 26-channel observations are 2,080 bytes a world.
+    assert record["bytes_moved_per_step"] >= 4 * 2080
+    bad = run("bench", "overcooked", "--layuot", "cramped_room")
+    assert bad.returncode == 2 and "unknown option '--layuot'" in bad.stderr
+
+
 def test_native_errors_keep_their_exit_code():
     out = run("bench", "no_such_env", "--device", "cpu", "--worlds", "4", "--steps", "2")
     assert out.returncode == 1 and "unknown env 'no_such_env'" in out.stderr
