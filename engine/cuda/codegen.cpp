@@ -87,9 +87,7 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
 // sized (odd bytes per world, or the last partial block) goes byte by byte.
 const char* kStagePrologue = R"(
 struct OrreryStageRegion { unsigned long long base, bytes_per_world, smem, flags; };
-struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, config_smem, num_rebase; };
-struct OrreryStageRebase { unsigned long long word, stride; };
-__constant__ OrreryStageRebase orrery_stage_rebase[ORRERY_MAX_STAGE_REBASE];
+struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, config_smem; };
 __constant__ OrreryStageRegion orrery_stage_regions[ORRERY_MAX_STAGE_REGIONS];
 __constant__ OrreryStagePlan orrery_stage_plan;
 // The block-local Storage: pointers hold shared-memory offsets (0: absent);
@@ -111,7 +109,7 @@ __device__ __forceinline__ bool orrery_stage_skips(unsigned r) { return orrery_s
 template <class Unit> __device__ __forceinline__ unsigned long long orrery_stage_pieces(unsigned r, unsigned first,
                                                                                      unsigned count, bool skip) {
     const OrreryStageRegion& g = orrery_stage_regions[r];
-    if ((skip && orrery_stage_skips(r)) || (g.flags & 4)) return 0; // flag 4: left in global memory
+    if (skip && orrery_stage_skips(r)) return 0;
     const unsigned long long n = g.bytes_per_world * count, at = g.base + g.bytes_per_world * first;
     const bool wide = ((at | n) % 16) == 0;
     if (sizeof(Unit) == 16) return wide ? n / 16 : 0;
@@ -238,32 +236,11 @@ __device__ __forceinline__ void orrery_stage_clear(unsigned char* smem, unsigned
     const unsigned nr = orrery_stage_plan.num_regions;
     for (unsigned r = 0; r < nr; ++r) {
         const OrreryStageRegion& g = orrery_stage_regions[r];
-        if ((g.flags & 6) != 2) continue; // cleared, and staged
+        if (!(g.flags & 2)) continue;
         const unsigned n = unsigned(g.bytes_per_world) * count;
         OrreryWide* p = reinterpret_cast<OrreryWide*>(smem + g.smem); // region offsets are 16-byte aligned
         for (unsigned i = threadIdx.x; i < n / 16; i += blockDim.x) p[i] = OrreryWide{};
         for (unsigned i = n / 16 * 16 + threadIdx.x; i < n; i += blockDim.x) smem[g.smem + i] = 0;
-    }
-}
-
-/// The same for cleared outputs left in global memory (flag 4): the block's
-/// span of each, zeroed with coalesced 16-byte stores where it is aligned. The
-/// observe nodes' stores to it come after the block's next barrier, which
-/// orders them after these.
-__device__ __forceinline__ void orrery_stage_clear_global(unsigned first, unsigned count) {
-    const unsigned nr = orrery_stage_plan.num_regions;
-    for (unsigned r = 0; r < nr; ++r) {
-        const OrreryStageRegion& g = orrery_stage_regions[r];
-        if ((g.flags & 6) != 6) continue;
-        unsigned char* p = reinterpret_cast<unsigned char*>(g.base + g.bytes_per_world * first);
-        const unsigned long long n = g.bytes_per_world * count;
-        // Bytes up to the first 16-byte boundary, the 16-byte pieces, the bytes after the last.
-        const unsigned long long head = min(n, (16 - (reinterpret_cast<unsigned long long>(p) & 15)) & 15);
-        const unsigned long long wide = (n - head) / 16;
-        for (unsigned long long i = threadIdx.x; i < head; i += blockDim.x) p[i] = 0;
-        OrreryWide* q = reinterpret_cast<OrreryWide*>(p + head);
-        for (unsigned long long i = threadIdx.x; i < wide; i += blockDim.x) q[i] = OrreryWide{};
-        for (unsigned long long i = head + wide * 16 + threadIdx.x; i < n; i += blockDim.x) p[i] = 0;
     }
 }
 
@@ -292,13 +269,10 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     // programmatic launch it overlaps the pass ahead of this one; from here
     // on the worlds are read.
     orrery_wait_for_previous_pass();
-    if (step && clear) orrery_stage_clear_global(first, count);
     orrery_stage<true>(smem, first, count, step);
     __syncthreads();
     orrery::Storage& s = *reinterpret_cast<orrery::Storage*>(smem);
     if (threadIdx.x == 0) {
-        for (unsigned i = 0; i < orrery_stage_plan.num_rebase; ++i) // arrays left in global memory
-            local[orrery_stage_rebase[i].word] += orrery_stage_rebase[i].stride * first;
         s.num_worlds = count;
         if (g.config) s.config = config;
         for (unsigned i = 0; i < s.num_finals; ++i) // final buffers stay in global memory
@@ -500,8 +474,7 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
         << "#include \"engine/world_ops.hpp\"\n"
         << kPrologue;
     if (form == KernelForm::kStaged)
-        out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n"
-            << "#define ORRERY_MAX_STAGE_REBASE " << kMaxStageRebase << "\n" << kStagePrologue;
+        out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n" << kStagePrologue;
     emit_input_helpers(out, spec);
     emit_pass(out, plan.step, plan.autoreset, "step", form, k.step_kernels, k.staged_step_kernel);
     emit_pass(out, plan.reset, plan.autoreset, "reset", form, k.reset_kernels, k.staged_reset_kernel);

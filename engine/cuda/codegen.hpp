@@ -36,10 +36,7 @@ inline constexpr const char* kStageStorageSymbol = "orrery_stage_storage";
 inline constexpr const char* kStagePointerMaskSymbol = "orrery_stage_pointer_mask";
 inline constexpr const char* kStageEndLoadSymbol = "orrery_stage_end_load";
 inline constexpr const char* kStageEndAllSymbol = "orrery_stage_end_all";
-inline constexpr const char* kStageRebaseSymbol = "orrery_stage_rebase";
 inline constexpr unsigned kMaxStageRegions = 320;
-/// Most Storage words that may point into regions left in global memory.
-inline constexpr unsigned kMaxStageRebase = 64;
 /// Threads of a staged block (all copy; the first worlds_per_block also step a
 /// world each) and the blocks per SM its registers are bounded for.
 inline constexpr unsigned kStageThreads = 256;
@@ -50,7 +47,7 @@ inline constexpr unsigned kStageMinBlocks = 2;
 /// worlds land at shared offset `smem`. Mirrors the generated struct.
 struct StageRegion {
     unsigned long long base, bytes_per_world, smem;
-    unsigned long long flags; ///< kStageSkipLoadOnStep, kStageClearOnStep, kStageInGlobal
+    unsigned long long flags; ///< kStageSkipLoadOnStep, kStageClearOnStep
 };
 /// The step pass does not load this region into shared memory (an output
 /// declared Output::kRewrittenEachStep or kClearedEachStep, which the step writes in full).
@@ -59,21 +56,10 @@ inline constexpr unsigned long long kStageSkipLoadOnStep = 1;
 /// copy in the block's prologue (under a programmatic launch, while the pass
 /// ahead still runs) in place of the clear op before the observe nodes.
 inline constexpr unsigned long long kStageClearOnStep = 2;
-/// A cleared output left in global memory (large batches, where staging it
-/// would limit the worlds a block holds): never copied; the step pass zeroes
-/// the block's span of it with coalesced stores once the pass ahead is done,
-/// and the observe nodes write its non-zero elements in place.
-inline constexpr unsigned long long kStageInGlobal = 4;
 /// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
-/// for every world) is staged too, at shared offset `config_smem`;
-/// `num_rebase` words of the block-local Storage point into regions left in
-/// global memory and are moved to the block's first world.
+/// for every world) is staged too, at shared offset `config_smem`.
 struct StagePlan {
-    unsigned num_regions, worlds_per_block, smem_bytes, config_smem, num_rebase;
-};
-/// Mirrors the generated OrreryStageRebase: Storage word `word` += stride * first world.
-struct StageRebase {
-    unsigned long long word, stride;
+    unsigned num_regions, worlds_per_block, smem_bytes, config_smem;
 };
 
 /// Name of the __constant__ array holding the Storage struct (set once after load).

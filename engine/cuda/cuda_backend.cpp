@@ -92,13 +92,13 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         block_ = std::clamp((per_sm + 31) / 32 * 32, 32u, 128u);
         grid_ = (opts.num_worlds + block_ - 1) / block_;
         // Decide the form first: only the kernels that will run are compiled.
-        StageChoice stage = opts.per_node_launches ? StageChoice{} : choose_stage_worlds(spec, layout);
+        unsigned stage_worlds = opts.per_node_launches ? 0 : choose_stage_worlds(spec, layout);
         source_ = generate_kernels(spec, plan,
                                    opts.per_node_launches ? KernelForm::kPerNode
-                                   : stage.worlds         ? KernelForm::kStaged
+                                   : stage_worlds         ? KernelForm::kStaged
                                                           : KernelForm::kDirect);
         load_module(spec);
-        if (stage.worlds) plan_staging(spec, layout, stage);
+        if (stage_worlds) plan_staging(spec, layout, stage_worlds);
     } catch (...) {
         release();
         throw;
@@ -143,49 +143,36 @@ size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 
 /// Shared-memory offsets of each region for `block` worlds, then the config;
 /// returns the total. `skip` lists the bases of outputs the step rewrites.
-/// `cleared` those of Output::kClearedEachStep outputs, which with
-/// `cleared_in_global` take no shared memory (kStageInGlobal).
+/// `cleared` those of Output::kClearedEachStep outputs.
 size_t stage_layout(const std::vector<Region>& regions, unsigned block, size_t config_bytes,
                     const std::vector<const uint8_t*>& skip, const std::vector<const uint8_t*>& cleared,
-                    bool cleared_in_global, std::vector<StageRegion>* out, unsigned* config_at = nullptr) {
+                    std::vector<StageRegion>* out, unsigned* config_at = nullptr) {
     size_t at = align16(sizeof(Storage)); // the block-local Storage sits at offset 0
     auto has = [](const std::vector<const uint8_t*>& v, const uint8_t* p) {
         return std::find(v.begin(), v.end(), p) != v.end();
     };
     for (const Region& r : regions) {
-        const bool is_cleared = has(cleared, r.base), in_global = is_cleared && cleared_in_global;
         if (out)
-            out->push_back({reinterpret_cast<unsigned long long>(r.base), r.bytes_per_world, in_global ? 0 : at,
-                            (has(skip, r.base) ? kStageSkipLoadOnStep : 0) | (is_cleared ? kStageClearOnStep : 0) |
-                                (in_global ? kStageInGlobal : 0)});
-        if (!in_global) at += align16(size_t(block) * r.bytes_per_world);
+            out->push_back({reinterpret_cast<unsigned long long>(r.base), r.bytes_per_world, at,
+                            (has(skip, r.base) ? kStageSkipLoadOnStep : 0) |
+                                (has(cleared, r.base) ? kStageClearOnStep : 0)});
+        at += align16(size_t(block) * r.bytes_per_world);
     }
     if (config_at) *config_at = unsigned(at);
     return at + align16(config_bytes);
 }
 
 /// The block-local Storage template: each staged pointer replaced by its
-/// shared-memory offset, and its 8-byte word marked in `mask`; a pointer into
-/// a region left in global memory stays, and is listed in `rebase` to be moved
-/// to the block's first world.
-Storage stage_template(const Storage& s, const std::vector<StageRegion>& table, std::vector<uint32_t>& mask,
-                       std::vector<StageRebase>& rebase) {
+/// shared-memory offset, and its 8-byte word marked in `mask`.
+Storage stage_template(const Storage& s, const std::vector<StageRegion>& table, std::vector<uint32_t>& mask) {
     Storage t = s;
     mask.assign((sizeof(Storage) / 8 + 31) / 32, 0);
-    rebase.clear();
     auto remap = [&](auto*& p) {
         if (!p) return;
         for (const StageRegion& r : table)
             if (r.base == reinterpret_cast<unsigned long long>(p)) {
-                size_t word = size_t(reinterpret_cast<const char*>(&p) - reinterpret_cast<const char*>(&t)) / 8;
-                if (r.flags & kStageInGlobal) {
-                    if (rebase.size() == kMaxStageRebase)
-                        throw Error("internal: more than " + std::to_string(kMaxStageRebase) +
-                                    " Storage words point into arrays left in global memory");
-                    rebase.push_back({word, r.bytes_per_world});
-                    return;
-                }
                 p = reinterpret_cast<std::remove_reference_t<decltype(p)>>(static_cast<uintptr_t>(r.smem));
+                size_t word = size_t(reinterpret_cast<const char*>(&p) - reinterpret_cast<const char*>(&t)) / 8;
                 mask[word / 32] |= 1u << (word % 32);
                 return;
             }
@@ -229,16 +216,16 @@ struct StageInputs {
 };
 } // namespace
 
-StageChoice CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const {
+unsigned CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const {
     const DriverApi& d = driver();
     StageInputs in(spec, layout, storage_);
     const size_t config = storage_.config_bytes;
-    auto bytes_for = [&](unsigned worlds, bool in_global) {
-        return stage_layout(in.regions, worlds, config, in.skip, in.cleared, in_global, nullptr);
+    auto bytes_for = [&](unsigned worlds) {
+        return stage_layout(in.regions, worlds, config, in.skip, in.cleared, nullptr);
     };
-    if (in.regions.size() > kMaxStageRegions) return {};
+    if (in.regions.size() > kMaxStageRegions) return 0;
     // Staged unless ORRERY_CUDA_STAGE=0 or a block of 16 worlds does not fit in shared memory.
-    if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && std::strcmp(env, "0") == 0) return {};
+    if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && std::strcmp(env, "0") == 0) return 0;
     int optin = 0, per_sm = 0;
     ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
     ORRERY_CU(d.cuDeviceGetAttribute(&per_sm, kAttrMaxSharedPerMultiprocessor, dev_));
@@ -253,29 +240,14 @@ StageChoice CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageL
     // still spread over every SM.
     unsigned sms = unsigned(info_.multiprocessors);
     unsigned spread = (storage_.num_worlds + sms - 1) / sms;
-    unsigned wanted = std::min(threads, std::max(16u, (spread + 15) / 16 * 16));
-    if (unsigned forced = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", 0)) wanted = std::min(threads, (forced + 15) / 16 * 16);
-    auto fit = [&](bool in_global) {
-        unsigned block = wanted;
-        while (block > 16 && bytes_for(block, in_global) > budget) block -= 16;
-        return block;
-    };
-    // Cleared outputs (sparse, written element by element) stay in global memory
-    // when staging them would hold the block below the worlds it wants: a large
-    // batch then keeps more worlds in flight per SM, and the observe nodes' few
-    // scattered stores cost less than the shared memory. A small batch, whose
-    // blocks fit anyway, stages them (its copy-out is coalesced).
-    // ORRERY_CUDA_CLEARED_IN_GLOBAL=0 or 1 forces either.
-    StageChoice c{fit(false), false};
-    const char* force = std::getenv("ORRERY_CUDA_CLEARED_IN_GLOBAL");
-    const bool can = !in.cleared.empty();
-    if (can && (force && *force ? std::strcmp(force, "0") != 0 : c.worlds < wanted)) c = {fit(true), true};
-    if (bytes_for(c.worlds, c.cleared_in_global) > size_t(optin)) return {}; // worlds too large: direct megakernel
-    return c;
+    unsigned block = std::min(threads, std::max(16u, (spread + 15) / 16 * 16));
+    if (unsigned forced = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", 0)) block = std::min(threads, (forced + 15) / 16 * 16);
+    while (block > 16 && bytes_for(block) > budget) block -= 16;
+    if (bytes_for(block) > size_t(optin)) return 0; // worlds too large: direct megakernel
+    return block;
 }
 
-void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout, StageChoice choice) {
-    const unsigned block = choice.worlds;
+void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block) {
     const DriverApi& d = driver();
     StageInputs in(spec, layout, storage_);
     const std::vector<Region>& regions = in.regions;
@@ -284,12 +256,10 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     const unsigned threads = kStageThreads;
     std::vector<StageRegion> table;
     unsigned config_at = 0;
-    stage_smem_ = unsigned(
-        stage_layout(regions, block, config, skip, in.cleared, choice.cleared_in_global, &table, &config_at));
+    stage_smem_ = unsigned(stage_layout(regions, block, config, skip, in.cleared, &table, &config_at));
     std::vector<uint32_t> mask;
-    std::vector<StageRebase> rebase;
-    Storage tmpl = stage_template(storage_, table, mask, rebase);
-    StagePlan plan{unsigned(table.size()), block, stage_smem_, config_at, unsigned(rebase.size())};
+    Storage tmpl = stage_template(storage_, table, mask);
+    StagePlan plan{unsigned(table.size()), block, stage_smem_, config_at};
     auto upload = [&](const char* name, const void* data, size_t n) {
         CUdeviceptr sym = 0;
         size_t bytes = 0;
@@ -301,13 +271,12 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     upload(kStagePlanSymbol, &plan, sizeof(plan));
     upload(kStageStorageSymbol, &tmpl, sizeof(tmpl));
     upload(kStagePointerMaskSymbol, mask.data(), mask.size() * sizeof(uint32_t));
-    if (!rebase.empty()) upload(kStageRebaseSymbol, rebase.data(), rebase.size() * sizeof(StageRebase));
     // Piece tables of a full block: one past each region's last 16-byte piece,
     // counted across regions (the step's loads leave rewritten outputs out).
     std::vector<uint32_t> end_load, end_all;
     uint64_t load = 0, all = 0;
     for (const StageRegion& r : table) {
-        uint64_t pieces = (r.flags & kStageInGlobal) ? 0 : r.bytes_per_world * block / 16;
+        uint64_t pieces = r.bytes_per_world * block / 16;
         all += pieces;
         load += (r.flags & kStageSkipLoadOnStep) ? 0 : pieces;
         if (all > UINT32_MAX) throw Error("internal: a staged block has more than 2^32 pieces");
@@ -322,7 +291,6 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     ORRERY_CU(d.cuFuncSetAttribute(reset_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
     ORRERY_CU(d.cuStreamSynchronize(stream_)); // `table`, `tmpl` and `mask` are staged from this frame
     stage_worlds_ = block;
-    cleared_in_global_ = choice.cleared_in_global;
     stage_threads_ = threads;
     stage_grid_ = (storage_.num_worlds + block - 1) / block;
     staged_ = true;
@@ -357,7 +325,6 @@ std::string CudaBackend::describe() const {
     return "cuda:" + std::to_string(info_.index) + " " + info_.name + " (sm_" + std::to_string(info_.arch) + ", " +
            (source_.per_node ? "per-node"
             : staged_      ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory" +
-                                (cleared_in_global_ ? ", cleared outputs in global memory" : "") +
                                 (pdl_ ? ", programmatic launch" : "")
                            : "megakernel") +
            ")";

@@ -41,13 +41,6 @@ struct ModuleStats {
     std::string cache_path;
 };
 
-/// How a staged megakernel holds its worlds: `worlds` per block (0: not
-/// staged), and whether cleared outputs stay in global memory (kStageInGlobal).
-struct StageChoice {
-    unsigned worlds = 0;
-    bool cleared_in_global = false;
-};
-
 class CudaBackend final : public Backend {
   public:
     CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, const SimOptions& opts,
@@ -87,18 +80,15 @@ class CudaBackend final : public Backend {
     /// (sm_90+, unless ORRERY_CUDA_PDL=0): a pass's launch and its first copies
     /// overlap the pass ahead of it.
     bool programmatic_launch() const { return pdl_; }
-    /// True when the staged kernels leave Output::kClearedEachStep outputs in
-    /// global memory (large batches; ORRERY_CUDA_CLEARED_IN_GLOBAL=0/1 forces it).
-    bool cleared_in_global() const { return cleared_in_global_; }
     const ModuleStats& module_stats() const { return stats_; }
     const KernelSource& kernel_source() const { return source_; }
 
   private:
     void load_module(const EnvSpec& spec);
     /// Worlds per staged block, or 0 to run the direct megakernel (from the layout and the device).
-    StageChoice choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const;
+    unsigned choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const;
     /// Uploads the staging tables of `block`-world blocks into the loaded module.
-    void plan_staging(const EnvSpec& spec, const StorageLayout& layout, StageChoice choice);
+    void plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block);
     void launch(CUfunction f, void** params);
     void bind_current() const;
     void release() noexcept;
@@ -121,7 +111,6 @@ class CudaBackend final : public Backend {
     CUfunction step_staged_ = nullptr, reset_staged_ = nullptr;
     bool staged_ = false;
     bool pdl_ = false;
-    bool cleared_in_global_ = false;
     unsigned block_ = 128, grid_ = 1;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     ModuleStats stats_;

@@ -76,13 +76,6 @@ double graph_us(orrery::Simulator& sim, uint32_t steps) {
     return us;
 }
 
-/// "staged", with "-pdl" for programmatic launches and "-g" for cleared outputs in global memory.
-std::string kernels_label(const orrery::cuda::CudaBackend& b, bool per_node) {
-    if (per_node) return "per-node";
-    if (!b.staged()) return "direct";
-    return std::string("staged") + (b.programmatic_launch() ? "-pdl" : "") + (b.cleared_in_global() ? "-g" : "");
-}
-
 void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     setenv("ORRERY_CUDA_STAGE", direct ? "0" : "1", 1);
     orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), options(n, per_node));
@@ -96,8 +89,8 @@ void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     });
     double graph = graph_us(sim, steps);
     sim.check_errors();
-    std::printf("%-8s %-12s %9u %6u %12.2f %12.2f %12.2f %14.3e\n", a.label.c_str(),
-                kernels_label(b, per_node).c_str(), n, b.block_size(), queued, synced, graph,
+    std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %14.3e\n", a.label.c_str(),
+                per_node ? "per-node" : b.staged() ? (b.programmatic_launch() ? "staged-pdl" : "staged") : "direct", n, b.block_size(), queued, synced, graph,
                 n / (std::min(queued, graph) * 1e-6));
     std::fflush(stdout);
 }
@@ -148,7 +141,7 @@ int main(int argc, char** argv) {
         }
         startup(a);
         if (a.startup_only) return 0;
-        std::printf("%-8s %-12s %9s %6s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",
+        std::printf("%-8s %-10s %9s %6s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",
                     "queued_us", "synced_us", "graph_us", "env-steps/s");
         a.label = a.env_options.count("layout") ? a.env_options["layout"] : a.env;
         for (uint32_t n : a.worlds) {

@@ -90,19 +90,14 @@ void run_parity(const std::string& env, orrery::AutoReset mode, uint32_t worlds,
     Simulator cpu(orrery::make_env_spec(env, {}), options(worlds, "cpu", mode));
     setenv("ORRERY_CUDA_STAGE", "1", 1); // the megakernel staging worlds in shared memory
     Simulator mega(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
-    setenv("ORRERY_CUDA_CLEARED_IN_GLOBAL", "1", 1); // staged, cleared outputs (if any) left in global memory
-    Simulator mega_global(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
-    unsetenv("ORRERY_CUDA_CLEARED_IN_GLOBAL");
     setenv("ORRERY_CUDA_STAGE", "0", 1); // the megakernel working on global memory directly
     Simulator direct(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
     unsetenv("ORRERY_CUDA_STAGE");
     Simulator node(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode, true));
     EXPECT_TRUE(dynamic_cast<orrery::cuda::CudaBackend&>(mega.backend()).staged()) << mega.backend().describe();
-    EXPECT_FALSE(dynamic_cast<orrery::cuda::CudaBackend&>(mega.backend()).cleared_in_global());
     EXPECT_FALSE(dynamic_cast<orrery::cuda::CudaBackend&>(direct.backend()).staged());
-    std::vector<Simulator*> sims = {&cpu, &mega, &mega_global, &direct, &node};
-    const char* names[] = {"cpu", "cuda staged megakernel", "cuda staged megakernel, cleared outputs in global memory",
-                           "cuda direct megakernel", "cuda per-node"};
+    std::vector<Simulator*> sims = {&cpu, &mega, &direct, &node};
+    const char* names[] = {"cpu", "cuda staged megakernel", "cuda direct megakernel", "cuda per-node"};
     for (Simulator* s : sims) s->reset(7);
     Actions actions;
     std::vector<uint8_t> mask(worlds, 0);
@@ -167,19 +162,12 @@ void run_block_parity(const std::string& env, uint32_t worlds, uint32_t steps) {
     std::vector<std::string> names;
     sims.push_back(std::make_unique<Simulator>(orrery::make_env_spec(env, {}), opts("cpu")));
     names.push_back("cpu");
-    // Widths chosen automatically hold cleared outputs in shared memory when
-    // they fit (16, 48, 80 for Overcooked) and in global memory when not (256);
-    // 16 and 80 (a partial last block) run the other way too.
-    const std::pair<const char*, const char*> shapes[] = {{"16", ""}, {"48", ""}, {"80", ""}, {"256", ""},
-                                                          {"16", "1"}, {"80", "1"}};
-    for (const auto& [block, in_global] : shapes) {
+    for (const char* block : {"16", "48", "80", "256"}) {
         setenv("ORRERY_CUDA_STAGE_WORLDS", block, 1);
-        setenv("ORRERY_CUDA_CLEARED_IN_GLOBAL", in_global, 1);
         sims.push_back(std::make_unique<Simulator>(orrery::make_env_spec(env, {}), opts("cuda")));
         names.push_back(sims.back()->backend().describe());
     }
     unsetenv("ORRERY_CUDA_STAGE_WORLDS");
-    unsetenv("ORRERY_CUDA_CLEARED_IN_GLOBAL");
     setenv("ORRERY_CUDA_STAGE", "0", 1);
     sims.push_back(std::make_unique<Simulator>(orrery::make_env_spec(env, {}), opts("cuda")));
     unsetenv("ORRERY_CUDA_STAGE");
