@@ -161,7 +161,9 @@ def machine_info(binary=None):
         "load_avg_1m_at_start": round(os.getloadavg()[0], 2) if hasattr(os, "getloadavg") else None,
         "gpu": gpu or None,
         "cuda_driver_version": cuda or None,
-        "commit": commit + ("+uncommitted" if dirty else ""),
+        # ORRERY_COMMIT names the commit where the tree was copied without its
+        # history (the GPU machines get a working tree whose .git is stale).
+        "commit": os.environ.get("ORRERY_COMMIT") or commit + ("+uncommitted" if dirty else ""),
         "python": platform.python_version(),
     }
     if os.environ.get("ORRERY_BENCH_GPU_COPY_TBPS"):  # measured by bench/gpu_bench.sh in the same run
