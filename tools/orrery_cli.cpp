@@ -104,7 +104,9 @@ int bench(const BenchArgs& a) {
             size_t bytes_per_step = 0;
             for (const orrery::TensorView& t : sim.tensors())
                 if (!t.input && t.name != "errors" && t.name.rfind("final_", 0) != 0) bytes_per_step += t.bytes();
-            auto layout = a.options.find("layout");
+            // The layout the env resolved (its default too), for every env that has one.
+            const auto& info = sim.spec().info();
+            auto layout = info.find("layout");
             std::printf("%-12s %-10s %-22s %10u %8u %10.3f %16.0f\n", env.c_str(),
                         sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda", backend.c_str(), n,
                         steps, secs, rate);
@@ -115,7 +117,7 @@ int bench(const BenchArgs& a) {
                  << ", \"seconds\": " << secs << ", \"env_steps_per_s\": " << rate
                  << ", \"bytes_moved_per_step\": " << bytes_per_step
                  << ", \"actions\": \"" << (host_actions ? "host" : "device") << "\"";
-            if (layout != a.options.end()) json << ", \"layout\": \"" << layout->second << "\"";
+            if (layout != info.end()) json << ", \"layout\": \"" << layout->second << "\"";
             json << "}";
             first = false;
         }

@@ -295,9 +295,12 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     stage_grid_ = (storage_.num_worlds + block - 1) / block;
     staged_ = true;
     // The staged kernels wait for the pass ahead before reading any world
-    // (orrery_wait_for_previous_pass), so they may be launched programmatically.
+    // (orrery_wait_for_previous_pass), so they may be launched programmatically:
+    // on sm_90 and newer, with a driver of CUDA 12.3 or newer (whose stream
+    // capture keeps such launches as graph edges).
     const char* pdl = std::getenv("ORRERY_CUDA_PDL");
-    pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && !(pdl && std::strcmp(pdl, "0") == 0);
+    pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && driver_version() >= 12030 &&
+           !(pdl && std::strcmp(pdl, "0") == 0);
 }
 
 CudaBackend::~CudaBackend() { release(); }

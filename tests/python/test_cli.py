@@ -44,6 +44,7 @@ def test_bench_records_where_actions_come_from(tmp_path):
         records[mode] = json.loads(report.read_text())[0]
     assert records["auto"]["actions"] == "host"
     assert records["device"]["actions"] == "device"
+    assert records["auto"]["layout"] == "cramped_room"  # the default layout is named too
     bad = run("bench", "overcooked", "--device", "cpu", "--actions", "sometimes")
     assert bad.returncode != 0 and "--actions expects auto, host or device, got 'sometimes'" in bad.stderr
 
