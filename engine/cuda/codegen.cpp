@@ -6,7 +6,6 @@
 #include "engine/cuda/codegen.hpp"
 
 #include <algorithm>
-#include <cstddef>
 #include <sstream>
 
 namespace orrery::cuda {
@@ -252,18 +251,9 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     const unsigned long long* tmpl = reinterpret_cast<const unsigned long long*>(orrery_stage_storage);
     unsigned long long* local = reinterpret_cast<unsigned long long*>(smem);
     const unsigned long long base = reinterpret_cast<unsigned long long>(smem);
-    // Each word is made final by the thread that copies it, so no thread-0
-    // pass and barrier follow: pointers marked in the mask (the config's among
-    // them) are rebased to this block's shared memory, num_worlds (the low half
-    // of word 0) becomes the block's count, and the final buffers, which stay
-    // in global memory, move to the block's first world.
-    const orrery::Storage& t = *reinterpret_cast<const orrery::Storage*>(orrery_stage_storage);
-    const unsigned finals = t.num_finals;
     for (unsigned i = threadIdx.x; i < sizeof(orrery::Storage) / 8; i += blockDim.x) {
         unsigned long long v = tmpl[i];
         if (((orrery_stage_pointer_mask[i / 32] >> (i % 32)) & 1u) && v) v += base;
-        if (i == 0) v = (v & 0xFFFFFFFF00000000ull) | count;
-        else if (i - ORRERY_FINAL_DST_WORD < finals) v += orrery::size_t(t.final_bytes[i - ORRERY_FINAL_DST_WORD]) * first;
         local[i] = v;
     }
     // The env config: read-only and the same for every world, but read on every
@@ -281,7 +271,15 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     orrery_wait_for_previous_pass();
     orrery_stage<true>(smem, first, count, step);
     __syncthreads();
-    return *reinterpret_cast<const orrery::Storage*>(smem);
+    orrery::Storage& s = *reinterpret_cast<orrery::Storage*>(smem);
+    if (threadIdx.x == 0) {
+        s.num_worlds = count;
+        if (g.config) s.config = config;
+        for (unsigned i = 0; i < s.num_finals; ++i) // final buffers stay in global memory
+            s.final_dst[i] += orrery::size_t(s.final_bytes[i]) * first;
+    }
+    __syncthreads();
+    return s;
 }
 )";
 
@@ -476,8 +474,7 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
         << "#include \"engine/world_ops.hpp\"\n"
         << kPrologue;
     if (form == KernelForm::kStaged)
-        out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n"
-            << "#define ORRERY_FINAL_DST_WORD " << offsetof(Storage, final_dst) / 8 << "u\n" << kStagePrologue;
+        out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n" << kStagePrologue;
     emit_input_helpers(out, spec);
     emit_pass(out, plan.step, plan.autoreset, "step", form, k.step_kernels, k.staged_step_kernel);
     emit_pass(out, plan.reset, plan.autoreset, "reset", form, k.reset_kernels, k.staged_reset_kernel);

@@ -7,7 +7,6 @@
 #include "engine/cuda/cuda_backend.hpp"
 
 #include <algorithm>
-#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
@@ -165,18 +164,9 @@ size_t stage_layout(const std::vector<Region>& regions, unsigned block, size_t c
 
 /// The block-local Storage template: each staged pointer replaced by its
 /// shared-memory offset, and its 8-byte word marked in `mask`.
-/// The config pointer becomes the config's offset `config_at` likewise.
-Storage stage_template(const Storage& s, const std::vector<StageRegion>& table, unsigned config_at,
-                       std::vector<uint32_t>& mask) {
-    static_assert(offsetof(Storage, num_worlds) == 0 && offsetof(Storage, final_dst) % 8 == 0,
-                  "the staged prologue sets num_worlds as the low half of word 0 and rebases final_dst by word");
+Storage stage_template(const Storage& s, const std::vector<StageRegion>& table, std::vector<uint32_t>& mask) {
     Storage t = s;
     mask.assign((sizeof(Storage) / 8 + 31) / 32, 0);
-    if (t.config) {
-        t.config = reinterpret_cast<const uint8_t*>(static_cast<uintptr_t>(config_at));
-        size_t word = offsetof(Storage, config) / 8;
-        mask[word / 32] |= 1u << (word % 32);
-    }
     auto remap = [&](auto*& p) {
         if (!p) return;
         for (const StageRegion& r : table)
@@ -268,7 +258,7 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     unsigned config_at = 0;
     stage_smem_ = unsigned(stage_layout(regions, block, config, skip, in.cleared, &table, &config_at));
     std::vector<uint32_t> mask;
-    Storage tmpl = stage_template(storage_, table, config_at, mask);
+    Storage tmpl = stage_template(storage_, table, mask);
     StagePlan plan{unsigned(table.size()), block, stage_smem_, config_at};
     auto upload = [&](const char* name, const void* data, size_t n) {
         CUdeviceptr sym = 0;
