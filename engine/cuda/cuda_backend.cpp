@@ -193,6 +193,12 @@ Storage stage_template(const Storage& s, const std::vector<StageRegion>& table, 
     return t;
 }
 
+/// True when environment variable `name` is set to "0" (a switch turned off).
+bool env_off(const char* name) {
+    const char* v = std::getenv(name);
+    return v && std::strcmp(v, "0") == 0;
+}
+
 unsigned env_unsigned(const char* name, unsigned fallback) {
     const char* v = std::getenv(name);
     return v && *v ? unsigned(std::strtoul(v, nullptr, 10)) : fallback;
@@ -225,7 +231,7 @@ unsigned CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayo
     };
     if (in.regions.size() > kMaxStageRegions) return 0;
     // Staged unless ORRERY_CUDA_STAGE=0 or a block of 16 worlds does not fit in shared memory.
-    if (const char* env = std::getenv("ORRERY_CUDA_STAGE"); env && std::strcmp(env, "0") == 0) return 0;
+    if (env_off("ORRERY_CUDA_STAGE")) return 0;
     int optin = 0, per_sm = 0;
     ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
     ORRERY_CU(d.cuDeviceGetAttribute(&per_sm, kAttrMaxSharedPerMultiprocessor, dev_));
@@ -298,9 +304,7 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     // (orrery_wait_for_previous_pass), so they may be launched programmatically:
     // on sm_90 and newer, with a driver of CUDA 12.3 or newer (whose stream
     // capture keeps such launches as graph edges).
-    const char* pdl = std::getenv("ORRERY_CUDA_PDL");
-    pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && driver_version() >= 12030 &&
-           !(pdl && std::strcmp(pdl, "0") == 0);
+    pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && driver_version() >= 12030 && !env_off("ORRERY_CUDA_PDL");
 }
 
 CudaBackend::~CudaBackend() { release(); }

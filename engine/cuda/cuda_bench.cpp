@@ -76,6 +76,13 @@ double graph_us(orrery::Simulator& sim, uint32_t steps) {
     return us;
 }
 
+/// "per-node", "direct", or "staged" ("staged-pdl" with programmatic launches).
+const char* kernels_label(const orrery::cuda::CudaBackend& b, bool per_node) {
+    if (per_node) return "per-node";
+    if (!b.staged()) return "direct";
+    return b.programmatic_launch() ? "staged-pdl" : "staged";
+}
+
 void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     setenv("ORRERY_CUDA_STAGE", direct ? "0" : "1", 1);
     orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), options(n, per_node));
@@ -90,7 +97,7 @@ void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     double graph = graph_us(sim, steps);
     sim.check_errors();
     std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %14.3e\n", a.label.c_str(),
-                per_node ? "per-node" : b.staged() ? (b.programmatic_launch() ? "staged-pdl" : "staged") : "direct", n, b.block_size(), queued, synced, graph,
+                kernels_label(b, per_node), n, b.block_size(), queued, synced, graph,
                 n / (std::min(queued, graph) * 1e-6));
     std::fflush(stdout);
 }

@@ -27,7 +27,8 @@ TEST(DriverApi, LaunchConfigMatchesCudaH) {
 TEST(DriverApi, LaunchAttributeMatchesCudaH) {
     static_assert(sizeof(oc::CUlaunchAttribute) == sizeof(::CUlaunchAttribute));
     EXPECT_EQ(offsetof(oc::CUlaunchAttribute, value), offsetof(::CUlaunchAttribute, value));
-    EXPECT_EQ(oc::kLaunchAttrProgrammaticStreamSerialization, int(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION));
+    EXPECT_EQ(oc::kLaunchAttrProgrammaticStreamSerialization,
+              int(CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION));
     ::CUlaunchAttribute theirs{};
     EXPECT_EQ(static_cast<const void*>(&theirs.value.programmaticStreamSerializationAllowed),
               static_cast<const void*>(&theirs.value));
