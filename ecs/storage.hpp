@@ -10,8 +10,13 @@
 
 namespace orrery {
 
-inline constexpr uint32_t kMaxComponents = 32;
-inline constexpr uint32_t kMaxArchetypes = 8;
+// Limits sized for physics + hide-and-seek with room to spare (gpu_hideseek
+// registers about 40 component types and 10 archetypes across its modules).
+// A staged GPU block copies only the Storage header and the tables the env
+// uses (Storage::used_bytes), so unused slots cost constant memory, not time.
+inline constexpr uint32_t kMaxComponents = 64;
+inline constexpr uint32_t kMaxArchetypes = 16;
+inline constexpr uint32_t kMaxFinals = 32; ///< outputs kept as final_<name> (same-step autoreset)
 inline constexpr uint32_t kMaxRowsPerWorld = 1u << 24; ///< rows fit the handle's 24-bit row field
 
 /// Per-world error codes a step may record (first error in a world wins).
@@ -20,6 +25,7 @@ enum class ErrorCode : uint32_t {
     kCapacityOverflow = 1, ///< create() found no free row in the world's slab
     kStaleEntity = 2,      ///< a system destroyed an entity whose handle was stale
     kBadAction = 3,        ///< an action value out of range reached a system
+    kBufferOverflow = 4,   ///< Buffer::push found the row's buffer full (raise its capacity)
     kEnvBase = 256,        ///< env-specific codes start here
 };
 
@@ -71,23 +77,109 @@ enum WorldFlag : uint32_t {
 };
 
 /// Every column and counter of a simulator, in one backend's memory space.
+/// The tables come last: a GPU block that copies Storage into shared memory
+/// copies only used_bytes(), the header and the num_archetypes tables in use.
 struct Storage {
     uint32_t num_worlds = 0;
     uint32_t num_archetypes = 0;
     uint32_t num_components = 0;
     uint32_t config_bytes = 0;
-    uint32_t row_bytes[kMaxComponents] = {}; ///< bytes one row of each component takes
-    ArchetypeTable tables[kMaxArchetypes];
     WorldMeta* meta = nullptr;      ///< [worlds]
     uint32_t* errors = nullptr;     ///< [worlds] ErrorCode, first one wins
     uint8_t* terminated = nullptr;  ///< [worlds] set by the env, cleared at the next step
     uint8_t* truncated = nullptr;   ///< [worlds]
     uint8_t* reset_request = nullptr; ///< [worlds] set by the host before a reset pass
     const uint8_t* config = nullptr; ///< env config blob, read-only during a step
+    /// Shared read-only assets (AssetOf components): an AssetEntry per component
+    /// id, then the data. One copy for every world, never staged; null when none.
+    const uint8_t* assets = nullptr;
     uint32_t num_finals = 0;          ///< exported outputs kept as final_<name> (same-step reset)
-    uint32_t final_bytes[kMaxComponents] = {}; ///< bytes per world of each such export
-    const uint8_t* final_src[kMaxComponents] = {};
-    uint8_t* final_dst[kMaxComponents] = {};
+    uint32_t final_bytes[kMaxFinals] = {}; ///< bytes per world of each such export
+    const uint8_t* final_src[kMaxFinals] = {};
+    uint8_t* final_dst[kMaxFinals] = {};
+    uint32_t row_bytes[kMaxComponents] = {}; ///< bytes one row of each component takes
+    ArchetypeTable tables[kMaxArchetypes];
+
+    /// Bytes from the start of Storage through the last table in use.
+    ORRERY_HD size_t used_bytes() const;
+};
+
+ORRERY_HD inline size_t Storage::used_bytes() const {
+    return size_t(reinterpret_cast<const char*>(&tables[num_archetypes]) - reinterpret_cast<const char*>(this));
+}
+
+/// Where one asset's elements sit in Storage::assets: `count` elements at byte `offset`.
+struct AssetEntry {
+    uint32_t offset = 0;
+    uint32_t count = 0;
+};
+
+/// Marks a shared read-only asset: data every world reads and no world writes
+/// (collision hulls, layout tables). Listed with the components for its id, put
+/// in no archetype; set with EnvSpec::asset<T>, read with ctx.asset<T>().
+template <class E> struct AssetOf {
+    using Element = E;
+    static constexpr bool kIsAsset = true;
+};
+
+/// Read-only view of an asset. On the GPU its elements are loaded through the
+/// read-only data cache (every world reads the same bytes).
+template <class E> struct Span {
+    const E* data = nullptr;
+    uint32_t size = 0;
+    ORRERY_HD E operator[](uint32_t i) const {
+#if defined(ORRERY_ON_DEVICE)
+        if constexpr (sizeof(E) % 4 == 0 && alignof(E) >= 4) {
+            E out;
+            const unsigned* src = reinterpret_cast<const unsigned*>(data + i);
+            unsigned* dst = reinterpret_cast<unsigned*>(&out);
+            for (unsigned k = 0; k < sizeof(E) / 4; ++k) dst[k] = __ldg(src + k);
+            return out;
+        } else {
+            return data[i];
+        }
+#else
+        return data[i];
+#endif
+    }
+};
+
+/// Marks a component whose rows are lists of up to N structs (contacts, ray
+/// hits, BVH nodes), N set at registration with EnvSpec::capacity<T>(N).
+/// Systems see it as Buffer<T>. A row holds a count, then the elements.
+template <class E> struct BufferOf {
+    using Element = E;
+    static constexpr bool kIsBuffer = true;
+};
+/// Bytes before a buffer row's first element (its count, padded).
+inline constexpr uint32_t kBufferHeaderBytes = 8;
+
+/// One row's buffer: a bounded list. One writer at a time (a per-world system,
+/// or a per-entity system on its own entity's row).
+template <class T> struct Buffer {
+    using E = typename T::Element;
+    uint32_t* count_ = nullptr;
+    E* items_ = nullptr;
+    uint32_t capacity_ = 0;
+    uint32_t* error_ = nullptr; ///< the world's error code
+
+    ORRERY_HD uint32_t size() const { return count_ ? min_of(*count_, capacity_) : 0u; }
+    ORRERY_HD uint32_t capacity() const { return capacity_; }
+    ORRERY_HD E& operator[](uint32_t i) const { return items_[i]; }
+    ORRERY_HD void clear() const {
+        if (count_) *count_ = 0;
+    }
+    /// Appends `e`. When the buffer is full, records ErrorCode::kBufferOverflow
+    /// for the world (the first error wins) and returns false.
+    ORRERY_HD bool push(const E& e) const {
+        if (!count_) return false;
+        if (*count_ >= capacity_) {
+            atomic_set_if_zero(error_, uint32_t(ErrorCode::kBufferOverflow));
+            return false;
+        }
+        items_[(*count_)++] = e;
+        return true;
+    }
 };
 
 /// A component whose rows are arrays sized at registration (ArrayOf<E>).
@@ -103,6 +195,18 @@ template <class T, class = void> struct IsArrayComponent {
 };
 template <class T> struct IsArrayComponent<T, decltype((void)T::kIsArray)> {
     static constexpr bool value = T::kIsArray;
+};
+template <class T, class = void> struct IsBufferComponent {
+    static constexpr bool value = false;
+};
+template <class T> struct IsBufferComponent<T, decltype((void)T::kIsBuffer)> {
+    static constexpr bool value = T::kIsBuffer;
+};
+template <class T, class = void> struct IsAssetComponent {
+    static constexpr bool value = false;
+};
+template <class T> struct IsAssetComponent<T, decltype((void)T::kIsAsset)> {
+    static constexpr bool value = T::kIsAsset;
 };
 } // namespace detail
 
@@ -179,6 +283,63 @@ class WorldView {
         }
     }
 
+    /// Calls f(Entity) for each live entity, in every archetype that has all of
+    /// the components Ts, archetype by archetype in id order, rows in order.
+    template <class... Ts, class F> ORRERY_HD void each_with(F&& f) const {
+        const uint32_t ids[] = {component_id<Ts>...};
+        for (uint32_t a = 0; a < s_->num_archetypes; ++a) {
+            const ArchetypeTable& t = s_->tables[a];
+            bool match = true;
+            for (uint32_t id : ids) match = match && t.columns[id] != nullptr;
+            if (!match) continue;
+            uint32_t end = min_of(t.high_water[world_], t.capacity);
+            for (uint32_t row = 0; row < end; ++row) {
+                uint32_t r = slot(t, row);
+                if (t.alive[r]) f(Entity::make(a, row, t.generation[r]));
+            }
+        }
+    }
+
+    /// Frees every entity of archetype A in this world at once (per-step
+    /// temporaries such as contacts): their handles go stale and the next
+    /// create<A>() starts again at row 0. Call it from a per-world system
+    /// while no other lane of the world reads A. Singletons are left alone.
+    template <class A> ORRERY_HD void clear() const {
+        const ArchetypeTable& t = s_->tables[archetype_id<A>];
+        if (t.singleton) return;
+        uint32_t end = min_of(t.high_water[world_], t.capacity);
+        for (uint32_t row = 0; row < end; ++row) {
+            uint32_t r = slot(t, row);
+            if (t.alive[r]) t.generation[r] += 1;
+            t.alive[r] = 0;
+            t.doomed[r] = 0;
+        }
+        t.high_water[world_] = 0;
+        t.free_top[world_] = 0;
+        t.live[world_] = 0;
+    }
+
+    /// Buffer component T of `e` (empty when stale or absent).
+    template <class T> ORRERY_HD Buffer<T> buffer(Entity e) const {
+        if (!valid(e)) return {};
+        return buffer_at<T>(e.archetype(), e.row());
+    }
+    /// Buffer component T of singleton archetype A (per-world scratch).
+    template <class A, class T> ORRERY_HD Buffer<T> single_buffer() const {
+        static_assert(has_component<A, T>, "archetype lacks this component");
+        return buffer_at<T>(archetype_id<A>, 0);
+    }
+
+    /// Shared read-only asset T (an AssetOf component), the same for every world.
+    template <class T> ORRERY_HD Span<typename T::Element> asset() const {
+        static_assert(detail::IsAssetComponent<T>::value, "asset<T>() needs an AssetOf<...> component");
+        if (!s_->assets) return {};
+        const AssetEntry* table = reinterpret_cast<const AssetEntry*>(s_->assets);
+        Span<AssetEntry> entries{table, s_->num_components};
+        AssetEntry e = entries[component_id<T>];
+        return {reinterpret_cast<const typename T::Element*>(s_->assets + e.offset), e.count};
+    }
+
     /// Records `code` for this world (the first code recorded in a step wins).
     ORRERY_HD void fail(uint32_t code) const { atomic_set_if_zero(&s_->errors[world_], code); }
 
@@ -195,6 +356,20 @@ class WorldView {
         Array<T> out;
         out.data = reinterpret_cast<typename T::Element*>(col + size_t(slot(t, row)) * bytes);
         out.size = bytes / sizeof(typename T::Element);
+        return out;
+    }
+
+    template <class T> ORRERY_HD Buffer<T> buffer_at(uint32_t arch, uint32_t row) const {
+        const ArchetypeTable& t = s_->tables[arch];
+        uint8_t* col = t.columns[component_id<T>];
+        if (!col) return {};
+        uint32_t bytes = s_->row_bytes[component_id<T>];
+        uint8_t* p = col + size_t(slot(t, row)) * bytes;
+        Buffer<T> out;
+        out.count_ = reinterpret_cast<uint32_t*>(p);
+        out.items_ = reinterpret_cast<typename T::Element*>(p + kBufferHeaderBytes);
+        out.capacity_ = (bytes - kBufferHeaderBytes) / uint32_t(sizeof(typename T::Element));
+        out.error_ = &s_->errors[world_];
         return out;
     }
 

@@ -95,6 +95,13 @@ template <class T> struct Fetch<Array<T>> {
     }
 };
 
+template <class T> struct Fetch<Buffer<T>> {
+    using Component = T;
+    ORRERY_HD static Buffer<T> get(const Ctx& c, uint32_t arch, uint32_t row) {
+        return c.template buffer_at<T>(arch, row);
+    }
+};
+
 /// Calls f on world w's live entities that have its components: rows lane,
 /// lane + lanes, ... of each matching archetype.
 template <class... Ps>

@@ -39,21 +39,25 @@ const char* dtype_name(DType t) {
     return "?";
 }
 
-std::string EnvSpec::component_name(uint32_t id) {
-    std::vector<std::string> names;
-    std::stringstream in(component_names_);
-    std::string item;
-    while (std::getline(in, item, ',')) {
-        item.erase(0, item.find_first_not_of(" \t\n"));
-        item.erase(item.find_last_not_of(" \t\n") + 1);
-        names.push_back(item);
-    }
-    return id < names.size() ? names[id] : "component" + std::to_string(id);
+namespace detail {
+std::string short_type_name(const char* signature) {
+    std::string sig = signature;
+    size_t at = sig.rfind("T = ");
+    size_t end = sig.find_first_of(";]", at == std::string::npos ? 0 : at);
+    if (at == std::string::npos || end == std::string::npos) return sig;
+    std::string q = sig.substr(at + 4, end - at - 4);
+    size_t colon = q.rfind("::");
+    return colon == std::string::npos ? q : q.substr(colon + 2);
 }
+} // namespace detail
 
-NodeId EnvSpec::add(Phase phase, SystemRef s, std::vector<NodeId> deps) {
+NodeId EnvSpec::add(Phase phase, SystemRef s, Deps deps) {
     NodeSpec n{s, phase, {}};
-    for (NodeId d : deps) {
+    if (deps.is_previous()) {
+        for (uint32_t i = 0; i < nodes_.size(); ++i)
+            if (nodes_[i].phase == phase) n.deps.push_back(i);
+    }
+    for (NodeId d : deps.ids()) {
         if (d.index >= nodes_.size() || nodes_[d.index].phase != phase)
             throw Error("env '" + name_ + "': node '" + s.name +
                         "' depends on a node that is not an earlier node of the same phase");
@@ -63,19 +67,66 @@ NodeId EnvSpec::add(Phase phase, SystemRef s, std::vector<NodeId> deps) {
     return NodeId{uint32_t(nodes_.size() - 1)};
 }
 
-NodeId EnvSpec::add_destroy_barrier(Phase phase, std::vector<NodeId> deps) {
-    return add(phase, SystemRef{"orrery::apply_destroys", NodeKind::kApplyDestroys,
-                                &detail::cpu_destroy_node},
-               std::move(deps));
+NodeId EnvSpec::add_destroy_barrier(Phase phase) {
+    return add(phase, SystemRef{"orrery::apply_destroys", NodeKind::kApplyDestroys, &detail::cpu_destroy_node});
+}
+
+bool EnvSpec::depends_on(uint32_t later, uint32_t earlier) const {
+    if (later >= nodes_.size() || earlier >= later) return false;
+    // Dependencies point to earlier nodes only, so one backward sweep decides it.
+    std::vector<uint8_t> reach(later + 1, 0);
+    reach[later] = 1;
+    for (uint32_t i = later + 1; i-- > earlier;) {
+        if (!reach[i]) continue;
+        if (i == earlier) return true;
+        for (uint32_t d : nodes_[i].deps) reach[d] = 1;
+    }
+    return false;
 }
 
 std::vector<const NodeSpec*> EnvSpec::ordered(Phase phase) const {
-    // Dependencies may only point to earlier nodes (add() enforces it), so
-    // insertion order is a topological order; a barrier is appended if missing.
+    // A stable topological order (Kahn's algorithm, lowest index first): since
+    // add() lets a node wait only for earlier nodes, it is insertion order.
+    std::vector<uint32_t> ids;
+    for (uint32_t i = 0; i < nodes_.size(); ++i)
+        if (nodes_[i].phase == phase) ids.push_back(i);
+    std::vector<uint32_t> waiting(nodes_.size(), 0);
+    for (uint32_t i : ids) waiting[i] = uint32_t(nodes_[i].deps.size());
+    std::vector<uint8_t> done(nodes_.size(), 0);
     std::vector<const NodeSpec*> out;
-    for (const NodeSpec& n : nodes_)
-        if (n.phase == phase) out.push_back(&n);
+    while (out.size() < ids.size()) {
+        bool progressed = false;
+        for (uint32_t i : ids) {
+            if (done[i] || waiting[i]) continue;
+            done[i] = 1;
+            out.push_back(&nodes_[i]);
+            for (uint32_t j : ids)
+                for (uint32_t d : nodes_[j].deps) waiting[j] -= d == i ? 1 : 0;
+            progressed = true;
+            break;
+        }
+        if (!progressed) throw Error("env '" + name_ + "': the task graph has a cycle");
+    }
     return out;
+}
+
+std::vector<uint8_t> EnvSpec::asset_blob() const {
+    bool any = false;
+    for (const ComponentSpec& c : components_) any = any || c.kind == ComponentKind::kAsset;
+    if (!any) return {};
+    auto align16 = [](size_t n) { return (n + 15) / 16 * 16; };
+    std::vector<AssetEntry> table(components_.size());
+    size_t at = align16(table.size() * sizeof(AssetEntry));
+    for (const auto& [id, bytes] : assets_) {
+        table[id] = {uint32_t(at), uint32_t(bytes.size() / components_[id].element_bytes)};
+        at = align16(at + bytes.size());
+    }
+    if (at > (size_t(1) << 31)) throw Error("env '" + name_ + "': assets take more than 2 GiB");
+    std::vector<uint8_t> blob(at, 0);
+    std::memcpy(blob.data(), table.data(), table.size() * sizeof(AssetEntry));
+    for (const auto& [id, bytes] : assets_)
+        if (!bytes.empty()) std::memcpy(blob.data() + table[id].offset, bytes.data(), bytes.size());
+    return blob;
 }
 
 void EnvSpec::validate() const {
@@ -84,8 +135,12 @@ void EnvSpec::validate() const {
     if (components_.size() > kMaxComponents)
         fail("has " + std::to_string(components_.size()) + " components; at most " +
              std::to_string(kMaxComponents));
-    for (const ComponentSpec& c : components_)
+    for (const ComponentSpec& c : components_) {
+        if (c.kind == ComponentKind::kAsset) continue; // rowless: its data may be empty
+        if (c.row_bytes == 0 && c.kind == ComponentKind::kBuffer)
+            fail("buffer '" + c.name + "' has no capacity (call spec.capacity<" + c.name + ">(n))");
         if (c.row_bytes == 0) fail("component '" + c.name + "' has no size (array dims not set)");
+    }
     if (archetypes_.empty()) fail("no archetypes registered");
     if (archetypes_.size() > kMaxArchetypes)
         fail("has " + std::to_string(archetypes_.size()) + " archetypes; at most " +
@@ -93,10 +148,21 @@ void EnvSpec::validate() const {
     for (size_t i = 0; i < archetypes_.size(); ++i) {
         const ArchetypeSpec& a = archetypes_[i];
         if (a.name.empty()) fail("archetype " + std::to_string(i) + " is declared but not registered");
+        for (uint32_t c : a.components)
+            if (c < components_.size() && components_[c].kind == ComponentKind::kAsset)
+                fail("archetype '" + a.name + "' holds asset '" + components_[c].name +
+                     "'; assets are shared by every world and live in no archetype");
         if (a.capacity == 0 || a.capacity > kMaxRowsPerWorld)
             fail("archetype '" + a.name + "' capacity " + std::to_string(a.capacity) +
                  " is outside [1, " + std::to_string(kMaxRowsPerWorld) + "]");
     }
+    uint32_t outputs = 0;
+    for (const ExportSpec& e : exports_) outputs += e.input ? 0 : 1;
+    if (outputs > kMaxFinals)
+        fail("exports " + std::to_string(outputs) + " outputs; at most " + std::to_string(kMaxFinals));
+    for (const auto& [id, bytes] : assets_)
+        if (id >= components_.size() || components_[id].kind != ComponentKind::kAsset)
+            fail("asset data set for component " + std::to_string(id) + ", which is not a registered AssetOf");
     std::vector<std::string> names;
     for (const ExportSpec& e : exports_) {
         if (std::find(names.begin(), names.end(), e.name) != names.end())

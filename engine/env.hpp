@@ -6,6 +6,7 @@
 
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -57,6 +58,10 @@ inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p, 
         if (phase_active(s, w, p)) apply_destroys(s, w);
 }
 template <auto F> const char* system_signature() { return __PRETTY_FUNCTION__; }
+template <class T> const char* type_signature() { return __PRETTY_FUNCTION__; }
+/// "Position" from type_signature<tag::Position>()'s "[with T = tag::Position]"
+/// (GCC) or "[T = tag::Position]" (Clang): the name without its namespaces.
+std::string short_type_name(const char* signature);
 } // namespace detail
 
 /// A per-world system: `void fn(orrery::Ctx&)`.
@@ -125,12 +130,23 @@ template <class T, class = void> struct HasElement : std::false_type {};
 template <class T> struct HasElement<T, std::void_t<typename T::Element>> : std::true_type {};
 } // namespace detail
 
+/// What a component's rows hold.
+enum class ComponentKind : uint8_t {
+    kPlain,  ///< one struct per row
+    kArray,  ///< ArrayOf<E>: an array of E per row, its shape set by EnvSpec::dims
+    kBuffer, ///< BufferOf<E>: a count and up to N structs per row, N set by EnvSpec::capacity
+    kAsset,  ///< AssetOf<E>: no rows; shared read-only data set by EnvSpec::asset
+};
+
 struct ComponentSpec {
     std::string name;
     uint32_t row_bytes = 0;      ///< 0 until an array component's dims are set
     DType dtype = DType::kU8;
     std::vector<uint32_t> dims;  ///< shape of one row in elements
     bool is_array = false;
+    ComponentKind kind = ComponentKind::kPlain;
+    uint32_t element_bytes = 0;  ///< sizeof(Element) of arrays, buffers and assets
+    uint32_t element_align = 1;  ///< alignof(Element) of assets
 };
 
 struct ArchetypeSpec {
@@ -140,10 +156,37 @@ struct ArchetypeSpec {
     std::vector<uint32_t> components;
 };
 
+/// Node handle returned by EnvSpec::add, used to state dependencies.
+struct NodeId {
+    uint32_t index;
+};
+
 struct NodeSpec {
     SystemRef system;
     Phase phase;
     std::vector<uint32_t> deps; ///< indices of nodes of the same phase this one waits for
+};
+
+/// The nodes a new node waits for. EnvSpec::add's default, Deps::previous(),
+/// waits for every earlier node of the phase (the safe choice); a list names
+/// exactly the nodes it reads results of, so independent lane nodes may share
+/// one barrier on the GPU; `{}` waits for none.
+class Deps {
+  public:
+    Deps() = default;
+    Deps(std::initializer_list<NodeId> ids) : ids_(ids) {}
+    Deps(std::vector<NodeId> ids) : ids_(std::move(ids)) {}
+    static Deps previous() {
+        Deps d;
+        d.previous_ = true;
+        return d;
+    }
+    bool is_previous() const { return previous_; }
+    const std::vector<NodeId>& ids() const { return ids_; }
+
+  private:
+    std::vector<NodeId> ids_;
+    bool previous_ = false;
 };
 
 /// What a step does to an exported output's previous contents.
@@ -169,11 +212,6 @@ struct ExportSpec {
     Output output = Output::kKept; ///< not kKept: the GPU step does not load it first
 };
 
-/// Node handle returned by EnvSpec::add, used to state dependencies.
-struct NodeId {
-    uint32_t index;
-};
-
 /// The registration table of one env. Build it in the env's factory function.
 class EnvSpec {
   public:
@@ -186,12 +224,47 @@ class EnvSpec {
 
     /// Sets the row shape of array component T (required before simulation).
     template <class T> void dims(std::vector<uint32_t> dims) {
+        static_assert(detail::IsArrayComponent<T>::value, "dims<T>() is for ArrayOf<...> components");
         ComponentSpec& c = components_.at(component_id<T>);
         uint32_t n = 1;
         for (uint32_t d : dims) n *= d;
         c.dims = std::move(dims);
         c.row_bytes = n * uint32_t(sizeof(typename T::Element));
     }
+
+    /// Sets how many elements each row of buffer component T holds (required
+    /// before simulation). Pushing past it records ErrorCode::kBufferOverflow.
+    template <class T> void capacity(uint32_t n) {
+        static_assert(detail::IsBufferComponent<T>::value, "capacity<T>() is for BufferOf<...> components");
+        ComponentSpec& c = components_.at(component_id<T>);
+        size_t bytes = kBufferHeaderBytes + size_t(n) * sizeof(typename T::Element);
+        bytes = (bytes + 7) / 8 * 8;
+        if (n == 0 || bytes > (size_t(1) << 30))
+            throw Error("env '" + name_ + "': buffer '" + c.name + "' capacity " + std::to_string(n) +
+                        " is outside [1, " + std::to_string(((size_t(1) << 30) - 8) / sizeof(typename T::Element)) +
+                        "]");
+        c.dims = {n};
+        c.row_bytes = uint32_t(bytes);
+    }
+
+    /// Sets shared read-only asset T: `count` elements every world reads and no
+    /// world writes, uploaded once (ctx.asset<T>() reads them).
+    template <class T> void asset(const typename T::Element* data, size_t count) {
+        static_assert(detail::IsAssetComponent<T>::value, "asset<T>() is for AssetOf<...> components");
+        static_assert(std::is_trivially_copyable_v<typename T::Element>, "asset elements must be trivially copyable");
+        if (count > (size_t(1) << 30) / sizeof(typename T::Element))
+            throw Error("env '" + name_ + "': asset '" + components_.at(component_id<T>).name + "' has " +
+                        std::to_string(count) + " elements; at most 2^30 bytes");
+        std::vector<uint8_t>& bytes = assets_[component_id<T>];
+        bytes.resize(count * sizeof(typename T::Element));
+        if (count) std::memcpy(bytes.data(), data, bytes.size());
+    }
+    template <class T> void asset(const std::vector<typename T::Element>& v) { asset<T>(v.data(), v.size()); }
+
+    /// The asset region as Storage::assets holds it: an AssetEntry per
+    /// component, then each asset's bytes (16-byte aligned). Empty when the env
+    /// declares no AssetOf component.
+    std::vector<uint8_t> asset_blob() const;
 
     /// Declares archetype A with `capacity` rows per world. A singleton holds
     /// per-world state: capacity 1, its one row always live.
@@ -212,11 +285,14 @@ class EnvSpec {
         std::memcpy(config_.data(), &c, sizeof(C));
     }
 
-    /// Adds a system to a phase; it runs after `deps` (nodes of the same phase).
-    NodeId add(Phase phase, SystemRef s, std::vector<NodeId> deps = {});
+    /// Adds a system to a phase; it runs after `deps` (nodes of the same
+    /// phase), by default after every earlier node of the phase.
+    NodeId add(Phase phase, SystemRef s, Deps deps = Deps::previous());
     /// Adds the destruction barrier to a phase (one is appended to every phase
-    /// that lacks one at its end).
-    NodeId add_destroy_barrier(Phase phase, std::vector<NodeId> deps = {});
+    /// that lacks one at its end). It waits for every earlier node.
+    NodeId add_destroy_barrier(Phase phase);
+    /// True when node `later` waits, directly or through others, for node `earlier`.
+    bool depends_on(uint32_t later, uint32_t earlier) const;
 
     /// Exports column T of archetype A: an output (obs, reward) or an input (actions).
     /// Exports column T of archetype A as output `name`. Declare
@@ -230,11 +306,15 @@ class EnvSpec {
     template <class A, class T> void export_output(std::string name, Output output = Output::kKept) {
         static_assert(has_component<A, T>, "archetype lacks this component");
         static_assert(detail::HasElement<T>::value, "exported components declare `using Element = ...;`");
+        static_assert(std::is_arithmetic_v<typename T::Element>, "only numeric components are exported");
+        static_assert(!detail::IsBufferComponent<T>::value, "buffers are not exported");
         exports_.push_back({std::move(name), archetype_id<A>, component_id<T>, false, output});
     }
     template <class A, class T> void export_input(std::string name) {
         static_assert(has_component<A, T>, "archetype lacks this component");
         static_assert(detail::HasElement<T>::value, "exported components declare `using Element = ...;`");
+        static_assert(std::is_arithmetic_v<typename T::Element>, "only numeric components are exported");
+        static_assert(!detail::IsBufferComponent<T>::value, "buffers are not exported");
         exports_.push_back({std::move(name), archetype_id<A>, component_id<T>, true});
     }
 
@@ -273,10 +353,21 @@ class EnvSpec {
         uint32_t id = component_id<T>;
         if (components_.size() <= id) components_.resize(id + 1);
         ComponentSpec& c = components_[id];
-        c.name = component_name(id);
-        if constexpr (detail::IsArrayComponent<T>::value) {
-            c.is_array = true;
-            c.dtype = dtype_of<typename T::Element>();
+        c.name = detail::short_type_name(detail::type_signature<T>());
+        if constexpr (detail::IsArrayComponent<T>::value || detail::IsBufferComponent<T>::value ||
+                      detail::IsAssetComponent<T>::value) {
+            using E = typename T::Element;
+            static_assert(std::is_trivially_copyable_v<E>, "elements must be trivially copyable");
+            c.is_array = detail::IsArrayComponent<T>::value;
+            c.kind = detail::IsArrayComponent<T>::value    ? ComponentKind::kArray
+                     : detail::IsBufferComponent<T>::value ? ComponentKind::kBuffer
+                                                           : ComponentKind::kAsset;
+            c.element_bytes = uint32_t(sizeof(E));
+            c.element_align = uint32_t(alignof(E));
+            if constexpr (std::is_arithmetic_v<E>) c.dtype = dtype_of<E>();
+            else c.dtype = DType::kU8; // an array of structs: raw bytes, never exported
+            static_assert(!detail::IsBufferComponent<T>::value || alignof(E) <= kBufferHeaderBytes,
+                          "buffer elements may be aligned to at most 8 bytes");
         } else {
             static_assert(std::is_trivially_copyable_v<T>, "components must be trivially copyable");
             using E = typename detail::ElementOf<T>::type;
@@ -286,13 +377,7 @@ class EnvSpec {
         }
     }
     template <class... Ts> std::vector<uint32_t> ids_of(List<Ts...>) { return {component_id<Ts>...}; }
-    std::string component_name(uint32_t id);
 
-  public:
-    /// The env's ORRERY_COMPONENTS names, comma separated (set by ORRERY_ENV_NAMES).
-    std::string component_names_;
-
-  private:
     std::string name_, source_;
     std::vector<ComponentSpec> components_;
     std::vector<ArchetypeSpec> archetypes_;
@@ -301,6 +386,7 @@ class EnvSpec {
     std::vector<uint8_t> config_;
     std::map<std::string, std::pair<int64_t, int64_t>> ranges_;
     std::map<std::string, std::string> info_;
+    std::map<uint32_t, std::vector<uint8_t>> assets_; ///< asset bytes by component id
 };
 
 /// Env options given by users at make() time, as strings (layout=..., agents=...).
@@ -318,11 +404,10 @@ std::vector<std::pair<std::string, std::string>> registered_envs();
 } // namespace orrery
 
 /// Starts an env's registration table: `orrery::EnvSpec spec = ORRERY_ENV_SPEC("tag", "envs/tutorial/tag.hpp");`
-/// Must be used inside the env's namespace so its component names are found.
+/// Must be used inside the env's namespace so its component list (modules' included) is found.
 #define ORRERY_ENV_SPEC(name, source)                                                              \
     [&] {                                                                                          \
         ::orrery::EnvSpec s_(name, source);                                                        \
-        s_.component_names_ = kOrreryComponentNames;                                               \
         s_.components(OrreryComponents{});                                                         \
         return s_;                                                                                 \
     }()

@@ -14,9 +14,9 @@ struct StorageLayout::Offsets {
     };
     Storage shape; ///< counts, sizes, capacities; pointers unset
     Table tables[kMaxArchetypes];
-    size_t meta, errors, terminated, truncated, reset_request, config;
-    size_t final_dst[kMaxComponents];
-    const uint8_t* final_src_offset[kMaxComponents]; ///< offsets stored as pointers-from-null
+    size_t meta, errors, terminated, truncated, reset_request, config, assets, asset_bytes;
+    size_t final_dst[kMaxFinals];
+    const uint8_t* final_src_offset[kMaxFinals]; ///< offsets stored as pointers-from-null
 };
 
 namespace {
@@ -64,6 +64,12 @@ StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mo
         for (uint32_t c : as.components) {
             t.columns[c] = p.place(rows * sh.row_bytes[c]);
             per_world += size_t(as.capacity) * sh.row_bytes[c];
+            const ComponentSpec& cs = spec.component_specs()[c];
+            bool exported = false;
+            for (const ExportSpec& e : spec.exports()) exported = exported || (e.archetype == a && e.component == c);
+            static const char* kinds[] = {"plain", "array", "buffer", "asset"};
+            out.report.components.push_back({as.name + "." + cs.name, kinds[int(cs.kind)],
+                                             size_t(as.capacity) * sh.row_bytes[c], rows * sh.row_bytes[c], exported});
         }
         sh.tables[a].capacity = as.capacity;
         sh.tables[a].singleton = as.singleton ? 1 : 0;
@@ -76,6 +82,9 @@ StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mo
     o.truncated = p.place(W);
     o.reset_request = p.place(W);
     o.config = p.place(sh.config_bytes);
+    // Shared read-only assets: one copy for all worlds, filled once at creation.
+    o.asset_bytes = spec.asset_blob().size();
+    o.assets = p.place(o.asset_bytes);
     if (mode == AutoReset::kSameStep) {
         for (const ExportSpec& e : spec.exports()) {
             if (e.input) continue;
@@ -86,7 +95,8 @@ StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mo
             o.final_src_offset[i] = reinterpret_cast<const uint8_t*>(o.tables[e.archetype].columns[e.component]);
         }
     }
-    out.report.engine_bytes = p.total - engine_start;
+    out.report.engine_bytes = p.total - engine_start - o.asset_bytes;
+    out.report.asset_bytes = o.asset_bytes;
     out.total_bytes = p.total;
     out.report.total_bytes = p.total;
     return out;
@@ -114,6 +124,7 @@ Storage StorageLayout::bind(uint8_t* base, const uint8_t* config) const {
     s.truncated = base + o.truncated;
     s.reset_request = base + o.reset_request;
     s.config = s.config_bytes ? base + o.config : nullptr;
+    s.assets = o.asset_bytes ? base + o.assets : nullptr;
     (void)config; // the backend copies the config bytes to s.config itself
     for (uint32_t i = 0; i < s.num_finals; ++i) {
         s.final_dst[i] = base + o.final_dst[i];
@@ -157,7 +168,19 @@ std::string MemoryReport::to_string() const {
         out.width(12);
         out << r.bytes << "\n";
     }
+    for (const ComponentRow& c : components) {
+        out << "  ";
+        out.width(18);
+        out << std::left << c.component << " ";
+        out.width(8);
+        out << std::right << c.kind << " ";
+        out.width(13);
+        out << c.bytes_per_world << " ";
+        out.width(12);
+        out << c.bytes << (c.exported ? "  exported" : "") << "\n";
+    }
     out << "engine (meta, flags, errors, finals): " << engine_bytes << " bytes\n";
+    if (asset_bytes) out << "shared assets (one copy for every world): " << asset_bytes << " bytes\n";
     out << "total: " << total_bytes << " bytes\n";
     return out.str();
 }

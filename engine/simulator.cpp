@@ -103,6 +103,8 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts)
     const Storage& s = backend_->storage();
     if (s.config_bytes)
         backend_->copy_from_host(const_cast<uint8_t*>(s.config), spec_.config_bytes().data(), s.config_bytes);
+    const std::vector<uint8_t> assets = spec_.asset_blob();
+    if (!assets.empty()) backend_->copy_from_host(const_cast<uint8_t*>(s.assets), assets.data(), assets.size());
     regions_ = layout_.regions(s);
 
     const DeviceKind dev = backend_->device();
@@ -138,6 +140,7 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts)
         Storage st = scratch_layout_.bind(base, nullptr);
         if (st.config_bytes)
             std::memcpy(const_cast<uint8_t*>(st.config), spec_.config_bytes().data(), st.config_bytes);
+        if (!assets.empty()) std::memcpy(const_cast<uint8_t*>(st.assets), assets.data(), assets.size());
         return st;
     };
     scratch_ = make_scratch(scratch_memory_);

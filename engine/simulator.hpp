@@ -55,7 +55,17 @@ struct MemoryReport {
         size_t bytes;
     };
     std::vector<Row> archetypes;
+    /// Each archetype's columns: plain, array or buffer rows; exported or not.
+    struct ComponentRow {
+        std::string component; ///< "Archetype.Component"
+        const char* kind;
+        size_t bytes_per_world;
+        size_t bytes;
+        bool exported;
+    };
+    std::vector<ComponentRow> components;
     size_t engine_bytes = 0; ///< per-world meta, flags, error codes, final buffers
+    size_t asset_bytes = 0;  ///< shared read-only assets (one copy, not per world)
     size_t total_bytes = 0;
     std::string to_string() const;
 };

@@ -87,7 +87,7 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
 // sized (odd bytes per world, or the last partial block) goes byte by byte.
 const char* kStagePrologue = R"(
 struct OrreryStageRegion { unsigned long long base, bytes_per_world, smem, flags; };
-struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, config_smem; };
+struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, config_smem, storage_words; };
 __constant__ OrreryStageRegion orrery_stage_regions[ORRERY_MAX_STAGE_REGIONS];
 __constant__ OrreryStagePlan orrery_stage_plan;
 // The block-local Storage: pointers hold shared-memory offsets (0: absent);
@@ -251,7 +251,8 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     const unsigned long long* tmpl = reinterpret_cast<const unsigned long long*>(orrery_stage_storage);
     unsigned long long* local = reinterpret_cast<unsigned long long*>(smem);
     const unsigned long long base = reinterpret_cast<unsigned long long>(smem);
-    for (unsigned i = threadIdx.x; i < sizeof(orrery::Storage) / 8; i += blockDim.x) {
+    // The header and the tables in use (Storage::used_bytes): the env's, not kMaxArchetypes'.
+    for (unsigned i = threadIdx.x; i < orrery_stage_plan.storage_words; i += blockDim.x) {
         unsigned long long v = tmpl[i];
         if (((orrery_stage_pointer_mask[i / 32] >> (i % 32)) & 1u) && v) v += base;
         local[i] = v;

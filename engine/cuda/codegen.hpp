@@ -57,9 +57,10 @@ inline constexpr unsigned long long kStageSkipLoadOnStep = 1;
 /// ahead still runs) in place of the clear op before the observe nodes.
 inline constexpr unsigned long long kStageClearOnStep = 2;
 /// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
-/// for every world) is staged too, at shared offset `config_smem`.
+/// for every world) is staged too, at shared offset `config_smem`; the
+/// block-local Storage is the first `storage_words` 8-byte words of Storage.
 struct StagePlan {
-    unsigned num_regions, worlds_per_block, smem_bytes, config_smem;
+    unsigned num_regions, worlds_per_block, smem_bytes, config_smem, storage_words;
 };
 
 /// Name of the __constant__ array holding the Storage struct (set once after load).

@@ -146,8 +146,10 @@ size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 /// `cleared` those of Output::kClearedEachStep outputs.
 size_t stage_layout(const std::vector<Region>& regions, unsigned block, size_t config_bytes,
                     const std::vector<const uint8_t*>& skip, const std::vector<const uint8_t*>& cleared,
-                    std::vector<StageRegion>* out, unsigned* config_at = nullptr) {
-    size_t at = align16(sizeof(Storage)); // the block-local Storage sits at offset 0
+                    size_t storage_bytes, std::vector<StageRegion>* out, unsigned* config_at = nullptr) {
+    // The block-local Storage sits at offset 0: its header and the tables in use
+    // (Storage::used_bytes); no code reads a table past num_archetypes.
+    size_t at = align16(storage_bytes);
     auto has = [](const std::vector<const uint8_t*>& v, const uint8_t* p) {
         return std::find(v.begin(), v.end(), p) != v.end();
     };
@@ -227,7 +229,7 @@ unsigned CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayo
     StageInputs in(spec, layout, storage_);
     const size_t config = storage_.config_bytes;
     auto bytes_for = [&](unsigned worlds) {
-        return stage_layout(in.regions, worlds, config, in.skip, in.cleared, nullptr);
+        return stage_layout(in.regions, worlds, config, in.skip, in.cleared, storage_.used_bytes(), nullptr);
     };
     if (in.regions.size() > kMaxStageRegions) return 0;
     // Staged unless ORRERY_CUDA_STAGE=0 or a block of 16 worlds does not fit in shared memory.
@@ -262,10 +264,11 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     const unsigned threads = kStageThreads;
     std::vector<StageRegion> table;
     unsigned config_at = 0;
-    stage_smem_ = unsigned(stage_layout(regions, block, config, skip, in.cleared, &table, &config_at));
+    const size_t storage_bytes = align16(storage_.used_bytes());
+    stage_smem_ = unsigned(stage_layout(regions, block, config, skip, in.cleared, storage_bytes, &table, &config_at));
     std::vector<uint32_t> mask;
     Storage tmpl = stage_template(storage_, table, mask);
-    StagePlan plan{unsigned(table.size()), block, stage_smem_, config_at};
+    StagePlan plan{unsigned(table.size()), block, stage_smem_, config_at, unsigned(storage_bytes / 8)};
     auto upload = [&](const char* name, const void* data, size_t n) {
         CUdeviceptr sym = 0;
         size_t bytes = 0;

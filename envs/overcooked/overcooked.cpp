@@ -197,7 +197,6 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // Without featurized=true only the first nine components are registered, so
     // the table (schema, checkpoints, plan, kernels) is the one from before the option.
     orrery::EnvSpec spec("overcooked", "envs/overcooked/overcooked.hpp");
-    spec.component_names_ = kOrreryComponentNames;
     if (featurized) spec.components(OrreryComponents{});
     else spec.components(orrery::List<Player, Action, Obs, Reward, SparseReward, ShapedReward, Clock, Pots, Counters>{});
     spec.dims<Action>({});
