@@ -328,6 +328,11 @@ class EnvSpec {
 
     const std::string& name() const { return name_; }
     const std::string& source() const { return source_; }
+    /// Folder that `source` (and headers it includes that are not built into the
+    /// library) is relative to, for an env or module kept outside this tree;
+    /// empty for built-in envs. The GPU backend reads those headers from it.
+    void set_header_root(std::string dir) { header_root_ = std::move(dir); }
+    const std::string& header_root() const { return header_root_; }
     const std::vector<ComponentSpec>& component_specs() const { return components_; }
     const std::vector<ArchetypeSpec>& archetype_specs() const { return archetypes_; }
     const std::vector<NodeSpec>& nodes() const { return nodes_; }
@@ -378,7 +383,7 @@ class EnvSpec {
     }
     template <class... Ts> std::vector<uint32_t> ids_of(List<Ts...>) { return {component_id<Ts>...}; }
 
-    std::string name_, source_;
+    std::string name_, source_, header_root_;
     std::vector<ComponentSpec> components_;
     std::vector<ArchetypeSpec> archetypes_;
     std::vector<NodeSpec> nodes_;

@@ -111,6 +111,7 @@ void CudaBackend::load_module(const EnvSpec& spec) {
     req.label = "'" + spec.name() + "' " + (source_.per_node ? "per-node kernels" : "megakernel");
     req.source = source_.text;
     req.env_header = source_.env_header;
+    if (!spec.header_root().empty()) req.header_roots.push_back(spec.header_root());
     req.arch = info_.arch;
     req.driver_version = driver_version();
     CompiledModule m = compile_module(req);

@@ -14,7 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
@@ -53,34 +56,80 @@ bool read_file(const std::string& path, std::string& out) {
     return true;
 }
 
-/// The embedded headers, plus the env header from disk when it is not built in
-/// (an env outside the tree); `include_dir` then gets its folder.
-std::vector<Header> gather_headers(const std::string& env_header, std::string& include_dir) {
-    std::vector<Header> h;
-    bool found = env_header.empty();
-    for (size_t i = 0; i < kNumEmbeddedHeaders; ++i) {
-        h.push_back({kEmbeddedHeaders[i].name, kEmbeddedHeaders[i].text});
-        found = found || env_header == kEmbeddedHeaders[i].name;
+/// Quoted #include names in `text`, in order (angle-bracket includes are the
+/// toolkit's and NVRTC's own).
+std::vector<std::string> quoted_includes(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+        size_t at = line.find_first_not_of(" \t");
+        if (at == std::string::npos || line[at] != '#') continue;
+        at = line.find_first_not_of(" \t", at + 1);
+        if (at == std::string::npos || line.compare(at, 7, "include") != 0) continue;
+        size_t open = line.find('"', at + 7);
+        size_t close = open == std::string::npos ? open : line.find('"', open + 1);
+        if (close != std::string::npos) out.push_back(line.substr(open + 1, close - open - 1));
     }
-    if (found) return h;
-    std::vector<std::string> tries = {env_header};
-    if (const char* root = std::getenv("ORRERY_SOURCE_DIR")) tries.push_back(std::string(root) + "/" + env_header);
-    for (const std::string& path : tries) {
-        std::string text;
-        if (!read_file(path, text)) continue;
-        h.push_back({env_header, text});
-        size_t slash = path.rfind('/');
-        include_dir = slash == std::string::npos ? "." : path.substr(0, slash);
-        return h;
+    return out;
+}
+
+/// Every header the generated source reaches through quoted includes: the
+/// built-in (embedded) ones, then files under `roots` (an env or module outside
+/// the library). Only these are given to NVRTC and hashed into the cache key,
+/// so editing one env's header does not invalidate another env's kernels.
+/// Throws when the env header itself cannot be found.
+std::vector<Header> gather_headers(const std::string& source, const std::string& env_header,
+                                   std::vector<std::string> roots) {
+    if (const char* root = std::getenv("ORRERY_SOURCE_DIR"); root && *root) roots.push_back(root);
+    std::map<std::string, std::string> built_in;
+    for (size_t i = 0; i < kNumEmbeddedHeaders; ++i) built_in[kEmbeddedHeaders[i].name] = kEmbeddedHeaders[i].text;
+    std::vector<Header> out;
+    std::set<std::string> seen;
+    auto resolve = [&](const std::string& name, std::string& text) {
+        if (auto it = built_in.find(name); it != built_in.end()) {
+            text = it->second;
+            return true;
+        }
+        for (const std::string& root : roots)
+            if (read_file(root + "/" + name, text)) return true;
+        return false;
+    };
+    // Depth-first from the generated source; a name is "dir/of/includer/x.hpp"
+    // when that exists (an include relative to its file), else as written.
+    std::vector<std::pair<std::string, std::string>> todo; // (includer's name, included name)
+    for (const std::string& inc : quoted_includes(source)) todo.push_back({"", inc});
+    while (!todo.empty()) {
+        auto [from, inc] = todo.back();
+        todo.pop_back();
+        std::string text, name;
+        size_t slash = from.rfind('/');
+        if (slash != std::string::npos) {
+            std::string sibling = from.substr(0, slash + 1) + inc;
+            if (seen.count(sibling) || resolve(sibling, text)) name = sibling;
+        }
+        if (name.empty()) {
+            name = inc;
+            if (!seen.count(name) && !resolve(name, text)) {
+                if (name == env_header)
+                    throw Error("env header '" + env_header + "' is not built into this library and was not found "
+                                "under its header roots or $ORRERY_SOURCE_DIR; the GPU backend compiles it at run "
+                                "time");
+                continue; // NVRTC names it if the compile needs it
+            }
+        }
+        if (!seen.insert(name).second) continue;
+        for (const std::string& next : quoted_includes(text)) todo.push_back({name, next});
+        out.push_back({name, std::move(text)});
     }
-    throw Error("env header '" + env_header + "' is not built into this library and was not found on disk "
-                "(tried it as given and under $ORRERY_SOURCE_DIR); the GPU backend compiles it at run time");
+    std::sort(out.begin(), out.end(), [](const Header& a, const Header& b) { return a.name < b.name; });
+    return out;
 }
 
 std::string cache_key(const CompileRequest& req, const std::vector<Header>& headers,
                       const std::vector<std::string>& options) {
     Sha256 h;
-    h.field("orrery compile cache v1");
+    h.field("orrery compile cache v2"); // v2: only the headers the source reaches
     h.field(req.source);
     for (const Header& x : headers) {
         h.field(x.name);
@@ -235,10 +284,8 @@ CompiledModule compile_module(const CompileRequest& req) {
     auto t0 = std::chrono::steady_clock::now();
     auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     check_arch(req.arch);
-    std::string include_dir;
-    std::vector<Header> headers = gather_headers(req.env_header, include_dir);
+    std::vector<Header> headers = gather_headers(req.source, req.env_header, req.header_roots);
     std::vector<std::string> options = compile_options(req.arch);
-    if (!include_dir.empty()) options.push_back("--include-path=" + include_dir);
 
     CompiledModule m;
     std::string dir = req.use_cache ? cache_directory() : "";

@@ -4,6 +4,7 @@
 // binary, checked against their own digest before they are loaded.
 
 #include <string>
+#include <vector>
 
 namespace orrery::cuda {
 
@@ -12,6 +13,9 @@ struct CompileRequest {
     std::string label;      ///< for logs: "tag megakernel"
     std::string source;     ///< the generated translation unit
     std::string env_header; ///< include name of the env header (embedded, or found on disk)
+    /// Folders searched for headers not built into the library (an env or
+    /// module kept outside this tree): "name" is read from root + "/name".
+    std::vector<std::string> header_roots;
     int arch = 90;          ///< compute capability * 10 (90: sm_90)
     bool use_cache = true;
     int driver_version = 0; ///< part of the cache key (0 without a driver)

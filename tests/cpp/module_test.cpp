@@ -1,0 +1,268 @@
+// Engine modules: the orbit module (tests/modules/orbit) composed into the
+// planets env with components, archetypes, a per-world buffer, shared assets
+// and lane systems of its own. Ids, queries over every archetype with a
+// component, bulk clears, buffer overflow, assets, the dependency graph, and
+// the same bytes from every lane count, backend and kernel form.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "engine/cuda/codegen.hpp"
+#include "engine/cuda/nvrtc_compiler.hpp"
+#include "engine/simulator.hpp"
+#include "gpu_support.hpp"
+#include "tests/modules/planets/planets.hpp"
+
+namespace planets {
+orrery::EnvSpec make_spec(uint32_t planets, uint32_t moons, uint32_t hit_capacity, const std::string& root);
+}
+
+namespace {
+using namespace orrery;
+
+// A module's ids are the same in every env that composes it, and the env's own
+// come after them (the static_asserts in ORRERY_COMPONENTS/ARCHETYPES prove
+// the whole list; these spell out what that means).
+static_assert(component_id<orbit::Pos> == 0 && component_id<orbit::Hits> == 6);
+static_assert(component_id<planets::Kind> == orbit::OrreryComponents::size);
+static_assert(archetype_id<orbit::Contact> == 0 && archetype_id<planets::Planet> == 1);
+static_assert(has_component<planets::Moon, orbit::InvMass>); // through the Body bundle
+
+EnvSpec spec(uint32_t hit_capacity = 64) { return planets::make_spec(3, 2, hit_capacity, ORRERY_SOURCE_DIR); }
+
+SimOptions options(uint32_t worlds, const std::string& device = "cpu", uint32_t lanes = 1, uint32_t threads = 1) {
+    SimOptions o;
+    o.num_worlds = worlds;
+    o.device = device;
+    o.cpu_lanes = lanes;
+    o.threads = threads;
+    return o;
+}
+
+/// Writes thrust values drawn from a fixed formula of (world, step, row).
+void write_thrust(Simulator& sim, uint32_t step) {
+    const TensorView& t = sim.tensor("thrust");
+    std::vector<int32_t> v(t.bytes() / 4);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = int32_t((i * 2654435761u + step * 40503u) >> 7) % 5;
+    sim.backend().copy_from_host(t.data, v.data(), t.bytes());
+}
+
+std::vector<uint64_t> hashes(Simulator& sim) {
+    std::vector<uint64_t> h;
+    for (uint32_t w = 0; w < sim.num_worlds(); ++w) h.push_back(sim.state_hash(w));
+    return h;
+}
+
+TEST(Module, NamesComeFromTheTypesAndEveryKindIsRegistered) {
+    EnvSpec s = spec();
+    const auto& c = s.component_specs();
+    ASSERT_EQ(c.size(), orbit::OrreryComponents::size + 5);
+    EXPECT_EQ(c[component_id<orbit::Pos>].name, "Pos");
+    EXPECT_EQ(c[component_id<planets::Trail>].name, "Trail");
+    EXPECT_EQ(c[component_id<orbit::Hits>].kind, ComponentKind::kBuffer);
+    EXPECT_EQ(c[component_id<orbit::Wells>].kind, ComponentKind::kAsset);
+    EXPECT_EQ(c[component_id<planets::Trail>].kind, ComponentKind::kArray);
+    EXPECT_EQ(c[component_id<planets::Trail>].row_bytes, 4 * sizeof(orbit::Pos)); // ArrayOf<struct>
+    EXPECT_EQ(c[component_id<orbit::Hits>].row_bytes, kBufferHeaderBytes + 64 * sizeof(orbit::Hit));
+}
+
+TEST(Module, BadTablesAreRefusedNamingTheComponent) {
+    using namespace planets;
+    EnvSpec s = ORRERY_ENV_SPEC("nocap", "none.hpp");
+    s.dims<Obs>({4});
+    s.dims<Trail>({4});
+    s.archetype<orbit::Contact>(4);
+    s.archetype<Planet>(1);
+    s.archetype<Moon>(1);
+    s.archetype<Sky>(1, true);
+    try {
+        s.validate();
+        FAIL() << "a buffer without a capacity was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("buffer 'Hits' has no capacity"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(s.capacity<orbit::Hits>(0), Error);
+}
+
+TEST(Module, AssetsAreOneSharedCopyAndReportedSo) {
+    Simulator sim(spec(), options(8));
+    MemoryReport r = sim.memory_report();
+    EXPECT_GT(r.asset_bytes, 0u);
+    EXPECT_LT(r.asset_bytes, 256u); // one copy, not one per world
+    bool buffer_row = false;
+    for (const auto& c : r.components) buffer_row = buffer_row || (c.component == "Sky.Hits" && !c.exported);
+    EXPECT_TRUE(buffer_row) << r.to_string();
+    sim.read_world(3, [&](Ctx& ctx) {
+        Span<orbit::Well> wells = ctx.asset<orbit::Wells>();
+        ASSERT_EQ(wells.size, 2u);
+        EXPECT_EQ(wells[1].y, 0.25f);
+        EXPECT_EQ(ctx.asset<orbit::Settings>()[0].radius, 0.3f);
+    });
+}
+
+TEST(Module, SystemsReachEveryArchetypeWithTheirComponents) {
+    Simulator sim(spec(), options(4));
+    // Before a step: positions as spawned; after one step every body (planets
+    // and moons) has moved by integrate, which names no archetype.
+    std::vector<orbit::Pos> before;
+    sim.read_world(1, [&](Ctx& ctx) {
+        uint32_t n = 0;
+        ctx.each_with<orbit::Pos>([&](Entity e) { before.push_back(*ctx.get<orbit::Pos>(e)); ++n; });
+        EXPECT_EQ(n, 5u);
+        EXPECT_EQ(ctx.count<planets::Moon>(), 2u);
+    });
+    write_thrust(sim, 0);
+    sim.step();
+    sim.read_world(1, [&](Ctx& ctx) {
+        size_t i = 0;
+        ctx.each_with<orbit::Pos, orbit::InvMass>([&](Entity e) {
+            const orbit::Pos p = *ctx.get<orbit::Pos>(e);
+            EXPECT_TRUE(p.x != before[i].x || p.y != before[i].y) << "body " << i << " did not move";
+            ++i;
+        });
+        EXPECT_EQ(i, 5u);
+        // Contacts are rebuilt each step: the buffer and the Contact entities agree.
+        Buffer<orbit::Hits> hits = ctx.single_buffer<planets::Sky, orbit::Hits>();
+        EXPECT_EQ(hits.size(), ctx.count<orbit::Contact>());
+        for (uint32_t k = 0; k < hits.size(); ++k) EXPECT_LT(hits[k].dist2, 0.3f * 0.3f);
+    });
+}
+
+TEST(Module, ContactsAreClearedInBulkEachStep) {
+    Simulator sim(spec(), options(16));
+    uint32_t most = 0;
+    for (uint32_t step = 0; step < 40; ++step) {
+        write_thrust(sim, step);
+        sim.step();
+        for (uint32_t w = 0; w < 16; ++w)
+            sim.read_world(w, [&](Ctx& ctx) {
+                uint32_t live = ctx.count<orbit::Contact>();
+                uint32_t rows = 0;
+                ctx.each<orbit::Contact>([&](Entity) { ++rows; });
+                EXPECT_EQ(rows, live);
+                EXPECT_LE(live, 10u); // at most one per pair of 5 bodies: nothing accumulates
+                most = std::max(most, live);
+            });
+    }
+    EXPECT_GT(most, 0u) << "no contact ever formed; the scenario tests nothing";
+    EXPECT_EQ(sim.errors(), std::vector<uint32_t>(16, 0));
+}
+
+TEST(Module, AFullBufferRecordsOverflowInThatWorldOnly) {
+    Simulator sim(spec(/*hit_capacity=*/1), options(32));
+    std::vector<uint32_t> errors;
+    for (uint32_t step = 0; step < 40; ++step) {
+        write_thrust(sim, step);
+        sim.step();
+        errors = sim.errors();
+        bool any = false;
+        for (uint32_t e : errors) any = any || e != 0;
+        if (any) break;
+    }
+    uint32_t overflowed = 0;
+    for (uint32_t w = 0; w < 32; ++w) {
+        if (errors[w] == 0) continue;
+        EXPECT_EQ(errors[w], uint32_t(ErrorCode::kBufferOverflow)) << "world " << w;
+        sim.read_world(w, [&](Ctx& ctx) {
+            EXPECT_GE(ctx.count<orbit::Contact>(), 2u); // more contacts than the buffer holds
+            EXPECT_EQ((ctx.single_buffer<planets::Sky, orbit::Hits>().size()), 1u);
+        });
+        ++overflowed;
+    }
+    EXPECT_GT(overflowed, 0u);
+    EXPECT_LT(overflowed, 32u);
+    EXPECT_THROW(sim.check_errors(), Error);
+}
+
+TEST(Module, SameBytesWhateverTheLanesThreadsAndBatch) {
+    Simulator one(spec(), options(9, "cpu", 1, 1));
+    Simulator lanes(spec(), options(9, "cpu", 3, 2));
+    Simulator big(spec(), options(23, "cpu", 2, 2));
+    for (uint32_t step = 0; step < 120; ++step) { // past two truncations (50 steps each)
+        for (Simulator* s : {&one, &lanes, &big}) {
+            write_thrust(*s, step);
+            s->step();
+        }
+        std::vector<uint64_t> a = hashes(one), b = hashes(lanes), c = hashes(big);
+        ASSERT_EQ(a, b) << "step " << step;
+        // Thrust depends on the flat index, so worlds of the larger batch see
+        // other actions; world 0 sees the same ones.
+        ASSERT_EQ(a[0], c[0]) << "step " << step;
+    }
+}
+
+TEST(Module, DependenciesAreATopologicalOrder) {
+    EnvSpec s = spec();
+    auto step = s.ordered(Phase::kStep);
+    ASSERT_EQ(step.size(), 4u);
+    EXPECT_STREQ(step[0]->system.name, "thrust");
+    // integrate waits for thrust, contacts for integrate; keep_score for contacts only.
+    std::vector<uint32_t> idx;
+    for (uint32_t i = 0; i < s.nodes().size(); ++i)
+        if (s.nodes()[i].phase == Phase::kStep) idx.push_back(i);
+    EXPECT_TRUE(s.depends_on(idx[1], idx[0]));
+    EXPECT_TRUE(s.depends_on(idx[3], idx[0])); // through integrate and contacts
+    EXPECT_FALSE(s.depends_on(idx[0], idx[1]));
+    // Without a list a node waits for every earlier node of its phase.
+    EnvSpec t = spec();
+    NodeId a = t.add(Phase::kStep, ORRERY_PER_WORLD(planets::keep_score));
+    NodeId b = t.add(Phase::kStep, ORRERY_PER_WORLD(planets::keep_score), {});
+    EXPECT_EQ(t.nodes()[a.index].deps.size(), 4u);
+    EXPECT_TRUE(t.nodes()[b.index].deps.empty());
+}
+
+TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
+    // NVRTC needs no GPU: the module's and env's headers are found under the
+    // env's header root, and only headers the source reaches are compiled.
+    EnvSpec s = spec();
+    for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
+        Plan plan = make_plan(s, AutoReset::kSameStep);
+        cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
+        cuda::CompileRequest req;
+        req.label = "planets test";
+        req.source = k.text;
+        req.env_header = k.env_header;
+        req.header_roots = {ORRERY_SOURCE_DIR};
+        req.arch = 90;
+        req.use_cache = false;
+        try {
+            cuda::CompiledModule m = cuda::compile_module(req);
+            EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
+        } catch (const Error& e) {
+            FAIL() << e.what() << "\n--- generated source ---\n" << k.text;
+        }
+    }
+    cuda::CompileRequest missing;
+    missing.source = "#include \"tests/modules/planets/planets.hpp\"\n";
+    missing.env_header = "tests/modules/planets/planets.hpp";
+    missing.use_cache = false;
+    EXPECT_THROW(cuda::compile_module(missing), Error); // no header root: not built in
+}
+
+TEST(Module, GpuMatchesTheCpuInEveryKernelForm) {
+    REQUIRE_GPU();
+    Simulator cpu(spec(), options(300, "cpu", 1, 2));
+    setenv("ORRERY_CUDA_STAGE", "1", 1);
+    Simulator staged(spec(), options(300, "cuda"));
+    setenv("ORRERY_CUDA_STAGE", "0", 1);
+    Simulator direct(spec(), options(300, "cuda"));
+    unsetenv("ORRERY_CUDA_STAGE");
+    SimOptions per_node = options(300, "cuda");
+    per_node.per_node_launches = true;
+    Simulator node(spec(), per_node);
+    std::vector<Simulator*> sims = {&cpu, &staged, &direct, &node};
+    for (Simulator* s : sims) s->reset(11);
+    for (uint32_t step = 0; step < 120; ++step) {
+        for (Simulator* s : sims) {
+            write_thrust(*s, step);
+            s->step();
+        }
+        std::vector<uint64_t> want = hashes(cpu);
+        for (size_t i = 1; i < sims.size(); ++i)
+            ASSERT_EQ(hashes(*sims[i]), want) << sims[i]->backend().describe() << " differs at step " << step;
+    }
+}
+
+} // namespace
