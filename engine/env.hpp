@@ -32,6 +32,9 @@ struct SystemRef {
     /// __PRETTY_FUNCTION__ of detail::system_signature<&fn>: holds the qualified
     /// name ("tag::spawn") the megakernel generator must spell. Null for built-ins.
     const char* (*signature)() = nullptr;
+    /// Per-entity systems: the component ids of their parameters (the archetypes
+    /// they run over, and so how many lanes the GPU gives them). Null otherwise.
+    std::vector<uint32_t> (*query)() = nullptr;
 };
 
 namespace detail {
@@ -58,6 +61,10 @@ inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p, 
         if (phase_active(s, w, p)) apply_destroys(s, w);
 }
 template <auto F> const char* system_signature() { return __PRETTY_FUNCTION__; }
+template <class... Ps> std::vector<uint32_t> query_ids(void (*)(Ctx&, Ps...)) {
+    return {component_id<typename Fetch<Ps>::Component>...};
+}
+template <auto F> std::vector<uint32_t> system_query() { return query_ids(F); }
 template <class T> const char* type_signature() { return __PRETTY_FUNCTION__; }
 /// "Position" from type_signature<tag::Position>()'s "[with T = tag::Position]"
 /// (GCC) or "[T = tag::Position]" (Clang): the name without its namespaces.
@@ -87,7 +94,7 @@ std::string short_type_name(const char* signature);
 #define ORRERY_PER_ENTITY(fn)                                                                      \
     ::orrery::SystemRef {                                                                          \
         #fn, ::orrery::NodeKind::kPerEntity, &::orrery::detail::cpu_each_node<&fn>,                 \
-            &::orrery::detail::system_signature<&fn>                                               \
+            &::orrery::detail::system_signature<&fn>, &::orrery::detail::system_query<&fn>         \
     }
 
 /// A per-entity system whose calls for different entities of one world may run
@@ -99,7 +106,7 @@ std::string short_type_name(const char* signature);
 #define ORRERY_PER_ENTITY_LANES(fn)                                                                \
     ::orrery::SystemRef {                                                                          \
         #fn, ::orrery::NodeKind::kPerEntityLanes, &::orrery::detail::cpu_each_lanes_node<&fn>,      \
-            &::orrery::detail::system_signature<&fn>                                               \
+            &::orrery::detail::system_signature<&fn>, &::orrery::detail::system_query<&fn>         \
     }
 
 /// Element type of an exported tensor (DLPack codes follow from it).

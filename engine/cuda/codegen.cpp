@@ -66,6 +66,41 @@ std::string op_statement(const Op& op, AutoReset mode, bool check_inputs) {
            " // " + sys.name;
 }
 
+unsigned pow2_at_least(unsigned n) {
+    unsigned p = 1;
+    while (p < n) p *= 2;
+    return p;
+}
+
+} // namespace
+
+unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit) {
+    if (!is_lane_op(op)) return 1;
+    unsigned want = kWorldLanes;
+    if (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerEntityLanes && op.node->system.query) {
+        // As many lanes as the largest archetype it runs over has rows.
+        std::vector<uint32_t> ids = op.node->system.query();
+        unsigned rows = 1;
+        for (const ArchetypeSpec& a : spec.archetype_specs()) {
+            bool match = true;
+            for (uint32_t id : ids)
+                match = match && std::find(a.components.begin(), a.components.end(), id) != a.components.end();
+            if (match) rows = std::max(rows, a.capacity);
+        }
+        want = pow2_at_least(rows);
+    }
+    return std::min(want, limit);
+}
+
+unsigned direct_lanes(const EnvSpec& spec, const Plan& plan) {
+    unsigned n = 1;
+    for (const std::vector<Op>* ops : {&plan.step, &plan.reset})
+        for (const Op& op : *ops) n = std::max(n, op_lanes(spec, op, 32));
+    return n;
+}
+
+namespace {
+
 const char* kPrologue = R"(
 __constant__ __align__(16) unsigned char orrery_storage_bytes[sizeof(orrery::Storage)];
 
@@ -301,12 +336,6 @@ const char* kStagedTail = R"(    orrery_stage<false>(orrery_smem, first, count);
 }
 )";
 
-const char* kKernelHead = R"(() {
-    const orrery::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;
-    const orrery::Storage& s = orrery_storage();
-    if (w >= s.num_worlds) return;
-)";
-
 /// Per-input loop over the world's whole slab: `body` sees `p` (the world's
 /// elements), `n` (their count) and `i`.
 void emit_input_loops(std::ostringstream& out, const EnvSpec& spec, const std::string& body) {
@@ -375,16 +404,108 @@ void emit_input_helpers(std::ostringstream& out, const EnvSpec& spec) {
         << "    }\n}\n";
 }
 
-void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mode, const char* pass,
-               KernelForm form, std::vector<std::string>& names, std::string& staged) {
+/// True when op `y` must see everything op `x` (earlier in the pass) wrote:
+/// engine ops and destruction barriers order everything, nodes of different
+/// phases are ordered, and within a phase a node waits for what it declared
+/// (EnvSpec::add's deps, by default every earlier node).
+bool needs_order(const EnvSpec& spec, const Op& x, const Op& y) {
+    auto engine = [](const Op& op) {
+        return op.kind != OpKind::kNode || op.node->system.kind == NodeKind::kApplyDestroys;
+    };
+    if (engine(x) || engine(y) || x.phase != y.phase) return true;
+    const NodeSpec* base = spec.nodes().data();
+    return spec.depends_on(uint32_t(y.node - base), uint32_t(x.node - base));
+}
+
+/// Emits ops in order, with a barrier (`sync`) before an op that must see what
+/// an op run on other threads since the last barrier wrote. Serial ops run on
+/// the world's own thread, so one after another needs none. `open`/`close`
+/// wrap a run of serial ops; `lane` emits a lane op.
+template <class Serial, class Lane>
+void emit_ordered(std::ostringstream& out, const EnvSpec& spec, const std::vector<Op>& ops,
+                  const std::vector<Op>::const_iterator skip, const std::string& sync, const std::string& open_text,
+                  Serial serial, Lane lane) {
+    std::vector<const Op*> pending; // run since the last barrier
+    bool pending_lanes = false, open = false;
+    for (auto it = ops.begin(); it != ops.end(); ++it) {
+        const Op& op = *it;
+        if (it == skip) {
+            out << (open ? "        " : "    ") << "// clear outputs: done in the prologue\n";
+            continue;
+        }
+        const bool is_lane = is_lane_op(op);
+        bool wait = false;
+        for (const Op* x : pending)
+            wait = wait || ((is_lane || pending_lanes) && needs_order(spec, *x, op));
+        if ((wait || is_lane) && open) {
+            out << "    }\n";
+            open = false;
+        }
+        if (wait) {
+            out << "    " << sync << " // before " << (op.node ? op.node->system.name : "engine op") << "\n";
+            pending.clear();
+            pending_lanes = false;
+        }
+        if (is_lane) {
+            lane(op);
+            pending_lanes = true;
+        } else {
+            if (!open) out << "    " << open_text << "\n";
+            open = true;
+            serial(op);
+        }
+        pending.push_back(&op);
+    }
+    if (open) out << "    }\n";
+    if (pending_lanes || !pending.empty()) out << "    " << sync << " // end of pass\n";
+}
+
+void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<Op>& ops, AutoReset mode,
+               const char* pass, KernelForm form, unsigned lanes, std::vector<std::string>& names,
+               std::string& staged) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
+    // Direct and per-node kernels: `lanes` threads per world (a group inside one
+    // warp); serial ops run on the group's lane 0, a lane op on as many of its
+    // lanes as op_lanes gives it.
+    auto head = [&](const std::string& name) {
+        out << "\nextern \"C\" __global__ void " << name << "() {\n";
+        if (lanes == 1) {
+            out << "    const orrery::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                << "    const orrery::Storage& s = orrery_storage();\n"
+                << "    if (w >= s.num_worlds) return;\n";
+            return;
+        }
+        out << "    const unsigned long long g = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
+            << "    const orrery::uint32_t w = orrery::uint32_t(g / " << lanes << "u);\n"
+            << "    const unsigned lane = unsigned(g % " << lanes << "u);\n"
+            << "    const orrery::Storage& s = orrery_storage();\n"
+            << "    if (w >= s.num_worlds) return; // the world's whole group leaves together\n"
+            << "    const unsigned group = "
+            << (lanes == 32 ? std::string("0xffffffffu") : std::to_string((1u << lanes) - 1) + "u << (threadIdx.x % 32u / " +
+                                                               std::to_string(lanes) + "u * " + std::to_string(lanes) + "u)")
+            << ";\n    (void)group; (void)lane;\n";
+    };
+    auto lane_line = [&](const Op& op) {
+        if (lanes == 1) return "    " + op_statement(op, mode, check_inputs) + "\n";
+        unsigned n = op_lanes(spec, op, lanes);
+        return "    if (lane < " + std::to_string(n) + "u && orrery::phase_active(s, w, orrery::Phase::" +
+               phase_name(op.phase) + ")) " + lane_call(op, "w", "lane", std::to_string(n) + "u") + " // " +
+               (op.node ? op.node->system.name : "clear outputs") + ", " + std::to_string(n) + " lanes\n";
+    };
     if (form == KernelForm::kDirect) {
         std::string name = std::string("orrery_") + pass;
         names.push_back(name);
-        out << "\nextern \"C\" __global__ void " << name << kKernelHead;
-        for (const Op& op : ops) out << "    " << op_statement(op, mode, check_inputs) << "\n";
+        head(name);
+        if (lanes == 1) {
+            for (const Op& op : ops) out << "    " << op_statement(op, mode, check_inputs) << "\n";
+        } else {
+            emit_ordered(
+                out, spec, ops, ops.end(), "__syncwarp(group);", "if (lane == 0) {",
+                [&](const Op& op) { out << "        " << op_statement(op, mode, check_inputs) << "\n"; },
+                [&](const Op& op) { out << lane_line(op); });
+        }
         out << "}\n";
         return;
     }
@@ -402,42 +523,27 @@ void emit_pass(std::ostringstream& out, const std::vector<Op>& ops, AutoReset mo
             << "extern \"C\" __global__ void __launch_bounds__(" << kStageThreads << ", " << kStageMinBlocks << ") "
             << staged << kStagedHead;
         // Thread w runs world w's ops; a lane op runs on every thread (world
-        // i / lanes, lane i % lanes) between two barriers.
-        bool open = false, after_lanes = false;
-        for (auto it = ops.begin(); it != ops.end(); ++it) {
-            const Op& op = *it;
-            if (it == prologue_clear) {
-                out << (open ? "        " : "    ") << "// clear outputs: done in the prologue\n";
-                continue;
-            }
-            if (is_lane_op(op)) {
-                if (open) out << "    }\n";
-                open = false;
-                // Back to back lane ops share the barrier between them.
-                out << (after_lanes ? "    // " : "    __syncthreads(); // ")
-                    << (op.node ? op.node->system.name : "clear outputs") << ", in lanes\n"
+        // i / lanes, lane i % lanes); a barrier separates ops that depend on
+        // each other across threads, and precedes the copy back.
+        emit_ordered(
+            out, spec, ops, prologue_clear, "__syncthreads();", "if (w < count) {",
+            [&](const Op& op) { out << "        " << op_statement(op, mode, check_inputs) << "\n"; },
+            [&](const Op& op) {
+                out << "    // " << (op.node ? op.node->system.name : "clear outputs") << ", in lanes\n"
                     << "    for (unsigned i = threadIdx.x; i < count * lanes; i += blockDim.x)\n"
-                    << "        if (orrery::phase_active(s, i / lanes, orrery::Phase::" << phase_name(op.phase) << ")) "
-                    << lane_call(op, "i / lanes", "i % lanes", "lanes") << "\n"
-                    << "    __syncthreads();\n";
-                after_lanes = true;
-                continue;
-            }
-            after_lanes = false;
-            if (!open) out << "    if (w < count) {\n";
-            open = true;
-            out << "        " << op_statement(op, mode, check_inputs) << "\n";
-        }
-        if (open) out << "    }\n";
-        if (!after_lanes) out << "    __syncthreads();\n";
+                    << "        if (orrery::phase_active(s, i / lanes, orrery::Phase::" << phase_name(op.phase)
+                    << ")) " << lane_call(op, "i / lanes", "i % lanes", "lanes") << "\n";
+            });
         out << kStagedTail << "#undef ORRERY_STEP_PASS\n#undef ORRERY_PROLOGUE_CLEAR\n";
         return;
     }
     for (size_t i = 0; i < ops.size(); ++i) {
         std::string name = std::string("orrery_") + pass + "_op" + std::to_string(i);
         names.push_back(name);
-        out << "\nextern \"C\" __global__ void " << name << kKernelHead << "    "
-            << op_statement(ops[i], mode, check_inputs) << "\n}\n";
+        head(name);
+        if (lanes == 1 || is_lane_op(ops[i])) out << lane_line(ops[i]);
+        else out << "    if (lane == 0) " << op_statement(ops[i], mode, check_inputs) << "\n";
+        out << "}\n";
     }
 }
 
@@ -462,6 +568,13 @@ std::string qualified_system_name(const SystemRef& s) {
 
 KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form) {
     KernelSource k;
+    k.lanes = form == KernelForm::kStaged ? 1 : direct_lanes(spec, plan);
+    for (const std::vector<Op>* ops : {&plan.step, &plan.reset})
+        for (const Op& op : *ops)
+            if (op.kind == OpKind::kNode && is_lane_op(op) &&
+                std::none_of(k.node_lanes.begin(), k.node_lanes.end(),
+                             [&](const auto& n) { return n.first == op.node->system.name; }))
+                k.node_lanes.push_back({op.node->system.name, op_lanes(spec, op, k.lanes)});
     const bool per_node = form == KernelForm::kPerNode;
     k.per_node = per_node;
     k.env_header = spec.source();
@@ -477,8 +590,8 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     if (form == KernelForm::kStaged)
         out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n" << kStagePrologue;
     emit_input_helpers(out, spec);
-    emit_pass(out, plan.step, plan.autoreset, "step", form, k.step_kernels, k.staged_step_kernel);
-    emit_pass(out, plan.reset, plan.autoreset, "reset", form, k.reset_kernels, k.staged_reset_kernel);
+    emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, k.step_kernels, k.staged_step_kernel);
+    emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, k.reset_kernels, k.staged_reset_kernel);
     k.text = out.str();
     return k;
 }

@@ -19,7 +19,22 @@ struct KernelSource {
     std::string staged_step_kernel;  ///< megakernel that stages its block's worlds in shared memory
     std::string staged_reset_kernel; ///< (set only in KernelForm::kStaged, which has no other kernels)
     bool per_node = false;
+    /// Direct and per-node forms: threads per world (1, or a power of two up
+    /// to 32 when the plan has lane ops); the staged form sets its own.
+    unsigned lanes = 1;
+    /// Each lane node's lanes in the direct and per-node forms (for describe()).
+    std::vector<std::pair<std::string, unsigned>> node_lanes;
 };
+
+/// Lanes a per-world lane node or output clear gets in the direct and per-node forms.
+inline constexpr unsigned kWorldLanes = 16;
+
+/// Lanes op `op` runs on in the direct and per-node forms, at most `limit`: 1
+/// for serial ops; for a per-entity lane node, the rows of the largest
+/// archetype it runs over (rounded up to a power of two); else kWorldLanes.
+unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit);
+/// Threads per world of the direct and per-node kernels: the most any op uses.
+unsigned direct_lanes(const EnvSpec& spec, const Plan& plan);
 
 /// Which kernels a module holds: only the form that will run is compiled, so
 /// a cold start pays NVRTC for one form.

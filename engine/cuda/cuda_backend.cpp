@@ -87,16 +87,20 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         ORRERY_CU(r);
         ORRERY_CU(d.cuMemsetD8Async(memory_, 0, bytes, stream_));
         storage_ = layout.bind(reinterpret_cast<uint8_t*>(memory_), nullptr);
-        // One thread per world; blocks small enough that small batches still spread over every SM.
-        unsigned per_sm = (opts.num_worlds + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
-        block_ = std::clamp((per_sm + 31) / 32 * 32, 32u, 128u);
-        grid_ = (opts.num_worlds + block_ - 1) / block_;
         // Decide the form first: only the kernels that will run are compiled.
         unsigned stage_worlds = opts.per_node_launches ? 0 : choose_stage_worlds(spec, layout);
         source_ = generate_kernels(spec, plan,
                                    opts.per_node_launches ? KernelForm::kPerNode
                                    : stage_worlds         ? KernelForm::kStaged
                                                           : KernelForm::kDirect);
+        // Direct and per-node kernels: source_.lanes threads per world; blocks
+        // small enough that small batches still spread over every SM.
+        const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
+        const unsigned long long per_sm = (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
+        block_ = unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, source_.lanes > 1 ? 256 : 128));
+        if ((threads + block_ - 1) / block_ > 0x7fffffffull)
+            throw Error("num_worlds " + std::to_string(opts.num_worlds) + " needs more GPU blocks than a launch allows");
+        grid_ = unsigned((threads + block_ - 1) / block_);
         load_module(spec);
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
     } catch (...) {
@@ -334,11 +338,20 @@ void CudaBackend::bind_current() const { ORRERY_CU(driver().cuCtxSetCurrent(ctx_
 
 std::string CudaBackend::describe() const {
     return "cuda:" + std::to_string(info_.index) + " " + info_.name + " (sm_" + std::to_string(info_.arch) + ", " +
-           (source_.per_node ? "per-node"
-            : staged_      ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory" +
+           (source_.per_node ? "per-node" + lanes_text()
+            : staged_      ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory, " +
+                                std::to_string(stage_threads_ / stage_worlds_) + " lanes/world" +
                                 (pdl_ ? ", programmatic launch" : "")
-                           : "megakernel") +
+                           : "megakernel on global memory" + lanes_text()) +
            ")";
+}
+
+std::string CudaBackend::lanes_text() const {
+    if (source_.lanes == 1) return "";
+    std::string t = ", " + std::to_string(source_.lanes) + " lanes/world (";
+    for (size_t i = 0; i < source_.node_lanes.size(); ++i)
+        t += (i ? ", " : "") + source_.node_lanes[i].first + " " + std::to_string(source_.node_lanes[i].second);
+    return t + ")";
 }
 
 void CudaBackend::launch(CUfunction f, void** params) {

@@ -111,6 +111,7 @@ class CudaBackend final : public Backend {
     CUfunction step_staged_ = nullptr, reset_staged_ = nullptr;
     bool staged_ = false;
     bool pdl_ = false;
+    std::string lanes_text() const; ///< ", 8 lanes/world (observe 8, ...)" or ""
     unsigned block_ = 128, grid_ = 1;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     ModuleStats stats_;
