@@ -92,6 +92,12 @@ unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit) {
     return std::min(want, limit);
 }
 
+unsigned stage_storage_words(const EnvSpec& spec) {
+    Storage s;
+    s.num_archetypes = uint32_t(spec.archetype_specs().size());
+    return unsigned((s.used_bytes() + 15) / 16 * 16 / 8);
+}
+
 unsigned direct_lanes(const EnvSpec& spec, const Plan& plan) {
     unsigned n = 1;
     for (const std::vector<Op>* ops : {&plan.step, &plan.reset})
@@ -286,8 +292,9 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     const unsigned long long* tmpl = reinterpret_cast<const unsigned long long*>(orrery_stage_storage);
     unsigned long long* local = reinterpret_cast<unsigned long long*>(smem);
     const unsigned long long base = reinterpret_cast<unsigned long long>(smem);
-    // The header and the tables in use (Storage::used_bytes): the env's, not kMaxArchetypes'.
-    for (unsigned i = threadIdx.x; i < orrery_stage_plan.storage_words; i += blockDim.x) {
+    // The header and the tables in use (Storage::used_bytes): the env's, not
+    // kMaxArchetypes'. A compile-time count, so the loop unrolls.
+    for (unsigned i = threadIdx.x; i < ORRERY_STAGE_STORAGE_WORDS; i += blockDim.x) {
         unsigned long long v = tmpl[i];
         if (((orrery_stage_pointer_mask[i / 32] >> (i % 32)) & 1u) && v) v += base;
         local[i] = v;
@@ -588,7 +595,8 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
         << "#include \"engine/world_ops.hpp\"\n"
         << kPrologue;
     if (form == KernelForm::kStaged)
-        out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n" << kStagePrologue;
+        out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n"
+            << "#define ORRERY_STAGE_STORAGE_WORDS " << stage_storage_words(spec) << "u\n" << kStagePrologue;
     emit_input_helpers(out, spec);
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, k.step_kernels, k.staged_step_kernel);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, k.reset_kernels, k.staged_reset_kernel);

@@ -33,6 +33,9 @@ inline constexpr unsigned kWorldLanes = 16;
 /// for serial ops; for a per-entity lane node, the rows of the largest
 /// archetype it runs over (rounded up to a power of two); else kWorldLanes.
 unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit);
+/// 8-byte words of Storage a staged block copies: the header and the env's
+/// tables (Storage::used_bytes, rounded up to 16 bytes).
+unsigned stage_storage_words(const EnvSpec& spec);
 /// Threads per world of the direct and per-node kernels: the most any op uses.
 unsigned direct_lanes(const EnvSpec& spec, const Plan& plan);
 

@@ -269,7 +269,7 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     const unsigned threads = kStageThreads;
     std::vector<StageRegion> table;
     unsigned config_at = 0;
-    const size_t storage_bytes = align16(storage_.used_bytes());
+    const size_t storage_bytes = size_t(stage_storage_words(spec)) * 8; // as the kernel was generated
     stage_smem_ = unsigned(stage_layout(regions, block, config, skip, in.cleared, storage_bytes, &table, &config_at));
     std::vector<uint32_t> mask;
     Storage tmpl = stage_template(storage_, table, mask);
