@@ -289,14 +289,17 @@ __device__ __forceinline__ void orrery_stage_clear(unsigned char* smem, unsigned
 // zeroes its cleared outputs here instead of in a clear op.
 __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count, bool step,
                                                      bool clear) {
-    const unsigned long long* tmpl = reinterpret_cast<const unsigned long long*>(orrery_stage_storage);
-    unsigned long long* local = reinterpret_cast<unsigned long long*>(smem);
-    const unsigned long long base = reinterpret_cast<unsigned long long>(smem);
     // The header and the tables in use (Storage::used_bytes): the env's, not
-    // kMaxArchetypes'. A compile-time count, so the loop unrolls.
-    for (unsigned i = threadIdx.x; i < ORRERY_STAGE_STORAGE_WORDS; i += blockDim.x) {
-        unsigned long long v = tmpl[i];
-        if (((orrery_stage_pointer_mask[i / 32] >> (i % 32)) & 1u) && v) v += base;
+    // kMaxArchetypes'. A compile-time count, so the loop unrolls, copied 16
+    // bytes per thread: one round of loads for a 256-thread block up to 4 KB.
+    const ulonglong2* tmpl = reinterpret_cast<const ulonglong2*>(orrery_stage_storage);
+    ulonglong2* local = reinterpret_cast<ulonglong2*>(smem);
+    const unsigned long long base = reinterpret_cast<unsigned long long>(smem);
+    for (unsigned i = threadIdx.x; i < ORRERY_STAGE_STORAGE_WORDS / 2; i += blockDim.x) {
+        ulonglong2 v = tmpl[i];
+        const unsigned bits = orrery_stage_pointer_mask[i / 16] >> (2 * i % 32);
+        if ((bits & 1u) && v.x) v.x += base;
+        if ((bits & 2u) && v.y) v.y += base;
         local[i] = v;
     }
     // The env config: read-only and the same for every world, but read on every

@@ -45,7 +45,7 @@ SimOptions options(uint32_t worlds, const std::string& device = "cpu", uint32_t 
 void write_thrust(Simulator& sim, uint32_t step) {
     const TensorView& t = sim.tensor("thrust");
     std::vector<int32_t> v(t.bytes() / 4);
-    for (size_t i = 0; i < v.size(); ++i) v[i] = int32_t((i * 2654435761u + step * 40503u) >> 7) % 5;
+    for (size_t i = 0; i < v.size(); ++i) v[i] = int32_t(((uint32_t(i) * 2654435761u + step * 40503u) >> 7) % 5u);
     sim.backend().copy_from_host(t.data, v.data(), t.bytes());
 }
 
