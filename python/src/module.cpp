@@ -14,6 +14,9 @@
 #include "engine/cuda/cuda_backend.hpp"
 #define ORRERY_PYTHON_CUDA 1
 #endif
+#ifdef ORRERY_PYTHON_RENDER
+#include "render/render.hpp"
+#endif
 
 namespace py = pybind11;
 
@@ -150,7 +153,8 @@ void translate_errors() {
 void bind_simulator(py::module_& m) {
     using Mask = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
     using Self = const PySimulator&;
-    py::class_<PySimulator>(m, "Simulator", "A batch of worlds of one env (see orrery.make for the user API).")
+    auto cls = py::class_<PySimulator>(m, "Simulator", "A batch of worlds of one env (see orrery.make for the user API).");
+    cls
         .def(py::init<const std::string&, const EnvOptions&, uint32_t, const std::string&, const std::string&,
                       uint32_t>(),
              py::arg("env"), py::arg("options"), py::arg("num_worlds"), py::arg("device") = "cpu",
@@ -216,6 +220,17 @@ void bind_simulator(py::module_& m) {
         .def("load_checkpoint",
              [](Self p, const std::string& f) { unlocked(p, [&](Simulator& s) { s.load_checkpoint(f); }); },
              py::arg("path"));
+#ifdef ORRERY_PYTHON_RENDER
+    // Present only where render/ was built: Env.render() checks for it.
+    cls.def("render",
+            [](Self p, uint32_t w, uint32_t width, uint32_t height) {
+                std::vector<uint8_t> px =
+                    unlocked(p, [&](Simulator& s) { return render::render_world_rgba(s, w, width, height); });
+                return py::bytes(reinterpret_cast<const char*>(px.data()), px.size());
+            },
+            py::arg("world"), py::arg("width") = 512, py::arg("height") = 512,
+            "RGBA8 pixels of one world (height rows of width * 4 bytes, top row first), drawn offscreen.");
+#endif
 }
 
 } // namespace orrery::python
