@@ -1,0 +1,343 @@
+"""Orrery where RL users already are: Gymnasium ids, what an env declares
+(reward semantics, action and observation names, spaces), the agents-as-rows
+adapter, friendly edges (missing extras, the CPU fallback notice, per-world
+seed lists, single-agent PettingZoo), rendering and Stable-Baselines3."""
+
+import os
+import shutil
+import subprocess
+import sys
+import warnings
+
+import numpy as np
+import pytest
+
+import orrery
+from orrery import env as orrery_env
+
+gym = pytest.importorskip("gymnasium")
+
+HAS_OVERCOOKED = "overcooked" in orrery.list_envs()
+needs_overcooked = pytest.mark.skipif(not HAS_OVERCOOKED, reason="Overcooked is not registered")
+
+
+# ----- item 3: registered ids, spaces and names on orrery.Env ---------------
+
+@needs_overcooked
+def test_gymnasium_make_and_make_vec_by_registered_id():
+    from orrery.gymnasium import OrreryEnv, OrreryVectorEnv
+
+    env = gym.make("orrery/overcooked-v0", layout="cramped_room")
+    assert isinstance(env.unwrapped, OrreryEnv)
+    obs, _ = env.reset(seed=0)
+    assert obs.shape == (2, 26, 4, 5)
+    env.close()
+    vec = gym.make_vec("orrery/overcooked-v0", num_envs=64, layout="cramped_room")
+    assert isinstance(vec, OrreryVectorEnv) and vec.num_envs == 64
+    obs, _ = vec.reset(seed=0)
+    obs, rew, term, trunc, _ = vec.step(vec.action_space.sample())
+    assert obs.shape == (64, 2, 26, 4, 5) and rew.shape == (64,)
+    vec.close()
+
+
+def test_per_agent_env_make_vec_gives_one_row_per_agent():
+    from orrery.puffer import OrreryAgentsVectorEnv
+
+    vec = gym.make_vec("orrery/tag-v0", num_envs=8, seed=0)  # 2 worlds x 4 agents
+    assert isinstance(vec, OrreryAgentsVectorEnv) and vec.num_envs == 8 and vec.num_worlds == 2
+    with pytest.raises(ValueError, match="num_envs=6 is not a multiple of 'tag''s 4 agents"):
+        gym.make_vec("orrery/tag-v0", num_envs=6)
+    vec.close()
+
+
+def test_ids_are_versioned_for_every_env():
+    for name in orrery.list_envs():
+        assert gym.spec(f"orrery/{name}-v0").vector_entry_point is not None
+
+
+@needs_overcooked
+def test_env_exposes_spaces_action_meanings_and_channel_names():
+    env = orrery.make("overcooked", num_worlds=3, device="cpu", layout="cramped_room", threads=1)
+    assert env.action_meanings == ("north", "south", "east", "west", "stay", "interact")
+    assert len(env.obs_names) == 26 and env.obs_names[0] == "player_0_loc" and env.obs_names[-1] == "urgency"
+    assert env.single_observation_space.shape == (2, 26, 4, 5)
+    assert env.agent_observation_space.shape == (26, 4, 5)
+    assert env.agent_action_space == gym.spaces.Discrete(6)
+    assert env.observation_space.shape == (3, 2, 26, 4, 5)
+    assert env.action_space.shape == (3, 2)
+    assert env.action_space.contains(env.sample_actions(seed=1).astype(np.int64))
+    env.close()
+
+
+def test_tag_names_follow_the_number_of_agents():
+    env = orrery.make("tag", num_worlds=1, device="cpu", pursuers=1, evaders=2, threads=1)
+    assert env.obs_names[:7] == ("role", "x", "y", "vx", "vy", "pellet_dx", "pellet_dy")
+    assert len(env.obs_names) == env.obs.shape[-1] == 7 + 4 * 2
+    assert env.action_meanings[env.action_range[0]] == "noop"
+    env.close()
+
+
+# ----- item 4: reward semantics ---------------------------------------------
+
+def test_reward_modes_are_declared():
+    assert orrery.make("tag", device="cpu", threads=1).reward_mode == "per_agent"
+    if HAS_OVERCOOKED:
+        assert orrery.make("overcooked", device="cpu", threads=1).reward_mode == "team"
+
+
+@needs_overcooked
+def test_gymnasium_reward_is_20_per_soup_as_overcooked_ai():
+    from test_overcooked import soup_script
+    from orrery.gymnasium import OrreryVectorEnv
+
+    vec = OrreryVectorEnv("overcooked", 1, seed=0, threads=1, layout="cramped_room")
+    vec.reset(seed=0)
+    total, sparse = 0.0, 0.0
+    for a, b in soup_script():
+        _, rew, _, _, info = vec.step(np.array([[a, b]]))
+        total += float(rew[0])
+        sparse += float(info["sparse_r_by_agent"].sum())
+    assert total == 20.0 == sparse  # overcooked_ai's sparse reward for one soup
+    vec.close()
+
+
+def test_gymnasium_refuses_to_mix_per_agent_rewards():
+    from orrery.gymnasium import OrreryEnv, OrreryVectorEnv
+
+    for make in (lambda: OrreryVectorEnv("tag", 2), lambda: OrreryEnv("tag")):
+        with pytest.raises(ValueError, match="rewards each of its 4 agents separately.*OrreryAgentsVectorEnv"):
+            make()
+
+
+def test_agents_as_rows_keep_each_agents_reward():
+    from orrery.puffer import OrreryAgentsVectorEnv
+
+    vec = OrreryAgentsVectorEnv("tag", num_worlds=3, seed=4, threads=1, horizon=400)
+    core = orrery.make("tag", num_worlds=3, device="cpu", seed=4, threads=1, horizon=400)
+    obs, _ = vec.reset(seed=4)
+    core.reset(seed=4)
+    assert obs.shape == (12, 19) and vec.single_action_space == gym.spaces.Discrete(5)
+    rng = np.random.default_rng(0)
+    agents_differ = False
+    for _ in range(300):
+        a = rng.integers(0, 5, size=12)
+        o1, r1, t1, tr1, _ = vec.step(a)
+        o2, r2, t2, tr2, _ = core.step(a.reshape(3, 4))
+        np.testing.assert_array_equal(o1, o2.reshape(12, 19))
+        np.testing.assert_array_equal(r1, r2.reshape(12))
+        np.testing.assert_array_equal(tr1, np.repeat(tr2, 4))
+        agents_differ |= bool((r1.reshape(3, 4).max(1) != r1.reshape(3, 4).min(1)).any())
+    assert agents_differ  # one agent's tag or pellet is its own reward, not summed into a world's
+    vec.close()
+    core.close()
+
+
+# ----- item 7: friendly edges ------------------------------------------------
+
+def test_missing_extra_says_what_to_pip_install(monkeypatch):
+    from orrery import _extras
+
+    monkeypatch.setitem(sys.modules, "stable_baselines3", None)  # import fails as if not installed
+    with pytest.raises(ModuleNotFoundError, match=r"pip install 'orrery-rl\[sb3\]'"):
+        _extras.require("stable_baselines3", "orrery.sb3")
+    monkeypatch.delitem(sys.modules, "orrery.sb3", raising=False)
+    with pytest.raises(ModuleNotFoundError, match=r"orrery.sb3 needs the package 'stable_baselines3'"):
+        import orrery.sb3  # noqa: F401
+
+
+def test_cpu_fallback_is_one_python_warning(monkeypatch, capfd):
+    monkeypatch.setattr(orrery_env, "_fallback_warned", False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        a = orrery.make("tag", num_worlds=2, device="auto", threads=1)
+        b = orrery.make("tag", num_worlds=2, device="auto", threads=1)
+    if a.device != "cpu":
+        pytest.skip("CUDA is usable here: no fallback")
+    fallbacks = [w for w in caught if issubclass(w.category, orrery.CpuFallbackWarning)]
+    assert len(fallbacks) == 1 and "runs on the CPU" in str(fallbacks[0].message)
+    assert "device='auto'" not in capfd.readouterr().err  # nothing written by C++
+    a.close()
+    b.close()
+
+
+def test_reset_accepts_a_seed_per_world():
+    env = orrery.make("tag", num_worlds=3, device="cpu", threads=1)
+    first = env.reset(seed=[5, 6, 7])[0].copy()
+    np.testing.assert_array_equal(first, env.reset(seed=5)[0])  # Gymnasium's [s, s+1, ...] is seed s
+    other = env.reset(seed=[9, 1, 4])[0].copy()
+    np.testing.assert_array_equal(other, env.reset(seed=[9, 1, 4])[0])
+    assert not np.array_equal(other, first)
+    with pytest.raises(ValueError, match="seed is a list of 2 values; expected one per world \\(3\\)"):
+        env.reset(seed=[1, 2])
+    with pytest.raises(TypeError, match="seed\\[1\\]='x' has type str; expected an int"):
+        env.reset(seed=[1, "x", 3])
+    env.close()
+
+
+def test_vector_env_reset_accepts_a_seed_list():
+    from orrery.puffer import OrreryAgentsVectorEnv
+
+    vec = OrreryAgentsVectorEnv("tag", num_worlds=2, threads=1)
+    obs, _ = vec.reset(seed=list(range(3, 11)))
+    np.testing.assert_array_equal(obs, vec.reset(seed=3)[0])
+    vec.close()
+
+
+def test_pettingzoo_handles_a_single_agent_env(monkeypatch):
+    pytest.importorskip("pettingzoo")
+    from orrery import pettingzoo as pz
+
+    real = orrery.make
+
+    def make_single(name, **kw):
+        # What a single-agent env exports: per-world (singleton) obs, action and
+        # reward, without an agent axis. Made here by folding tag's two agent
+        # rows into one agent with a 22-float observation and a 2-part action.
+        env = real("tag", pursuers=1, evaders=1, **kw)
+        for key in ("obs", "action", "reward"):
+            env._exports[key] = dict(env._exports[key], singleton=True, capacity=1)
+            t = env.tensors[key]
+            env.tensors[key] = t.view(t.dtype, [env.num_worlds, int(np.prod(t.shape[1:]))])
+        env._views.clear()
+        env._host.clear()
+        return env
+
+    monkeypatch.setattr(pz.orrery, "make", make_single)
+    env = pz.OrreryParallelEnv("single")
+    assert env.possible_agents == ["agent_0"]
+    obs, infos = env.reset(seed=0)
+    assert obs["agent_0"].shape == env.observation_space("agent_0").shape
+    assert env.action_space("agent_0") == gym.spaces.MultiDiscrete([5, 5])
+    obs, rew, term, trunc, infos = env.step({"agent_0": np.array([1, 4])})
+    np.testing.assert_array_equal(env.env.actions[0], [1, 4])
+    assert set(rew) == {"agent_0"} and isinstance(rew["agent_0"], float)
+    env.close()
+
+
+def test_ppo_example_threads_fit_the_cores():
+    import importlib.util
+    import pathlib
+
+    pytest.importorskip("torch")
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ppo_overcooked.py"
+    spec = importlib.util.spec_from_file_location("ppo_overcooked", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.default_threads(True, 2) == (1, 1)  # the 2-core machine's measured best
+    assert module.default_threads(True, 16) == (8, 8)
+    assert module.default_threads(True, 1) == (1, 1)
+    args = module.parse_args([])
+    assert args.threads is None and args.torch_threads is None  # resolved from the cores in main()
+
+
+def test_bench_help_is_its_own():
+    out = subprocess.run([sys.executable, "-m", "orrery", "bench", "--help"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "--worlds" in out.stdout and "--device" in out.stdout
+    assert "COMMAND" not in out.stdout  # not the top-level help
+
+
+# ----- item 5: render() ------------------------------------------------------
+
+def _renderer_available() -> bool:
+    return hasattr(orrery._core.Simulator, "render")
+
+
+needs_renderer = pytest.mark.skipif(not _renderer_available(), reason="this build has no renderer (render/)")
+
+
+def test_render_needs_a_render_mode():
+    env = orrery.make("tag", device="cpu", threads=1)
+    with pytest.raises(ValueError, match="render\\(\\) needs render_mode"):
+        env.render()
+    with pytest.raises(ValueError, match="render_mode='rgb' is not understood; expected one of"):
+        orrery.make("tag", device="cpu", render_mode="rgb")
+    env.close()
+
+
+@needs_renderer
+def test_render_rgb_array_one_world_and_a_list():
+    env = orrery.make("tag", num_worlds=3, device="cpu", seed=0, threads=1, render_mode="rgb_array")
+    frame = env.render(1, width=64, height=48)
+    assert frame.shape == (48, 64, 3) and frame.dtype == np.uint8
+    assert len(np.unique(frame.reshape(-1, 3), axis=0)) > 2  # background and drawn agents
+    frames = env.render([2, 1], width=64, height=48)
+    assert frames.shape == (2, 48, 64, 3)
+    np.testing.assert_array_equal(frames[1], frame)
+    with pytest.raises(ValueError, match="world=3 is out of range"):
+        env.render(3)
+    env.close()
+
+
+@needs_renderer
+def test_render_in_every_adapter():
+    from orrery.gymnasium import OrreryEnv, OrreryVectorEnv
+    from orrery.puffer import OrreryAgentsVectorEnv
+
+    if HAS_OVERCOOKED:
+        one = gym.make("orrery/overcooked-v0", render_mode="rgb_array")
+        one.reset(seed=0)
+        assert one.render().shape == (512, 512, 3)
+        one.close()
+        vec = OrreryVectorEnv("overcooked", 2, render_mode="rgb_array", threads=1)
+        assert vec.render().shape == (2, 512, 512, 3)
+        vec.close()
+    rows = OrreryAgentsVectorEnv("tag", num_worlds=2, render_mode="rgb_array", threads=1)
+    assert rows.render().shape == (2, 512, 512, 3)
+    rows.close()
+    pz = pytest.importorskip("orrery.pettingzoo")
+    par = pz.OrreryParallelEnv("tag", render_mode="rgb_array")
+    par.reset(seed=0)
+    assert par.render().shape == (512, 512, 3)
+    par.close()
+
+
+def test_render_human_opens_the_viewer(monkeypatch):
+    from orrery import cli
+
+    launched = []
+
+    class FakePopen:
+        def __init__(self, argv):
+            launched.append(argv)
+
+        def poll(self):
+            return None
+
+        def terminate(self):
+            launched.append("closed")
+
+    monkeypatch.setattr(orrery_env.subprocess, "Popen", FakePopen)
+    monkeypatch.setattr(cli, "native_tool", lambda name: f"/bin/{name}")
+    env = orrery.make("tag", num_worlds=4, device="cpu", seed=3, threads=1, render_mode="human", pursuers=3)
+    assert env.render() is None and env.render() is None  # opened once
+    assert launched == [["/bin/orrery-view", "tag", "--worlds", "4", "--seed", "3", "--device", "cpu",
+                         "--opt", "pursuers=3"]]
+    env.close()
+    assert launched[-1] == "closed"
+
+
+# ----- item 6: Stable-Baselines3 ---------------------------------------------
+
+@needs_overcooked
+@pytest.mark.slow
+def test_sb3_ppo_trains_on_the_vec_env():
+    pytest.importorskip("stable_baselines3")
+    pytest.importorskip("torch")
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env.util import obs_space_info  # noqa: F401
+    from orrery.sb3 import OrrerySB3VecEnv
+
+    venv = OrrerySB3VecEnv("overcooked", num_envs=8, seed=0, threads=1, layout="cramped_room", horizon=20)
+    model = PPO("MlpPolicy", venv, n_steps=32, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=512)
+    assert model.num_timesteps >= 512
+    obs = venv.reset()
+    for _ in range(20):
+        obs, rew, done, infos = venv.step(model.predict(obs)[0])
+    assert done.all()  # horizon 20: every world ended on this step...
+    assert all(info["TimeLimit.truncated"] for info in infos)
+    assert infos[0]["terminal_observation"].shape == obs.shape[1:]  # ...and kept its last observation
+    assert not np.array_equal(infos[0]["terminal_observation"], obs[0])
+    venv.close()
