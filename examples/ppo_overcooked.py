@@ -51,8 +51,10 @@ def parse_args(argv=None):
     p.add_argument("--hidden", type=int, default=128)
     p.add_argument("--net", choices=["auto", "mlp", "cnn"], default="auto")
     p.add_argument("--device", default="auto", help="auto, cpu, cuda (cuda:LOCAL_RANK under torchrun)")
-    p.add_argument("--threads", type=int, default=0, help="env worker threads (0: all cores)")
-    p.add_argument("--torch-threads", type=int, default=0, help="torch intra-op threads (0: default)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="env worker threads (default: half this process's cores on the CPU, at least 1)")
+    p.add_argument("--torch-threads", type=int, default=None,
+                   help="torch intra-op threads (default: the other half on the CPU; torch's own on a GPU)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log-dir", default="runs", help="TensorBoard folder ('' to disable)")
     p.add_argument("--run-name", default=None)
@@ -182,9 +184,28 @@ def save_video(args, agent, device):
     print(f"saved {result['video']} ({result['steps']} steps, return {result['return']:.1f})")
 
 
+def default_threads(cpu_training: bool, cores: int):
+    """(env threads, torch threads) that fit ``cores``. On the CPU the env step and
+    the policy take turns, and each side's spinning workers slow the other: on 2
+    cores 1 + 1 ran 1,174 env-steps/s against 254-361 with both at every core.
+    Halving per side fits that. On a GPU the env does not use CPU threads."""
+    half = max(1, cores // 2)
+    return (half, half) if cpu_training else (1, 0)
+
+
+def usable_cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def main(argv=None):
     args = parse_args(argv)
     rank, world_size, device = setup_distributed(args)
+    env_threads, torch_threads = default_threads(device.type == "cpu", usable_cores() // world_size)
+    args.threads = env_threads if args.threads is None else args.threads
+    args.torch_threads = torch_threads if args.torch_threads is None else args.torch_threads
     if args.torch_threads:
         torch.set_num_threads(args.torch_threads)
     torch.manual_seed(args.seed)  # identical initial weights on every rank
