@@ -341,3 +341,80 @@ def test_sb3_ppo_trains_on_the_vec_env():
     assert infos[0]["terminal_observation"].shape == obs.shape[1:]  # ...and kept its last observation
     assert not np.array_equal(infos[0]["terminal_observation"], obs[0])
     venv.close()
+
+
+# ----- item 6: TorchRL --------------------------------------------------------
+
+@needs_overcooked
+def test_torchrl_env_passes_the_spec_check_and_resets_finished_worlds():
+    pytest.importorskip("torchrl")
+    from torchrl.envs.utils import check_env_specs
+    from orrery.torchrl import OrreryTorchRLEnv
+
+    env = OrreryTorchRLEnv("overcooked", num_worlds=4, seed=0, threads=1, layout="cramped_room", horizon=5)
+    check_env_specs(env)
+    rollout = env.rollout(12, break_when_any_done=False)  # TorchRL resets the finished worlds ("_reset")
+    done = rollout["next", "done"].squeeze(-1)
+    assert done.shape == (4, 12) and done[:, 4].all() and done[:, 9].all() and done.sum() == 8
+    assert rollout["next", "reward"].shape == (4, 12, 1)
+    env.close()
+
+
+@needs_overcooked
+@pytest.mark.slow
+def test_torchrl_ppo_trains_on_the_env():
+    pytest.importorskip("torchrl")
+    import torch
+    import torch.nn as nn
+    from tensordict.nn import TensorDictModule
+    from torchrl.modules import ProbabilisticActor, ValueOperator
+    from torchrl.objectives import ClipPPOLoss
+    from torchrl.objectives.value import GAE
+    try:
+        from torchrl.collectors import SyncDataCollector as Collector
+    except ImportError:  # torchrl >= 0.14 names it Collector
+        from torchrl.collectors import Collector
+    from orrery.torchrl import OrreryTorchRLEnv
+
+    class JointCategorical(torch.distributions.Independent):
+        """One categorical per chef, one joint log-probability per world."""
+
+        def __init__(self, logits):
+            super().__init__(torch.distributions.Categorical(logits=logits), 1)
+
+        @property
+        def deterministic_sample(self):
+            return self.base_dist.logits.argmax(-1)
+
+    class Flat(nn.Module):
+        def forward(self, obs):
+            return obs.flatten(-4).float()
+
+    torch.manual_seed(0)
+    env = OrreryTorchRLEnv("overcooked", num_worlds=8, seed=0, threads=1, layout="cramped_room", horizon=16)
+    n_obs = 2 * 26 * 4 * 5
+    net = nn.Sequential(Flat(), nn.Linear(n_obs, 64), nn.Tanh(), nn.Linear(64, 12), nn.Unflatten(-1, (2, 6)))
+    actor = ProbabilisticActor(TensorDictModule(net, in_keys=["observation"], out_keys=["logits"]),
+                               in_keys=["logits"], distribution_class=JointCategorical, return_log_prob=True,
+                               spec=env.action_spec)
+    value = ValueOperator(nn.Sequential(Flat(), nn.Linear(n_obs, 64), nn.Tanh(), nn.Linear(64, 1)),
+                          in_keys=["observation"])
+    collector = Collector(env, actor, frames_per_batch=8 * 16, total_frames=8 * 16 * 3)
+    advantage, loss = GAE(gamma=0.99, lmbda=0.95, value_network=value), ClipPPOLoss(actor, value)
+    optim = torch.optim.Adam(loss.parameters(), 1e-3)
+    before = [p.detach().clone() for p in net.parameters()]
+    batches = 0
+    for data in collector:
+        assert data.shape == (8, 16) and int(data["next", "done"].sum()) == 8  # each world ended once
+        with torch.no_grad():
+            advantage(data)
+        terms = loss(data.reshape(-1))
+        total = terms["loss_objective"] + terms["loss_critic"] + terms["loss_entropy"]
+        assert torch.isfinite(total)
+        optim.zero_grad()
+        total.backward()
+        optim.step()
+        batches += 1
+    collector.shutdown()
+    assert batches == 3
+    assert any(not torch.equal(a, b) for a, b in zip(before, net.parameters()))
