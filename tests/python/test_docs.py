@@ -232,3 +232,30 @@ def test_cpp_blocks_hold(block, tmp_path):
     exe = build_program(block, tmp_path)
     out = subprocess.run([exe], cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "doc-test: ok" in out.stdout, f"{block.id} failed:\n{out.stdout}\n{out.stderr}"
+
+
+def test_readme_apt_packages_are_the_ones_setup_installs():
+    """README's apt-get lines name only packages tools/setup_deps.sh (or its
+    apt-packages.d lists) installs, so a source build's list cannot drift."""
+    setup = open(os.path.join(ROOT, "tools", "setup_deps.sh"), encoding="utf-8").read()
+    for extra in glob.glob(os.path.join(ROOT, "tools", "apt-packages.d", "*.txt")):
+        setup += "\n" + open(extra, encoding="utf-8").read()
+    known = set(re.findall(r"[a-z0-9][a-z0-9.+-]+", setup))
+    named = [pkg for b in parse("README.md") if b.lang == "sh" for line in b.code.splitlines()
+             if line.startswith("apt-get install") for pkg in line.split("#")[0].split()[2:] if not pkg.startswith("-")]
+    assert len(named) >= 10
+    assert sorted(set(named) - known) == []
+
+
+def test_the_distribution_name_is_used_everywhere():
+    """The PyPI name `orrery` is another project's: install hints and docs say orrery-rl."""
+    from orrery import _extras
+
+    pyproject = open(os.path.join(ROOT, "pyproject.toml"), encoding="utf-8").read()
+    assert re.search(r'^name = "orrery-rl"$', pyproject, re.M) and _extras.DISTRIBUTION == "orrery-rl"
+    for extra in set(_extras.EXTRAS.values()):
+        assert re.search(rf"^{extra} = \[", pyproject, re.M), f"pyproject.toml has no extra {extra!r}"
+    for page in PAGES:
+        text = open(os.path.join(ROOT, page), encoding="utf-8").read()
+        assert not re.search(r"pip install (\"|')?orrery(\[|\b(?!-rl))", text), f"{page} installs PyPI's 'orrery'"
+        assert "orrery[" not in text.replace("orrery-rl[", ""), f"{page} names extras of PyPI's 'orrery'"
