@@ -22,6 +22,7 @@ import numpy as np
 
 from orrery import _core
 from orrery._actions import write_input
+from orrery._extras import require
 from orrery.meta import meta_of
 
 __all__ = ["Env", "make", "list_envs", "describe_envs", "AUTORESET_MODES", "FRAMEWORKS", "RENDER_MODES",
@@ -155,17 +156,26 @@ class Env:
             render_mode = _check_choice("render_mode", render_mode, RENDER_MODES)
         options = {k: _option_string(k, v) for k, v in env_kwargs.items()}
         self._closed = True  # until the simulator exists, so close() is safe
+        self._views: Dict[str, Any] = {}
+        self._host: Dict[str, np.ndarray] = {}
+        self._viewer: Optional[subprocess.Popen] = None
         self._sim = _simulator(name, options, num_worlds, device, autoreset, threads)
         self._closed = False
         self.render_mode = render_mode
         self.threads = threads
-        self._viewer: Optional[subprocess.Popen] = None
         self.name = name
         self.options = options
         self.num_worlds = num_worlds
         self.autoreset = autoreset
         self.device = self._sim.device
         self.framework = framework or ("numpy" if self.device == "cpu" else "torch")
+        if self.framework in ("torch", "jax"):
+            try:
+                require(self.framework, f"framework={self.framework!r}")
+            except ModuleNotFoundError as e:
+                self.close()
+                raise ModuleNotFoundError(f"{e} (or pass framework='dlpack' for orrery.Tensor objects)",
+                                          name=e.name) from None
         if self.framework == "numpy" and self.device != "cpu":
             self.close()
             raise ValueError(f"framework='numpy' needs device='cpu'; this env is on {self.device} "
@@ -173,8 +183,6 @@ class Env:
         self._exports = {e["name"]: e for e in self._sim.exports()}
         self.tensors = self._shaped_tensors()
         self.input_ranges = dict(self._sim.input_ranges())
-        self._views: Dict[str, Any] = {}
-        self._host: Dict[str, np.ndarray] = {}
         self._stream = self._engine_stream()
         self._seeds = np.random.default_rng(seed)
         self._next_seed = seed

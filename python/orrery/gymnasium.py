@@ -60,9 +60,9 @@ def team_reward(env: Env, reward: np.ndarray) -> np.ndarray:
     reward = np.asarray(reward)
     if reward.ndim == 1:
         return reward
-    if env.reward_mode == "team":
-        return reward.reshape(reward.shape[0], -1)[:, 0]  # every row holds the team's reward
-    return reward.reshape(reward.shape[0], -1)[:, 0]  # one agent (checked at construction)
+    # Team: every row holds the team's reward. Per agent: there is one agent
+    # (_one_reward_per_world refused more at construction). Row 0 either way.
+    return reward.reshape(reward.shape[0], -1)[:, 0]
 
 
 def _mode(autoreset_mode: Any) -> AutoresetMode:

@@ -418,3 +418,10 @@ def test_torchrl_ppo_trains_on_the_env():
     collector.shutdown()
     assert batches == 3
     assert any(not torch.equal(a, b) for a, b in zip(before, net.parameters()))
+
+
+def test_a_framework_that_is_not_installed_says_what_to_install(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(ModuleNotFoundError, match=r"framework='torch' needs the package 'torch'.*"
+                                                  r"pip install 'orrery-rl\[torch\]'.*framework='dlpack'"):
+        orrery.make("tag", device="cpu", framework="torch", threads=1)
