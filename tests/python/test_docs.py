@@ -151,7 +151,10 @@ def build_program(block: Block, tmp_path) -> str:
     libs = [lib for lib in libs if "/tests/" not in lib and "/bench/" not in lib and "render" not in lib]
     exe = str(tmp_path / "program")
     cxx = os.environ.get("CXX", "c++")
-    cmd = [cxx, "-std=c++20", "-O1", "-I", ROOT, str(src), "-o", exe, "-Wl,--start-group", *libs,
+    cache = os.path.join(build, "CMakeCache.txt")
+    validate = os.path.exists(cache) and "ORRERY_VALIDATE:BOOL=ON" in open(cache, encoding="utf-8").read()
+    cmd = [cxx, "-std=c++20", "-O1", *(["-DORRERY_VALIDATE"] if validate else []), "-I", ROOT, str(src), "-o", exe,
+           "-Wl,--start-group", *libs,
            "-Wl,--end-group", "-lz", "-ldl", "-pthread"]
     out = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, f"{block.id} does not compile:\n{' '.join(cmd)}\n{out.stderr[-4000:]}"
