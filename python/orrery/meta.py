@@ -25,11 +25,14 @@ class EnvMeta:
     "per_agent" (each row is that agent's own, e.g. +1 / -1 in a chase).
     action_meanings: the name of each action value, from the range's low end.
     obs_names: (env options, agents) -> the name of each entry along the first
-    per-agent axis of "obs" (channels of a [C, H, W] grid, or a vector's entries)."""
+    per-agent axis of "obs" (channels of a [C, H, W] grid, or a vector's entries).
+    obs_bounds: (env options, agents) -> (low, high), one value per such entry;
+    None leaves the dtype's own range."""
 
     reward: str = "per_agent"
     action_meanings: Optional[Tuple[str, ...]] = None
     obs_names: Optional[Callable[[Dict[str, str], int], Tuple[str, ...]]] = None
+    obs_bounds: Optional[Callable[[Dict[str, str], int], Tuple[Tuple[float, ...], Tuple[float, ...]]]] = None
 
 
 def _overcooked_channels(options: Dict[str, str], agents: int) -> Tuple[str, ...]:
@@ -40,6 +43,22 @@ def _overcooked_channels(options: Dict[str, str], agents: int) -> Tuple[str, ...
     variable = ["onions_in_pot", "tomatoes_in_pot", "onions_in_soup", "tomatoes_in_soup",
                 "soup_cook_time_remaining", "soup_done", "dishes", "onions", "tomatoes"]
     return tuple(players + base + variable + ["urgency"])
+
+
+def _overcooked_bounds(options: Dict[str, str], agents: int) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
+    # Every layer is a 0/1 mask except the ingredient counts (16-19: at most 3
+    # per soup) and the cook time left (20: up to a recipe's cook time, a byte).
+    high = [1.0] * 16 + [3.0] * 4 + [255.0] + [1.0] * 5
+    return tuple([0.0] * 26), tuple(high)
+
+
+def _tag_bounds(options: Dict[str, str], agents: int) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
+    # Role is 0 or 1; positions stay in the unit square, so offsets to a pellet
+    # or another agent are in [-1, 1]; speeds have no declared bound.
+    inf = float("inf")
+    low = [0.0, 0.0, 0.0, -inf, -inf, -1.0, -1.0] + [-1.0, -1.0, -inf, -inf] * (agents - 1)
+    high = [1.0, 1.0, 1.0, inf, inf, 1.0, 1.0] + [1.0, 1.0, inf, inf] * (agents - 1)
+    return tuple(low), tuple(high)
 
 
 def _tag_entries(options: Dict[str, str], agents: int) -> Tuple[str, ...]:
@@ -54,9 +73,9 @@ def _tag_entries(options: Dict[str, str], agents: int) -> Tuple[str, ...]:
 _META: Dict[str, EnvMeta] = {
     "overcooked": EnvMeta(reward="team",
                           action_meanings=("north", "south", "east", "west", "stay", "interact"),
-                          obs_names=_overcooked_channels),
+                          obs_names=_overcooked_channels, obs_bounds=_overcooked_bounds),
     "tag": EnvMeta(reward="per_agent", action_meanings=("noop", "up", "down", "left", "right"),
-                   obs_names=_tag_entries),
+                   obs_names=_tag_entries, obs_bounds=_tag_bounds),
 }
 
 

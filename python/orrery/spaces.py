@@ -42,10 +42,28 @@ def _action(env: Any, shape: tuple) -> Any:
     return spaces.MultiDiscrete(np.full(shape, hi - lo + 1, dtype=np.int64), start=np.full(shape, lo, dtype=np.int64))
 
 
+def _obs_box(env: Any, shape: tuple) -> Any:
+    """A Box of ``shape`` ending in the obs row's own dims, with the env's declared
+    bounds (one per entry of the row's first axis) where it declares them."""
+    from orrery.meta import meta_of
+
+    dtype = np.dtype(env.tensors["obs"].dtype)
+    bounds = meta_of(env.name).obs_bounds
+    if bounds is None:
+        return _box(shape, dtype)
+    low, high = (np.asarray(b, dtype=np.float64) for b in bounds(dict(env.options), env.num_agents))
+    row = tuple(env._exports["obs"]["dims"])  # the per-agent row: [entries, ...]
+    lead = len(shape) - len(row)
+    per_entry = (len(low),) + (1,) * (len(row) - 1)
+    low = np.broadcast_to(low.reshape(per_entry), row)
+    high = np.broadcast_to(high.reshape(per_entry), row)
+    low, high = (np.broadcast_to(b, shape[:lead] + row).astype(dtype) for b in (low, high))
+    return _spaces().Box(low=low, high=high, shape=shape, dtype=dtype)
+
+
 def world_observation_space(env: Any) -> Any:
     """One world's observation: [agents, ...] (or [...] for a per-world obs)."""
-    t = env.tensors["obs"]
-    return _box(tuple(t.shape[1:]), np.dtype(t.dtype))
+    return _obs_box(env, tuple(env.tensors["obs"].shape[1:]))
 
 
 def world_action_space(env: Any) -> Any:
@@ -61,7 +79,7 @@ def _per_agent_shape(env: Any, name: str) -> tuple:
 
 def agent_observation_space(env: Any) -> Any:
     """One agent's observation (the world's, when the env has one agent row per world)."""
-    return _box(_per_agent_shape(env, "obs"), np.dtype(env.tensors["obs"].dtype))
+    return _obs_box(env, _per_agent_shape(env, "obs"))
 
 
 def agent_action_space(env: Any) -> Any:

@@ -194,10 +194,12 @@ def test_pettingzoo_handles_a_single_agent_env(monkeypatch):
         # reward, without an agent axis. Made here by folding tag's two agent
         # rows into one agent with a 22-float observation and a 2-part action.
         env = real("tag", pursuers=1, evaders=1, **kw)
+        env.name = name  # an env orrery.meta does not list
         for key in ("obs", "action", "reward"):
-            env._exports[key] = dict(env._exports[key], singleton=True, capacity=1)
             t = env.tensors[key]
-            env.tensors[key] = t.view(t.dtype, [env.num_worlds, int(np.prod(t.shape[1:]))])
+            size = int(np.prod(t.shape[1:]))
+            env._exports[key] = dict(env._exports[key], singleton=True, capacity=1, dims=[size])
+            env.tensors[key] = t.view(t.dtype, [env.num_worlds, size])
         env._views.clear()
         env._host.clear()
         return env
@@ -425,3 +427,20 @@ def test_a_framework_that_is_not_installed_says_what_to_install(monkeypatch):
     with pytest.raises(ModuleNotFoundError, match=r"framework='torch' needs the package 'torch'.*"
                                                   r"pip install 'orrery-rl\[torch\]'.*framework='dlpack'"):
         orrery.make("tag", device="cpu", framework="torch", threads=1)
+
+
+@pytest.mark.parametrize("name,options", [("tag", {}), ("overcooked", {"layout": "coordination_ring"})])
+def test_observations_stay_within_the_declared_bounds(name, options):
+    if name not in orrery.list_envs():
+        pytest.skip(f"{name} is not registered")
+    env = orrery.make(name, num_worlds=64, device="cpu", seed=2, threads=1, **options)
+    space = env.single_observation_space
+    finite = np.isfinite(space.high)
+    assert finite.any() and space.high[finite].max() <= 255  # declared, not the dtype's range
+    if env.obs.dtype == np.uint8:
+        assert space.high.min() == 1
+    for step in range(600):
+        obs, *_ = env.step(env.sample_actions(seed=step))
+        inside = np.all((obs >= space.low) & (obs <= space.high), axis=tuple(range(1, obs.ndim)))
+        assert inside.all(), f"step {step}: worlds {np.flatnonzero(~inside)} leave the declared bounds"
+    env.close()
