@@ -444,3 +444,38 @@ def test_observations_stay_within_the_declared_bounds(name, options):
         inside = np.all((obs >= space.low) & (obs <= space.high), axis=tuple(range(1, obs.ndim)))
         assert inside.all(), f"step {step}: worlds {np.flatnonzero(~inside)} leave the declared bounds"
     env.close()
+
+
+# ----- item 6: a step inside jax.jit and lax.scan -----------------------------
+
+def test_jax_step_inside_jit_and_scan_matches_eager_steps():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from orrery.jax import make_step
+
+    actions = np.random.default_rng(0).integers(0, 5, size=(12, 6, 4)).astype(np.int32)
+    eager = orrery.make("tag", num_worlds=6, device="cpu", seed=11, threads=1, horizon=5)
+    expected = [tuple(np.array(x) for x in eager.step(a)[:4]) for a in actions]
+
+    env = orrery.make("tag", num_worlds=6, device="cpu", seed=11, threads=1, horizon=5)
+    step = make_step(env)
+
+    @jax.jit
+    def rollout(acts):
+        def body(total, a):
+            obs, reward, term, trunc = step(a)
+            return total + reward.sum(), (obs, reward, term, trunc)
+        return jax.lax.scan(body, jnp.float32(0), acts)
+
+    total, (obs, reward, term, trunc) = rollout(jnp.asarray(actions))
+    for k, (o, r, t, tr) in enumerate(expected):
+        np.testing.assert_array_equal(np.asarray(obs[k]), o)
+        np.testing.assert_array_equal(np.asarray(reward[k]), r)
+        np.testing.assert_array_equal(np.asarray(term[k]), t)
+        np.testing.assert_array_equal(np.asarray(trunc[k]), tr)
+    assert np.asarray(trunc).any()  # the horizon ended episodes inside the scan (next-step autoreset)
+    np.testing.assert_allclose(float(total), sum(r.sum() for _, r, _, _ in expected), rtol=1e-5)
+    with pytest.raises(ValueError, match="actions has shape \\(6,\\); expected \\(6, 4\\)"):
+        step(jnp.zeros(6, jnp.int32))
+    env.close()
+    eager.close()
