@@ -28,17 +28,30 @@ constexpr const char* kUsage =
     "usage: orrery-view ENV [--layout L] [--opt key=value]... [--worlds N] [--device cpu|cuda|auto]\n"
     "                   [--seed S] [--policy random|noop] [--vk-device D] [--size WxH]\n"
     "                   [--paused] [--screenshot PNG] [--frames N]\n"
+    "                   [--obs-names a,b,...] [--action-names a,b,...]\n"
     "Keys: arrows/WASD move the controlled agent, space interacts, P pauses, N steps once,\n"
     "Tab picks the next agent, [ and ] the previous/next world; the mouse wheel zooms, dragging\n"
     "pans (2-D) or orbits (3-D). With --frames N the viewer\n"
-    "exits after N frames, writing the last one to --screenshot if given.\n";
+    "exits after N frames, writing the last one to --screenshot if given. --obs-names and\n"
+    "--action-names label the observation's channels (or entries) and the action values.\n";
 
 struct ViewArgs {
     CommonArgs common;
     uint32_t width = 1280, height = 800, frames = 0;
     std::string screenshot;
     bool paused = false;
+    std::vector<std::string> obs_names, action_names;
 };
+
+/// "a,b,c" as {"a", "b", "c"}.
+std::vector<std::string> split_names(const std::string& csv) {
+    std::vector<std::string> out(1);
+    for (char c : csv) {
+        if (c == ',') out.emplace_back();
+        else out.back().push_back(c);
+    }
+    return out;
+}
 
 ViewArgs parse(int argc, char** argv) {
     ViewArgs a;
@@ -53,6 +66,8 @@ ViewArgs parse(int argc, char** argv) {
         else if (arg == "--paused") a.paused = true;
         else if (arg == "--frames") a.frames = parse_u32(arg, value());
         else if (arg == "--size") std::tie(a.width, a.height) = parse_size(arg, value());
+        else if (arg == "--obs-names") a.obs_names = split_names(value());
+        else if (arg == "--action-names") a.action_names = split_names(value());
         else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             std::exit(0);
@@ -142,6 +157,8 @@ int run(const ViewArgs& a) {
     ViewState state;
     state.policy = a.common.policy;
     state.paused = a.paused;
+    state.obs_names = a.obs_names;
+    state.action_names = a.action_names;
     std::string policy_kind = a.common.policy;
     Policy policy(policy_kind, a.common.seed);
     KeyReader keys;

@@ -77,6 +77,46 @@ def _forward(tool: str, with_command: bool) -> Callable[[argparse.Namespace], in
     return run
 
 
+def viewer_names(rest: List[str]) -> List[str]:
+    """--obs-names/--action-names for orrery-view from what the env declares
+    (orrery.meta), unless the arguments name them already or the env declares none."""
+    if "--obs-names" in rest or "--action-names" in rest or any(a in ("-h", "--help") for a in rest):
+        return []
+    env, options, i = None, {}, 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg in ("--layout", "--opt") and i + 1 < len(rest):
+            key, _, value = (f"layout={rest[i + 1]}" if arg == "--layout" else rest[i + 1]).partition("=")
+            options[key] = value
+            i += 2
+        elif arg.startswith("--"):
+            i += 2 if arg not in ("--paused",) else 1
+        else:
+            env = env or arg
+            i += 1
+    if env is None:
+        return []
+    from orrery.env import make
+
+    try:
+        with make(env, num_worlds=1, device="cpu", threads=1, **options) as probe:
+            obs, actions = probe.obs_names, probe.action_meanings
+    except (ValueError, TypeError):
+        return []  # the viewer itself reports a bad env or option
+    out = []
+    if obs:
+        out += ["--obs-names", ",".join(obs)]
+    if actions:
+        out += ["--action-names", ",".join(actions)]
+    return out
+
+
+def _view(args: argparse.Namespace) -> int:
+    """orrery-view with the names the env declares, so its panels show names."""
+    args.rest = list(args.rest) + viewer_names(list(args.rest))
+    return _forward("orrery-view", False)(args)
+
+
 def _has_tool(name: str) -> bool:
     try:
         native_tool(name)
@@ -104,7 +144,7 @@ if _has_tool("orrery-record"):
                      _forward("orrery-record", False), passthrough=True))
 if _has_tool("orrery-view"):
     register(Command("view", "watch worlds in a window: pause, step, inspect (orrery-view --help)",
-                     _forward("orrery-view", False), passthrough=True))
+                     _view, passthrough=True))
 
 
 def _load_plugins() -> None:

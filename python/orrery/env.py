@@ -583,6 +583,10 @@ class Env:
                 "--seed", str(self.seed), "--device", self.device]
         for key, value in self.options.items():
             argv += ["--opt", f"{key}={value}"]
+        if self.obs_names:
+            argv += ["--obs-names", ",".join(self.obs_names)]
+        if self.action_meanings:
+            argv += ["--action-names", ",".join(self.action_meanings)]
         self._viewer = subprocess.Popen(argv)
         return None
 

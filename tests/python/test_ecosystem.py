@@ -314,8 +314,9 @@ def test_render_human_opens_the_viewer(monkeypatch):
     monkeypatch.setattr(cli, "native_tool", lambda name: f"/bin/{name}")
     env = orrery.make("tag", num_worlds=4, device="cpu", seed=3, threads=1, render_mode="human", pursuers=3)
     assert env.render() is None and env.render() is None  # opened once
+    names = ",".join(env.obs_names)
     assert launched == [["/bin/orrery-view", "tag", "--worlds", "4", "--seed", "3", "--device", "cpu",
-                         "--opt", "pursuers=3"]]
+                         "--opt", "pursuers=3", "--obs-names", names, "--action-names", "noop,up,down,left,right"]]
     env.close()
     assert launched[-1] == "closed"
 
@@ -479,3 +480,37 @@ def test_jax_step_inside_jit_and_scan_matches_eager_steps():
         step(jnp.zeros(6, jnp.int32))
     env.close()
     eager.close()
+
+
+# ----- item 9: the viewer shows names ------------------------------------------
+
+def test_orrery_view_passes_the_names_the_env_declares(monkeypatch):
+    from orrery import cli
+
+    if "view" not in cli._COMMANDS:
+        pytest.skip("this build has no viewer")
+    ran = []
+    monkeypatch.setattr(cli.os, "execv", lambda path, argv: ran.append(argv))
+    cli.main(["view", "tag", "--opt", "pursuers=3", "--worlds", "8", "--frames", "2"])
+    argv = ran[0]
+    obs = argv[argv.index("--obs-names") + 1].split(",")
+    assert len(obs) == 7 + 4 * 4 and obs[:3] == ["role", "x", "y"]  # 3 pursuers + 2 evaders
+    assert argv[argv.index("--action-names") + 1] == "noop,up,down,left,right"
+    ran.clear()
+    cli.main(["view", "tag", "--obs-names", "mine"])
+    assert ran[0].count("--obs-names") == 1  # the user's names win
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run")
+def test_the_viewer_draws_with_names(tmp_path):
+    from orrery import cli
+
+    if "view" not in cli._COMMANDS or not HAS_OVERCOOKED:
+        pytest.skip("this build has no viewer or no Overcooked")
+    shot = tmp_path / "view.png"
+    names = ",".join(orrery.make("overcooked", device="cpu", threads=1).obs_names)
+    out = subprocess.run(["xvfb-run", "-a", cli.native_tool("orrery-view"), "overcooked", "--frames", "3",
+                          "--obs-names", names, "--action-names", "north,south,east,west,stay,interact",
+                          "--screenshot", str(shot)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert shot.stat().st_size > 1000
