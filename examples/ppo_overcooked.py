@@ -17,6 +17,7 @@ through the viewer's recorder (orrery.record) when the build has one.
 from __future__ import annotations
 
 import argparse
+import copy
 import os
 import time
 
@@ -58,7 +59,9 @@ def parse_args(argv=None):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--log-dir", default="runs", help="TensorBoard folder ('' to disable)")
     p.add_argument("--run-name", default=None)
-    p.add_argument("--save-model", default="", help="write the trained policy here")
+    p.add_argument("--save-model", default="", help="write the trained weights here (a state_dict)")
+    p.add_argument("--save-policy", default="",
+                   help="write the trained policy as TorchScript (orrery view ENV --play FILE watches it)")
     p.add_argument("--video", default="", help="save a clip of one trained episode (needs orrery.record)")
     p.add_argument("--no-progress", action="store_true", help="no tqdm bar")
     return p.parse_args(argv)
@@ -125,6 +128,27 @@ class Agent(nn.Module):
         if action is None:
             action = dist_.sample()
         return action, dist_.log_prob(action), dist_.entropy(), self.critic(h).squeeze(-1)
+
+
+class PolicyLogits(nn.Module):
+    """The actor alone, over a batch of worlds: obs [N, agents, ...] -> logits
+    [N, agents, actions]. What --save-policy writes as TorchScript (orrery.play)."""
+
+    def __init__(self, agent: Agent):
+        super().__init__()
+        self.body, self.actor = agent.body, agent.actor
+
+    def forward(self, obs: torch.Tensor) -> torch.Tensor:
+        n, a = obs.shape[0], obs.shape[1]
+        x = obs.reshape([n * a] + list(obs.shape[2:])).float()
+        return self.actor(self.body(x)).reshape(n, a, -1)
+
+
+def save_policy(agent: Agent, path: str) -> None:
+    """Writes the agent's policy as TorchScript, on the CPU (a copy: training's stays on its device).
+    Logit k is action value k: both shipped envs' actions start at 0."""
+    module = torch.jit.script(PolicyLogits(copy.deepcopy(agent)).to("cpu").eval())
+    torch.jit.save(module, path)
 
 
 class EpisodeStats:
@@ -332,6 +356,8 @@ def main(argv=None):
             writer.close()
         if args.save_model:
             torch.save(model.state_dict(), args.save_model)
+        if args.save_policy:
+            save_policy(model, args.save_policy)
         if args.video:
             save_video(args, model, device)
     env.close()

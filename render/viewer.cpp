@@ -28,12 +28,15 @@ constexpr const char* kUsage =
     "usage: orrery-view ENV [--layout L] [--opt key=value]... [--worlds N] [--device cpu|cuda|auto]\n"
     "                   [--seed S] [--policy random|noop] [--vk-device D] [--size WxH]\n"
     "                   [--paused] [--screenshot PNG] [--frames N]\n"
-    "                   [--obs-names a,b,...] [--action-names a,b,...]\n"
+    "                   [--obs-names a,b,...] [--action-names a,b,...] [--actions FILE] [--speed S]\n"
     "Keys: arrows/WASD move the controlled agent, space interacts, P pauses, N steps once,\n"
     "Tab picks the next agent, [ and ] the previous/next world; the mouse wheel zooms, dragging\n"
     "pans (2-D) or orbits (3-D). With --frames N the viewer\n"
     "exits after N frames, writing the last one to --screenshot if given. --obs-names and\n"
-    "--action-names label the observation's channels (or entries) and the action values.\n";
+    "--action-names label the observation's channels (or entries) and the action values.\n"
+    "--actions FILE replays world 0's recorded actions (one line per step, as orrery-record\n"
+    "takes them: how `orrery view --play POLICY` shows a trained policy's episode), then pauses\n"
+    "and, on exit, prints world 0's state hash. --speed S: steps per second (default 8).\n";
 
 struct ViewArgs {
     CommonArgs common;
@@ -41,6 +44,8 @@ struct ViewArgs {
     std::string screenshot;
     bool paused = false;
     std::vector<std::string> obs_names, action_names;
+    std::string actions; ///< a recorded episode of world 0 to replay
+    float speed = 8.0f;
 };
 
 /// "a,b,c" as {"a", "b", "c"}.
@@ -68,6 +73,11 @@ ViewArgs parse(int argc, char** argv) {
         else if (arg == "--size") std::tie(a.width, a.height) = parse_size(arg, value());
         else if (arg == "--obs-names") a.obs_names = split_names(value());
         else if (arg == "--action-names") a.action_names = split_names(value());
+        else if (arg == "--actions") a.actions = value();
+        else if (arg == "--speed") {
+            a.speed = float(parse_u32(arg, value()));
+            if (a.speed < 1.0f) throw Error("--speed 0 is invalid; expected steps per second >= 1");
+        }
         else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             std::exit(0);
@@ -159,6 +169,10 @@ int run(const ViewArgs& a) {
     state.paused = a.paused;
     state.obs_names = a.obs_names;
     state.action_names = a.action_names;
+    state.speed = a.speed;
+    std::unique_ptr<ActionReplay> replay;
+    if (!a.actions.empty()) replay = std::make_unique<ActionReplay>(a.actions, *sim);
+    uint32_t replayed = 0;
     std::string policy_kind = a.common.policy;
     Policy policy(policy_kind, a.common.seed);
     KeyReader keys;
@@ -189,9 +203,14 @@ int run(const ViewArgs& a) {
         if (pressed) state.pending = key;
         if (state.policy != policy_kind) policy = Policy(policy_kind = state.policy, a.common.seed);
         for (int s = 0; s < steps; ++s) {
+            if (replay && replayed == replay->steps()) { // the episode is over: stay on its last state
+                state.paused = true;
+                break;
+            }
             policy.act(*sim);
             int32_t act = action_for(draw, state.pending);
-            if (state.control && act >= 0) set_action(*sim, draw.action, state.world, state.agent, act);
+            if (replay) replay->act(*sim, 0, replayed++);
+            else if (state.control && act >= 0) set_action(*sim, draw.action, state.world, state.agent, act);
             sim->step();
             state.steps_taken += 1;
             state.pending = Key::kNoop;
@@ -224,6 +243,9 @@ int run(const ViewArgs& a) {
         }
         if (last_frame) break;
     }
+    if (replay)
+        std::printf("orrery-view: world 0 state hash after replaying %u of %u steps: %016llx\n", replayed,
+                    replay->steps(), static_cast<unsigned long long>(sim->state_hash(0)));
     return 0;
 }
 

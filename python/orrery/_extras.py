@@ -17,6 +17,7 @@ EXTRAS = {
     "torchrl": "torchrl",
     "tensordict": "torchrl",
     "jax": "jax",
+    "onnxruntime": "onnx",
 }
 
 

@@ -77,11 +77,8 @@ def _forward(tool: str, with_command: bool) -> Callable[[argparse.Namespace], in
     return run
 
 
-def viewer_names(rest: List[str]) -> List[str]:
-    """--obs-names/--action-names for orrery-view from what the env declares
-    (orrery.meta), unless the arguments name them already or the env declares none."""
-    if "--obs-names" in rest or "--action-names" in rest or any(a in ("-h", "--help") for a in rest):
-        return []
+def _env_and_options(rest: List[str]):
+    """(ENV, env options) from orrery-view's arguments (--layout L, --opt key=value)."""
     env, options, i = None, {}, 0
     while i < len(rest):
         arg = rest[i]
@@ -94,6 +91,15 @@ def viewer_names(rest: List[str]) -> List[str]:
         else:
             env = env or arg
             i += 1
+    return env, options
+
+
+def viewer_names(rest: List[str]) -> List[str]:
+    """--obs-names/--action-names for orrery-view from what the env declares
+    (orrery.meta), unless the arguments name them already or the env declares none."""
+    if "--obs-names" in rest or "--action-names" in rest or any(a in ("-h", "--help") for a in rest):
+        return []
+    env, options = _env_and_options(rest)
     if env is None:
         return []
     from orrery.env import make
@@ -112,9 +118,43 @@ def viewer_names(rest: List[str]) -> List[str]:
 
 
 def _view(args: argparse.Namespace) -> int:
-    """orrery-view with the names the env declares, so its panels show names."""
-    args.rest = list(args.rest) + viewer_names(list(args.rest))
-    return _forward("orrery-view", False)(args)
+    """orrery-view with the names the env declares, so its panels show names.
+    ``--play POLICY`` (TorchScript or ONNX, see orrery.play) first plays one
+    episode of world 0 from --seed with the policy, then has the viewer replay
+    it (one world), pausing on its last state."""
+    rest = list(args.rest)
+    if "--play" not in rest:
+        args.rest = rest + viewer_names(rest)
+        return _forward("orrery-view", False)(args)
+    at = rest.index("--play")
+    if at + 1 >= len(rest):
+        raise ValueError("--play needs a policy file (TorchScript .pt or ONNX .onnx)")
+    path = rest.pop(at + 1)
+    rest.pop(at)
+    return _view_policy(path, rest)
+
+
+def _view_policy(path: str, rest: List[str]) -> int:
+    import subprocess
+    import tempfile
+
+    from orrery.play import load_policy, play_episode
+
+    env, options = _env_and_options(rest)
+    if env is None:
+        raise ValueError("orrery view --play needs ENV")
+    seed = int(rest[rest.index("--seed") + 1]) if "--seed" in rest else 0
+    if "--worlds" in rest:
+        raise ValueError("orrery view --play shows one world; leave out --worlds")
+    played = play_episode(env, load_policy(path), seed=seed, **options)
+    with tempfile.TemporaryDirectory() as tmp:
+        actions = os.path.join(tmp, "actions.txt")
+        with open(actions, "w") as f:
+            f.write("\n".join(played["actions"]) + "\n")
+        argv = [native_tool("orrery-view"), *rest, *viewer_names(rest), "--worlds", "1", "--actions", actions]
+        print(f"orrery view: the policy played {len(played['actions'])} steps (return {played['return']:.2f}, "
+              f"state hash {played['state_hash']:016x}); replaying them", flush=True)
+        return subprocess.run(argv).returncode
 
 
 def _has_tool(name: str) -> bool:

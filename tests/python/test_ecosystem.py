@@ -514,3 +514,55 @@ def test_the_viewer_draws_with_names(tmp_path):
                           "--screenshot", str(shot)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert shot.stat().st_size > 1000
+
+
+def _tag_policy(path):
+    """A small TorchScript policy for tag: obs [N, 4, 19] -> logits [N, 4, 5]."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    torch.jit.save(torch.jit.script(torch.nn.Linear(19, 5)), str(path))
+    return path
+
+
+@pytest.mark.skipif(shutil.which("xvfb-run") is None, reason="needs xvfb-run")
+def test_the_viewer_plays_a_saved_policy(tmp_path):
+    from orrery import cli
+    from orrery.play import load_policy, play_episode
+
+    if "view" not in cli._COMMANDS:
+        pytest.skip("this build has no viewer")
+    policy = _tag_policy(tmp_path / "policy.pt")
+    played = play_episode("tag", load_policy(policy), seed=3, horizon=12)
+    assert len(played["actions"]) == 12 and len(set(played["actions"])) > 1
+    out = subprocess.run(["xvfb-run", "-a", sys.executable, "-m", "orrery", "view", "tag", "--play", str(policy),
+                          "--seed", "3", "--opt", "horizon=12", "--speed", "240", "--frames", "120"],
+                         capture_output=True, text=True, timeout=180)
+    assert out.returncode == 0, out.stderr
+    assert f"state hash after replaying 12 of 12 steps: {played['state_hash']:016x}" in out.stdout, out.stdout
+
+
+def test_saved_policies_load_and_act(tmp_path, monkeypatch):
+    import importlib.util
+    import pathlib
+
+    torch = pytest.importorskip("torch")
+    from orrery.play import load_policy
+
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ppo_overcooked.py"
+    spec = importlib.util.spec_from_file_location("ppo_overcooked", path)
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    env = orrery.make("tag", num_worlds=2, device="cpu", seed=0, threads=1)
+    agent = example.Agent((19,), 5, 16, "mlp")
+    example.save_policy(agent, str(tmp_path / "ppo.pt"))  # what --save-policy writes
+    actions = load_policy(tmp_path / "ppo.pt")(env.obs)
+    assert actions.shape == (2, 4) and actions.min() >= 0 and actions.max() <= 4
+    env.step(actions)
+    env.close()
+    with pytest.raises(ValueError, match="is not TorchScript"):
+        (tmp_path / "junk.pt").write_bytes(b"not a model")
+        load_policy(tmp_path / "junk.pt")
+    (tmp_path / "p.onnx").write_bytes(b"")
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)
+    with pytest.raises(ModuleNotFoundError, match=r"an ONNX policy needs the package 'onnxruntime'.*orrery-rl\[onnx\]"):
+        load_policy(tmp_path / "p.onnx")
