@@ -10,6 +10,7 @@
 
 #include "envs/registry.hpp"
 #include "python/src/tensor.hpp"
+#include "python/src/xla_ffi.hpp"
 #if __has_include("engine/cuda/cuda_backend.hpp")
 #include "engine/cuda/cuda_backend.hpp"
 #define ORRERY_PYTHON_CUDA 1
@@ -74,6 +75,7 @@ class PySimulator {
 
     py::list exports() const;
     py::dict memory_report() const;
+    std::shared_ptr<FfiStepper> ffi_stepper(const std::string& input, const std::vector<std::string>& outputs) const;
 
     /// Serialises engine calls: they run without the GIL, and a Simulator is
     /// not safe to drive from two threads at once.
@@ -103,6 +105,24 @@ py::list PySimulator::exports() const {
         d["dtype"] = element_type(c.dtype).name;
         out.append(d);
     }
+    return out;
+}
+
+std::shared_ptr<FfiStepper> PySimulator::ffi_stepper(const std::string& input,
+                                                    const std::vector<std::string>& outputs) const {
+    auto out = std::make_shared<FfiStepper>();
+    out->sim = get();
+    if (out->sim->backend().device() != DeviceKind::kCpu)
+        throw Error("the XLA FFI step serves CPU simulators; this one is on the GPU");
+    out->mutex = &mutex_;
+    auto find = [&](const std::string& name) {
+        for (const TensorView& v : out->sim->tensors())
+            if (v.name == name) return v;
+        throw Error("no tensor named '" + name + "' for the XLA FFI step");
+    };
+    out->input = find(input);
+    for (const std::string& name : outputs) out->outputs.push_back(find(name));
+    if (out->outputs.size() != 4) throw Error("the XLA FFI step takes 4 outputs (obs, reward, terminated, truncated)");
     return out;
 }
 
@@ -176,6 +196,8 @@ void bind_simulator(py::module_& m) {
         .def("exports", &PySimulator::exports, "The env's export table: archetype, capacity, dims of each tensor.")
         .def("input_ranges", [](Self p) { return p.get()->spec().input_ranges(); })
         .def("memory_report", &PySimulator::memory_report)
+        .def("ffi_stepper", &PySimulator::ffi_stepper, py::arg("input"), py::arg("outputs"),
+             "What an XLA FFI step call steps (its address is the call's 'handle'); keep it alive.")
         .def("reset", [](Self p, uint64_t seed) { unlocked(p, [&](Simulator& s) { s.reset(seed); }); },
              py::arg("seed"))
         .def("reset_worlds",
@@ -241,6 +263,10 @@ PYBIND11_MODULE(_core, m) {
     orrery::register_builtin_envs();
     translate_errors();
     bind_tensor(m);
+    py::class_<FfiStepper, std::shared_ptr<FfiStepper>>(m, "FfiStepper")
+        .def_property_readonly("handle", [](const FfiStepper& s) { return reinterpret_cast<uintptr_t>(&s); });
+    m.def("xla_ffi_cpu_step_handler", &xla_ffi_cpu_step_handler,
+          "The XLA FFI handler of a CPU simulator's step, for jax.ffi.register_ffi_target.");
     bind_simulator(m);
     m.def("list_envs", &orrery::registered_envs, "(name, summary) of every registered env.");
 }

@@ -449,7 +449,8 @@ def test_observations_stay_within_the_declared_bounds(name, options):
 
 # ----- item 6: a step inside jax.jit and lax.scan -----------------------------
 
-def test_jax_step_inside_jit_and_scan_matches_eager_steps():
+@pytest.mark.parametrize("use_ffi", [True, False], ids=["xla_ffi", "io_callback"])
+def test_jax_step_inside_jit_and_scan_matches_eager_steps(use_ffi):
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp
     from orrery.jax import make_step
@@ -459,7 +460,7 @@ def test_jax_step_inside_jit_and_scan_matches_eager_steps():
     expected = [tuple(np.array(x) for x in eager.step(a)[:4]) for a in actions]
 
     env = orrery.make("tag", num_worlds=6, device="cpu", seed=11, threads=1, horizon=5)
-    step = make_step(env)
+    step = make_step(env, use_ffi=use_ffi)
 
     @jax.jit
     def rollout(acts):
@@ -566,3 +567,23 @@ def test_saved_policies_load_and_act(tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "onnxruntime", None)
     with pytest.raises(ModuleNotFoundError, match=r"an ONNX policy needs the package 'onnxruntime'.*orrery-rl\[onnx\]"):
         load_policy(tmp_path / "p.onnx")
+
+
+def test_jax_ffi_step_is_one_custom_call_and_reports_bad_actions():
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from orrery.jax import FFI_TARGET, make_step
+
+    env = orrery.make("tag", num_worlds=2, device="cpu", seed=0, threads=1)
+    step = make_step(env)
+    hlo = jax.jit(step).lower(jnp.zeros((2, 4), jnp.int32)).as_text()
+    assert FFI_TARGET in hlo and "callback" not in hlo.lower()  # XLA's custom call, not a Python callback
+    twin = orrery.make("tag", num_worlds=2, device="cpu", seed=0, threads=1)
+    with pytest.raises(Exception, match="holds 9 at world 0"):
+        jax.block_until_ready(jax.jit(step)(jnp.full((2, 4), 9, jnp.int32)))
+    zeros = np.zeros((2, 4), np.int32)
+    jax.block_until_ready(jax.jit(step)(jnp.asarray(zeros)))
+    twin.step(zeros)
+    assert env.state_hash(0) == twin.state_hash(0)  # the refused call did not step
+    env.close()
+    twin.close()
