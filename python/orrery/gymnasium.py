@@ -15,7 +15,7 @@ so ``gymnasium.make`` and ``gymnasium.make_vec`` work.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
 from orrery._extras import require
 
@@ -29,7 +29,6 @@ import orrery  # noqa: E402
 from orrery import spaces as _spaces  # noqa: E402
 from orrery.env import Env, batch_seed  # noqa: E402
 from orrery.meta import meta_of  # noqa: E402
-from orrery.spaces import dtype_bounds as _bounds  # noqa: E402,F401  (orrery.pettingzoo imports it)
 
 __all__ = ["OrreryVectorEnv", "OrreryEnv", "make_vec", "observation_space", "action_space", "register_envs",
            "team_reward"]
@@ -265,4 +264,4 @@ def register_envs() -> None:
         if env_id in gym.registry:
             continue
         gym.register(id=env_id, entry_point="orrery.gymnasium:OrreryEnv", kwargs={"name": name},
-                     vector_entry_point=f"orrery.gymnasium:_vector_entry", disable_env_checker=True)
+                     vector_entry_point="orrery.gymnasium:_vector_entry", disable_env_checker=True)

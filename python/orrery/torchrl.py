@@ -17,7 +17,6 @@ from orrery._extras import require
 
 require("torchrl", "orrery.torchrl")
 
-import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from tensordict import TensorDict, TensorDictBase  # noqa: E402
 from torchrl.data import Bounded, Categorical, Composite, MultiCategorical, Unbounded  # noqa: E402

@@ -24,7 +24,6 @@ from __future__ import annotations
 import glob
 import os
 import re
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass

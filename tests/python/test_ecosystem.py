@@ -3,7 +3,6 @@
 adapter, friendly edges (missing extras, the CPU fallback notice, per-world
 seed lists, single-agent PettingZoo), rendering and Stable-Baselines3."""
 
-import os
 import shutil
 import subprocess
 import sys
@@ -274,7 +273,7 @@ def test_render_rgb_array_one_world_and_a_list():
 
 @needs_renderer
 def test_render_in_every_adapter():
-    from orrery.gymnasium import OrreryEnv, OrreryVectorEnv
+    from orrery.gymnasium import OrreryVectorEnv
     from orrery.puffer import OrreryAgentsVectorEnv
 
     if HAS_OVERCOOKED:
@@ -329,7 +328,6 @@ def test_sb3_ppo_trains_on_the_vec_env():
     pytest.importorskip("stable_baselines3")
     pytest.importorskip("torch")
     from stable_baselines3 import PPO
-    from stable_baselines3.common.vec_env.util import obs_space_info  # noqa: F401
     from orrery.sb3 import OrrerySB3VecEnv
 
     venv = OrrerySB3VecEnv("overcooked", num_envs=8, seed=0, threads=1, layout="cramped_room", horizon=20)
@@ -546,7 +544,7 @@ def test_saved_policies_load_and_act(tmp_path, monkeypatch):
     import importlib.util
     import pathlib
 
-    torch = pytest.importorskip("torch")
+    pytest.importorskip("torch")
     from orrery.play import load_policy
 
     path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "ppo_overcooked.py"
