@@ -94,6 +94,21 @@ void report_agent(const EnvSpec& spec, const Ctx& ctx, uint32_t agent, WorldRepo
     }
 }
 
+/// Entry `i`'s name, or its index where none was given.
+std::string entry_label(const std::vector<std::string>& names, size_t i) {
+    return i < names.size() && !names[i].empty() ? names[i] : std::to_string(i);
+}
+
+/// "keys: up=north ..." for the keys the env declares, with the action names.
+void keys_line(const DrawSpec& d, const std::vector<std::string>& names) {
+    static const char* kKeyNames[] = {"", "up", "down", "left", "right", "space"};
+    std::string line = "keys:";
+    for (const auto& [key, value] : d.keys)
+        if (key != Key::kNoop) // no key is pressed for it: the action agents take when none is
+            line.append(" ").append(kKeyNames[int(key)]).append("=").append(entry_label(names, size_t(value)));
+    ImGui::TextWrapped("%s", line.c_str());
+}
+
 void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& cam, const std::string& device) {
     ImGui::Text("%s on %s, %u worlds", sim.spec().name().c_str(), sim.backend().describe().c_str(), sim.num_worlds());
     ImGui::TextDisabled("Vulkan: %s", device.c_str());
@@ -104,6 +119,7 @@ void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& 
     if (ImGui::Button(s.paused ? "Resume (P)" : "Pause (P)")) s.paused = !s.paused;
     ImGui::SameLine();
     ImGui::Checkbox("keys drive agent", &s.control);
+    if (!s.action_names.empty()) keys_line(sim.spec().draw, s.action_names);
     ImGui::SliderFloat("steps/s", &s.speed, 0.5f, 240.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
     bool random = s.policy == "random";
     if (ImGui::Checkbox("other agents random (else noop)", &random)) s.policy = random ? "random" : "noop";
@@ -132,8 +148,8 @@ void rewards_panel(ViewState& s, const WorldReport& r) {
                             s.unseen_steps == 1 ? "" : "s");
 }
 
-/// Each channel of a [C, H, W] u8 observation as a small grey image.
-void obs_channels(const WorldReport& r) {
+/// Each channel of a [C, H, W] u8 observation as a small grey image under its name.
+void obs_channels(const WorldReport& r, const std::vector<std::string>& names) {
     uint32_t C = r.obs_dims[0], H = r.obs_dims[1], W = r.obs_dims[2];
     float px = std::max(2.0f, std::min(10.0f, 90.0f / float(std::max(W, H))));
     ImDrawList* dl = ImGui::GetWindowDrawList();
@@ -142,12 +158,13 @@ void obs_channels(const WorldReport& r) {
     for (uint32_t c = 0; c < C; ++c) {
         const uint8_t* ch = r.obs.data() + size_t(c) * H * W;
         uint8_t peak = *std::max_element(ch, ch + size_t(H) * W);
-        float w = float(W) * px + 4.0f;
+        std::string label = entry_label(names, c) + (peak ? "*" : "");
+        float w = std::max(float(W) * px + 4.0f, ImGui::CalcTextSize(label.c_str()).x);
         if (c > 0 && used + w <= avail) ImGui::SameLine();
         else used = 0.0f;
         used += w + ImGui::GetStyle().ItemSpacing.x;
         ImGui::BeginGroup();
-        ImGui::Text("%u%s", c, peak ? "*" : "");
+        ImGui::TextUnformatted(label.c_str());
         ImVec2 o = ImGui::GetCursorScreenPos();
         for (uint32_t y = 0; y < H; ++y) {
             for (uint32_t x = 0; x < W; ++x) {
@@ -161,16 +178,23 @@ void obs_channels(const WorldReport& r) {
     }
 }
 
-void obs_panel(const WorldReport& r) {
+void obs_panel(const WorldReport& r, const std::vector<std::string>& names) {
     if (r.obs.empty()) {
         ImGui::TextDisabled("no observation tensor '%s'", "obs");
         return;
     }
     if (r.obs_dims.size() == 3 && r.obs_dtype == DType::kU8) {
-        obs_channels(r);
+        obs_channels(r, names);
         return;
     }
     size_t n = r.obs.size() / dtype_size(r.obs_dtype);
+    if (!names.empty()) { // one "name value" per line, in two columns
+        for (size_t i = 0; i < std::min<size_t>(n, 256); ++i) {
+            if (i % 2) ImGui::SameLine(float(kPanelWidth) / 2);
+            ImGui::Text("%s %s", entry_label(names, i).c_str(), element_text(r.obs.data(), r.obs_dtype, i).c_str());
+        }
+        return;
+    }
     std::string line;
     for (size_t i = 0; i < std::min<size_t>(n, 256); ++i) {
         line.append(element_text(r.obs.data(), r.obs_dtype, i)).push_back(' ');
@@ -246,7 +270,7 @@ void draw_panels(Simulator& sim, ViewState& state, const WorldReport& report, Ca
         controls_panel(sim, state, report, cam, device_name);
     if (ImGui::CollapsingHeader("Rewards", ImGuiTreeNodeFlags_DefaultOpen)) rewards_panel(state, report);
     if (ImGui::CollapsingHeader("Observation of the selected agent", ImGuiTreeNodeFlags_DefaultOpen))
-        obs_panel(report);
+        obs_panel(report, state.obs_names);
     if (ImGui::CollapsingHeader("World state")) {
         for (const auto& e : report.entities) {
             if (!ImGui::TreeNode(e.name.c_str())) continue;

@@ -31,6 +31,11 @@ struct ViewState {
     uint64_t returns_step = 0;     ///< Simulator::steps_taken() of the last reward added
     uint64_t unseen_steps = 0;     ///< steps of this episode whose rewards no view showed
     uint64_t shown_step = 0;       ///< Simulator::steps_taken() of the last frame's state
+    /// Names of the observation's first axis (channels of [C, H, W], or a vector's
+    /// entries) and of the action values, shown instead of indices where given
+    /// (orrery-view --obs-names / --action-names; the `orrery view` command passes
+    /// the names the env declares to Python).
+    std::vector<std::string> obs_names, action_names;
 };
 
 /// One world's state as the panels show it.

@@ -28,17 +28,35 @@ constexpr const char* kUsage =
     "usage: orrery-view ENV [--layout L] [--opt key=value]... [--worlds N] [--device cpu|cuda|auto]\n"
     "                   [--seed S] [--policy random|noop] [--vk-device D] [--size WxH]\n"
     "                   [--paused] [--screenshot PNG] [--frames N]\n"
+    "                   [--obs-names a,b,...] [--action-names a,b,...] [--actions FILE] [--speed S]\n"
     "Keys: arrows/WASD move the controlled agent, space interacts, P pauses, N steps once,\n"
     "Tab picks the next agent, [ and ] the previous/next world; the mouse wheel zooms, dragging\n"
     "pans (2-D) or orbits (3-D). With --frames N the viewer\n"
-    "exits after N frames, writing the last one to --screenshot if given.\n";
+    "exits after N frames, writing the last one to --screenshot if given. --obs-names and\n"
+    "--action-names label the observation's channels (or entries) and the action values.\n"
+    "--actions FILE replays world 0's recorded actions (one line per step, as orrery-record\n"
+    "takes them: how `orrery view --play POLICY` shows a trained policy's episode), then pauses\n"
+    "and, on exit, prints world 0's state hash. --speed S: steps per second (default 8).\n";
 
 struct ViewArgs {
     CommonArgs common;
     uint32_t width = 1280, height = 800, frames = 0;
     std::string screenshot;
     bool paused = false;
+    std::vector<std::string> obs_names, action_names;
+    std::string actions; ///< a recorded episode of world 0 to replay
+    float speed = 8.0f;
 };
+
+/// "a,b,c" as {"a", "b", "c"}.
+std::vector<std::string> split_names(const std::string& csv) {
+    std::vector<std::string> out(1);
+    for (char c : csv) {
+        if (c == ',') out.emplace_back();
+        else out.back().push_back(c);
+    }
+    return out;
+}
 
 ViewArgs parse(int argc, char** argv) {
     ViewArgs a;
@@ -53,6 +71,13 @@ ViewArgs parse(int argc, char** argv) {
         else if (arg == "--paused") a.paused = true;
         else if (arg == "--frames") a.frames = parse_u32(arg, value());
         else if (arg == "--size") std::tie(a.width, a.height) = parse_size(arg, value());
+        else if (arg == "--obs-names") a.obs_names = split_names(value());
+        else if (arg == "--action-names") a.action_names = split_names(value());
+        else if (arg == "--actions") a.actions = value();
+        else if (arg == "--speed") {
+            a.speed = float(parse_u32(arg, value()));
+            if (a.speed < 1.0f) throw Error("--speed 0 is invalid; expected steps per second >= 1");
+        }
         else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             std::exit(0);
@@ -142,6 +167,12 @@ int run(const ViewArgs& a) {
     ViewState state;
     state.policy = a.common.policy;
     state.paused = a.paused;
+    state.obs_names = a.obs_names;
+    state.action_names = a.action_names;
+    state.speed = a.speed;
+    std::unique_ptr<ActionReplay> replay;
+    if (!a.actions.empty()) replay = std::make_unique<ActionReplay>(a.actions, *sim);
+    uint32_t replayed = 0;
     std::string policy_kind = a.common.policy;
     Policy policy(policy_kind, a.common.seed);
     KeyReader keys;
@@ -172,9 +203,14 @@ int run(const ViewArgs& a) {
         if (pressed) state.pending = key;
         if (state.policy != policy_kind) policy = Policy(policy_kind = state.policy, a.common.seed);
         for (int s = 0; s < steps; ++s) {
+            if (replay && replayed == replay->steps()) { // the episode is over: stay on its last state
+                state.paused = true;
+                break;
+            }
             policy.act(*sim);
             int32_t act = action_for(draw, state.pending);
-            if (state.control && act >= 0) set_action(*sim, draw.action, state.world, state.agent, act);
+            if (replay) replay->act(*sim, 0, replayed++);
+            else if (state.control && act >= 0) set_action(*sim, draw.action, state.world, state.agent, act);
             sim->step();
             state.steps_taken += 1;
             state.pending = Key::kNoop;
@@ -207,6 +243,9 @@ int run(const ViewArgs& a) {
         }
         if (last_frame) break;
     }
+    if (replay)
+        std::printf("orrery-view: world 0 state hash after replaying %u of %u steps: %016llx\n", replayed,
+                    replay->steps(), static_cast<unsigned long long>(sim->state_hash(0)));
     return 0;
 }
 

@@ -138,6 +138,30 @@ int usage() {
     return 2;
 }
 
+/// `orrery bench --help` and `orrery memory --help`: that subcommand's own help, on stdout.
+int help(const std::string& cmd) {
+    if (cmd == "memory") {
+        std::printf("usage: orrery memory ENV [--worlds N] [--layout L] [--opt key=value ...]\n\n"
+                    "Bytes per archetype for N worlds of ENV, from its declared capacities.\n\n"
+                    "  --worlds N        number of worlds (default 1)\n"
+                    "  --layout L        the env's layout option (same as --opt layout=L)\n"
+                    "  --opt key=value   any env option, repeatable\n");
+        return 0;
+    }
+    std::printf("usage: orrery bench [ENV ...] [options]\n\n"
+                "Steps ENV (default: every registered env) at each batch size and prints env-steps/s.\n\n"
+                "  --device D        auto (default: CUDA when usable), cpu, cuda or cuda:N\n"
+                "  --worlds N,N,...  batch sizes to measure\n"
+                "  --steps T         steps timed per batch size\n"
+                "  --threads T       CPU worker threads (0: every core)\n"
+                "  --per-node        GPU: one launch per task-graph node instead of the megakernel\n"
+                "  --actions A       where random actions come from: auto, host or device\n"
+                "  --json FILE       write the results as JSON\n"
+                "  --layout L        the env's layout option (same as --opt layout=L)\n"
+                "  --opt key=value   any env option, repeatable\n");
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -152,6 +176,7 @@ int main(int argc, char** argv) {
         BenchArgs a;
         for (int i = 2; i < argc; ++i) {
             std::string s = argv[i];
+            if (s == "--help" || s == "-h") return help(cmd);
             auto next = [&]() -> std::string {
                 if (i + 1 >= argc) throw orrery::Error(s + " needs a value");
                 return argv[++i];

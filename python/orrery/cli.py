@@ -77,6 +77,86 @@ def _forward(tool: str, with_command: bool) -> Callable[[argparse.Namespace], in
     return run
 
 
+def _env_and_options(rest: List[str]):
+    """(ENV, env options) from orrery-view's arguments (--layout L, --opt key=value)."""
+    env, options, i = None, {}, 0
+    while i < len(rest):
+        arg = rest[i]
+        if arg in ("--layout", "--opt") and i + 1 < len(rest):
+            key, _, value = (f"layout={rest[i + 1]}" if arg == "--layout" else rest[i + 1]).partition("=")
+            options[key] = value
+            i += 2
+        elif arg.startswith("--"):
+            i += 2 if arg not in ("--paused",) else 1
+        else:
+            env = env or arg
+            i += 1
+    return env, options
+
+
+def viewer_names(rest: List[str]) -> List[str]:
+    """--obs-names/--action-names for orrery-view from what the env declares
+    (orrery.meta), unless the arguments name them already or the env declares none."""
+    if "--obs-names" in rest or "--action-names" in rest or any(a in ("-h", "--help") for a in rest):
+        return []
+    env, options = _env_and_options(rest)
+    if env is None:
+        return []
+    from orrery.env import make
+
+    try:
+        with make(env, num_worlds=1, device="cpu", threads=1, **options) as probe:
+            obs, actions = probe.obs_names, probe.action_meanings
+    except (ValueError, TypeError):
+        return []  # the viewer itself reports a bad env or option
+    out = []
+    if obs:
+        out += ["--obs-names", ",".join(obs)]
+    if actions:
+        out += ["--action-names", ",".join(actions)]
+    return out
+
+
+def _view(args: argparse.Namespace) -> int:
+    """orrery-view with the names the env declares, so its panels show names.
+    ``--play POLICY`` (TorchScript or ONNX, see orrery.play) first plays one
+    episode of world 0 from --seed with the policy, then has the viewer replay
+    it (one world), pausing on its last state."""
+    rest = list(args.rest)
+    if "--play" not in rest:
+        args.rest = rest + viewer_names(rest)
+        return _forward("orrery-view", False)(args)
+    at = rest.index("--play")
+    if at + 1 >= len(rest):
+        raise ValueError("--play needs a policy file (TorchScript .pt or ONNX .onnx)")
+    path = rest.pop(at + 1)
+    rest.pop(at)
+    return _view_policy(path, rest)
+
+
+def _view_policy(path: str, rest: List[str]) -> int:
+    import subprocess
+    import tempfile
+
+    from orrery.play import load_policy, play_episode
+
+    env, options = _env_and_options(rest)
+    if env is None:
+        raise ValueError("orrery view --play needs ENV")
+    seed = int(rest[rest.index("--seed") + 1]) if "--seed" in rest else 0
+    if "--worlds" in rest:
+        raise ValueError("orrery view --play shows one world; leave out --worlds")
+    played = play_episode(env, load_policy(path), seed=seed, **options)
+    with tempfile.TemporaryDirectory() as tmp:
+        actions = os.path.join(tmp, "actions.txt")
+        with open(actions, "w") as f:
+            f.write("\n".join(played["actions"]) + "\n")
+        argv = [native_tool("orrery-view"), *rest, *viewer_names(rest), "--worlds", "1", "--actions", actions]
+        print(f"orrery view: the policy played {len(played['actions'])} steps (return {played['return']:.2f}, "
+              f"state hash {played['state_hash']:016x}); replaying them", flush=True)
+        return subprocess.run(argv).returncode
+
+
 def _has_tool(name: str) -> bool:
     try:
         native_tool(name)
@@ -104,7 +184,7 @@ if _has_tool("orrery-record"):
                      _forward("orrery-record", False), passthrough=True))
 if _has_tool("orrery-view"):
     register(Command("view", "watch worlds in a window: pause, step, inspect (orrery-view --help)",
-                     _forward("orrery-view", False), passthrough=True))
+                     _view, passthrough=True))
 
 
 def _load_plugins() -> None:

@@ -8,19 +8,34 @@ fixed addresses, refreshed in place by every step. Copy them (``obs.copy()``,
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import operator
 import os
 import re
-from typing import Any, Dict, Mapping, Optional, Tuple
+import subprocess
+import warnings
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from orrery import _core
 from orrery._actions import write_input
+from orrery._extras import require
+from orrery.meta import meta_of
 
-__all__ = ["Env", "make", "list_envs", "describe_envs", "AUTORESET_MODES", "FRAMEWORKS"]
+__all__ = ["Env", "make", "list_envs", "describe_envs", "AUTORESET_MODES", "FRAMEWORKS", "RENDER_MODES",
+           "CpuFallbackWarning"]
+
+RENDER_MODES = ("rgb_array", "human")
+
+
+class CpuFallbackWarning(RuntimeWarning):
+    """device="auto" found no usable CUDA device and runs on the CPU (said once per process)."""
+
+
+_fallback_warned = False
 
 AUTORESET_MODES = ("next_step", "same_step", "disabled")
 FRAMEWORKS = ("numpy", "torch", "jax", "dlpack")
@@ -40,7 +55,7 @@ def describe_envs() -> Dict[str, str]:
 
 def make(name: str, num_worlds: int = 1, device: str = "auto", seed: Optional[int] = None,
          autoreset: str = "next_step", threads: int = 0, framework: Optional[str] = None,
-         **env_kwargs: Any) -> "Env":
+         render_mode: Optional[str] = None, **env_kwargs: Any) -> "Env":
     """Creates ``num_worlds`` worlds of env ``name``.
 
     device: "auto" (CUDA when usable, else the CPU), "cpu", "cuda" or "cuda:N".
@@ -49,10 +64,11 @@ def make(name: str, num_worlds: int = 1, device: str = "auto", seed: Optional[in
     threads: CPU worker threads (0: every hardware thread).
     framework: array type returned by reset/step: "numpy" (default on the CPU),
         "torch" (default on CUDA), "jax", or "dlpack" (orrery.Tensor objects).
+    render_mode: None, "rgb_array" (render() returns frames) or "human" (render() opens the viewer).
     env_kwargs: the env's own options, e.g. ``layout="cramped_room"``.
     """
     return Env(name, num_worlds=num_worlds, device=device, seed=seed, autoreset=autoreset,
-               threads=threads, framework=framework, **env_kwargs)
+               threads=threads, framework=framework, render_mode=render_mode, **env_kwargs)
 
 
 def _option_string(key: str, value: Any) -> str:
@@ -81,6 +97,30 @@ def _check_int(name: str, value: Any, lo: int, hi: Optional[int] = None) -> int:
     return value
 
 
+def batch_seed(seed: Any, num_worlds: int) -> Optional[int]:
+    """One engine seed from an int or from Gymnasium's list of per-world seeds.
+
+    The engine keys each world's random stream by (seed, world index), so
+    Gymnasium's [s, s+1, ..., s+N-1] (what its vector envs make of seed=s) is
+    seed s; any other list is hashed into one seed: the same list gives the
+    same worlds, different lists different ones. A list of Nones is no seed."""
+    if seed is None or isinstance(seed, (int, np.integer)) and not isinstance(seed, (bool, np.bool_)):
+        return None if seed is None else _check_int("seed", seed, 0, 2**64 - 1)
+    if isinstance(seed, (str, bytes)) or not isinstance(seed, (Sequence, np.ndarray)):
+        raise TypeError(f"seed={seed!r} has type {type(seed).__name__}; expected an int, None, "
+                        f"or a list of {num_worlds} ints (one per world)")
+    seeds = list(seed)
+    if len(seeds) != num_worlds:
+        raise ValueError(f"seed is a list of {len(seeds)} values; expected one per world ({num_worlds})")
+    if all(s is None for s in seeds):
+        return None
+    values = [_check_int(f"seed[{i}]", s, 0, 2**64 - 1) for i, s in enumerate(seeds)]
+    if values == list(range(values[0], values[0] + num_worlds)):
+        return values[0]
+    digest = hashlib.sha256(np.asarray(values, dtype=np.uint64).tobytes()).digest()
+    return int.from_bytes(digest[:8], "little") >> 1
+
+
 def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> str:
     if not isinstance(value, str):
         raise TypeError(f"{name}={value!r} has type {type(value).__name__}; expected one of {choices}")
@@ -99,7 +139,7 @@ class Env:
 
     def __init__(self, name: str, num_worlds: int = 1, device: str = "auto", seed: Optional[int] = None,
                  autoreset: str = "next_step", threads: int = 0, framework: Optional[str] = None,
-                 **env_kwargs: Any):
+                 render_mode: Optional[str] = None, **env_kwargs: Any):
         if not isinstance(name, str):
             raise TypeError(f"name={name!r} has type {type(name).__name__}; expected a str")
         num_worlds = _check_int("num_worlds", num_worlds, 1, 2**32 - 1)
@@ -112,16 +152,30 @@ class Env:
             seed = _check_int("seed", seed, 0, 2**64 - 1)
         if framework is not None:
             framework = _check_choice("framework", framework, FRAMEWORKS)
+        if render_mode is not None:
+            render_mode = _check_choice("render_mode", render_mode, RENDER_MODES)
         options = {k: _option_string(k, v) for k, v in env_kwargs.items()}
         self._closed = True  # until the simulator exists, so close() is safe
-        self._sim = _core.Simulator(name, options, num_worlds, device, autoreset, threads)
+        self._views: Dict[str, Any] = {}
+        self._host: Dict[str, np.ndarray] = {}
+        self._viewer: Optional[subprocess.Popen] = None
+        self._sim = _simulator(name, options, num_worlds, device, autoreset, threads)
         self._closed = False
+        self.render_mode = render_mode
+        self.threads = threads
         self.name = name
         self.options = options
         self.num_worlds = num_worlds
         self.autoreset = autoreset
         self.device = self._sim.device
         self.framework = framework or ("numpy" if self.device == "cpu" else "torch")
+        if self.framework in ("torch", "jax"):
+            try:
+                require(self.framework, f"framework={self.framework!r}")
+            except ModuleNotFoundError as e:
+                self.close()
+                raise ModuleNotFoundError(f"{e} (or pass framework='dlpack' for orrery.Tensor objects)",
+                                          name=e.name) from None
         if self.framework == "numpy" and self.device != "cpu":
             self.close()
             raise ValueError(f"framework='numpy' needs device='cpu'; this env is on {self.device} "
@@ -129,8 +183,6 @@ class Env:
         self._exports = {e["name"]: e for e in self._sim.exports()}
         self.tensors = self._shaped_tensors()
         self.input_ranges = dict(self._sim.input_ranges())
-        self._views: Dict[str, Any] = {}
-        self._host: Dict[str, np.ndarray] = {}
         self._stream = self._engine_stream()
         self._seeds = np.random.default_rng(seed)
         self._next_seed = seed
@@ -269,19 +321,94 @@ class Env:
             raise ValueError(f"this {self.name!r} env is closed; make a new one with orrery.make()")
         return self._sim
 
+    # ----- what the env declares ---------------------------------------------
+
+    @property
+    def reward_mode(self) -> str:
+        """"team" (each agent's reward row holds the one team reward) or "per_agent"."""
+        return meta_of(self.name).reward
+
+    @property
+    def action_meanings(self) -> Optional[Tuple[str, ...]]:
+        """Name of each action value from the range's low end (None when the env names none)."""
+        return meta_of(self.name).action_meanings
+
+    @property
+    def obs_names(self) -> Optional[Tuple[str, ...]]:
+        """Name of each entry along the first per-agent axis of "obs": the channels
+        of a [C, H, W] grid, or a vector's entries (None when the env names none)."""
+        names = meta_of(self.name).obs_names
+        return None if names is None else names(dict(self.options), self.num_agents)
+
+    @property
+    def single_observation_space(self) -> Any:
+        """One world's observation space (gymnasium Box; needs gymnasium)."""
+        from orrery import spaces
+        return spaces.world_observation_space(self)
+
+    @property
+    def single_action_space(self) -> Any:
+        """One world's action space (MultiDiscrete over agents, Discrete or Box)."""
+        from orrery import spaces
+        return spaces.world_action_space(self)
+
+    @property
+    def agent_observation_space(self) -> Any:
+        """One agent's observation space."""
+        from orrery import spaces
+        return spaces.agent_observation_space(self)
+
+    @property
+    def agent_action_space(self) -> Any:
+        """One agent's action space (Discrete for a ranged integer action)."""
+        from orrery import spaces
+        return spaces.agent_action_space(self)
+
+    @property
+    def observation_space(self) -> Any:
+        """The whole batch's observation space, [num_worlds, ...]."""
+        from gymnasium.vector.utils import batch_space
+        return batch_space(self.single_observation_space, self.num_worlds)
+
+    @property
+    def action_space(self) -> Any:
+        """The whole batch's action space, [num_worlds, ...]."""
+        from gymnasium.vector.utils import batch_space
+        return batch_space(self.single_action_space, self.num_worlds)
+
+    def sample_actions(self, seed: Optional[int] = None) -> Any:
+        """Uniformly random valid actions for every world, on this env's device and
+        in its framework (NumPy on the CPU, torch on CUDA): a random policy."""
+        name = self._action_name()
+        t = self.tensors[name]
+        dtype = np.dtype(t.dtype)
+        if dtype.kind not in "iu":
+            raise ValueError(f"sample_actions() needs an integer action; {name!r} has dtype {dtype}")
+        lo, hi = self.input_ranges.get(name) or (np.iinfo(dtype).min, np.iinfo(dtype).max)
+        rng = np.random.default_rng(seed)
+        host = rng.integers(lo, hi, size=tuple(t.shape), endpoint=True).astype(dtype)
+        if self.device == "cpu":
+            return host
+        if self.framework == "jax":
+            import jax
+            return jax.device_put(host, jax.devices("gpu")[int(self.device.split(":")[1])])
+        import torch
+        return torch.from_numpy(host).to(self.device)
+
     # ----- stepping --------------------------------------------------------
 
-    def reset(self, seed: Optional[int] = None) -> Tuple[Any, Dict[str, Any]]:
+    def reset(self, seed: Any = None) -> Tuple[Any, Dict[str, Any]]:
         """Starts episode 0 in every world; returns (obs, info).
 
-        seed None continues the seed sequence of make(seed=...)."""
+        seed: an int; or Gymnasium's list of per-world seeds (see batch_seed());
+        None continues the seed sequence of make(seed=...)."""
         sim = self._live()
+        seed = batch_seed(seed, self.num_worlds)
         if seed is None:
             seed, self._next_seed = self._next_seed, None
             if seed is None:
                 seed = int(self._seeds.integers(0, 2**63 - 1))
         else:
-            seed = _check_int("seed", seed, 0, 2**64 - 1)
             self._seeds = np.random.default_rng(seed)
         self._ordered(lambda: sim.reset(seed))
         self.seed = seed
@@ -422,10 +549,54 @@ class Env:
         """Bytes per archetype from the declared capacities, and the total."""
         return self._live().memory_report()
 
+    # ----- rendering ---------------------------------------------------------
+
+    def render(self, world: Union[int, Sequence[int]] = 0, width: int = 512, height: int = 512) -> Any:
+        """With render_mode="rgb_array": world ``world``'s frame as [height, width, 3]
+        uint8, or for a list of world ids a batch [len, height, width, 3]. Drawn by
+        render/'s offscreen Vulkan renderer (the one `orrery record` uses); copies
+        only those worlds to the host. With render_mode="human": opens the viewer
+        (`orrery view`) on this env's name, options and seed, and returns None."""
+        sim = self._live()
+        if self.render_mode is None:
+            raise ValueError(f"render() needs render_mode; make the env with render_mode in {RENDER_MODES}")
+        if self.render_mode == "human":
+            return self._open_viewer()
+        width = _check_int("width", width, 1, 16384)
+        height = _check_int("height", height, 1, 16384)
+        if not hasattr(sim, "render"):
+            raise RuntimeError("this build of Orrery has no renderer (render/ needs libvulkan-dev, glslang-tools "
+                               "and libstb-dev at build time); rebuild with them installed")
+        many = not isinstance(world, (int, np.integer))
+        worlds = [self._world(w) for w in world] if many else [self._world(world)]
+        frames = np.empty((len(worlds), height, width, 3), dtype=np.uint8)
+        for k, w in enumerate(worlds):
+            rgba = np.frombuffer(sim.render(w, width, height), dtype=np.uint8)
+            frames[k] = rgba.reshape(height, width, 4)[:, :, :3]
+        return frames if many else frames[0]
+
+    def _open_viewer(self) -> None:
+        if self._viewer is not None and self._viewer.poll() is None:
+            return None  # already open
+        from orrery.cli import native_tool
+        argv = [native_tool("orrery-view"), self.name, "--worlds", str(self.num_worlds),
+                "--seed", str(self.seed), "--device", self.device]
+        for key, value in self.options.items():
+            argv += ["--opt", f"{key}={value}"]
+        if self.obs_names:
+            argv += ["--obs-names", ",".join(self.obs_names)]
+        if self.action_meanings:
+            argv += ["--action-names", ",".join(self.action_meanings)]
+        self._viewer = subprocess.Popen(argv)
+        return None
+
     # ----- lifetime ----------------------------------------------------------
 
     def close(self) -> None:
-        """Releases the simulator. Views already taken stay valid until dropped."""
+        """Releases the simulator (and closes a viewer render() opened). Views
+        already taken stay valid until dropped."""
+        if self._viewer is not None and self._viewer.poll() is None:
+            self._viewer.terminate()
         if not self._closed:
             self._closed = True
             self._views.clear()
@@ -442,6 +613,25 @@ class Env:
         state = "closed" if self._closed else self.backend
         return (f"orrery.Env({self.name!r}, num_worlds={self.num_worlds}, device={self.device!r}, "
                 f"autoreset={self.autoreset!r}, framework={self.framework!r}, {state})")
+
+
+def _simulator(name: str, options: Dict[str, str], num_worlds: int, device: str, autoreset: str,
+               threads: int) -> "_core.Simulator":
+    """The native simulator. device="auto" tries CUDA, then the CPU; the fallback
+    is said once per process through ``warnings`` (CpuFallbackWarning), so
+    Python can filter it, instead of on the C++ side's stderr."""
+    if device != "auto":
+        return _core.Simulator(name, options, num_worlds, device, autoreset, threads)
+    try:
+        return _core.Simulator(name, options, num_worlds, "cuda", autoreset, threads)
+    except ValueError as e:
+        why = str(e)
+        sim = _core.Simulator(name, options, num_worlds, "cpu", autoreset, threads)  # a bad option raises here
+    global _fallback_warned
+    if not _fallback_warned:
+        _fallback_warned = True
+        warnings.warn(f"orrery: device='auto' runs on the CPU: {why}", CpuFallbackWarning, stacklevel=4)
+    return sim
 
 
 def _host_array(value: Any) -> np.ndarray:

@@ -12,31 +12,35 @@ import functools
 from typing import Any, Dict, Optional
 
 import numpy as np
-from gymnasium import spaces
-from pettingzoo import ParallelEnv
 
-import orrery
-from orrery.gymnasium import _bounds
+from orrery._extras import require
+
+require("pettingzoo", "orrery.pettingzoo")
+from gymnasium import spaces  # noqa: E402
+from pettingzoo import ParallelEnv  # noqa: E402
+
+import orrery  # noqa: E402
 
 __all__ = ["OrreryParallelEnv", "OrreryBatchedParallelEnv", "parallel_env", "batched_parallel_env"]
 
 
 def _agent_spaces(env: orrery.Env):
     """(observation space, action space) of one agent of one world."""
-    obs = env.tensors["obs"]
-    dtype = np.dtype(obs.dtype)
-    lo, hi = _bounds(dtype)
-    obs_space = spaces.Box(low=lo, high=hi, shape=tuple(obs.shape[2:]), dtype=dtype)  # [worlds, agents, ...]
-    name = env._action_name()
-    act_dtype = np.dtype(env.tensors[name].dtype)
-    rng = env.input_ranges.get(name)
-    if act_dtype.kind in "iu" and rng is not None:
-        act_space = spaces.Discrete(int(rng[1] - rng[0] + 1), start=int(rng[0]))
-    else:
-        shape = tuple(env.tensors[name].shape[2:])
-        alo, ahi = _bounds(act_dtype)
-        act_space = spaces.Box(low=alo, high=ahi, shape=shape, dtype=act_dtype)
-    return obs_space, act_space
+    return env.agent_observation_space, env.agent_action_space
+
+
+def _agent_axis(env: orrery.Env, name: str) -> bool:
+    """Whether tensor ``name`` has an agent axis: a per-world (singleton) export has none."""
+    export = env._exports.get(name)
+    return export is not None and not export["singleton"] and int(export["capacity"]) == env.num_agents
+
+
+def _by_agent(env: orrery.Env, name: str, value: Any) -> Any:
+    """``value`` as [worlds, agents, ...]: a per-world tensor gets an agent axis of 1
+    (a single-agent env), or is shared by every agent."""
+    if _agent_axis(env, name):
+        return value
+    return value[:, None]  # NumPy and torch alike
 
 
 def _per_agent(value: np.ndarray, num_agents: int) -> bool:
@@ -47,17 +51,17 @@ class OrreryParallelEnv(ParallelEnv):
     """One world of an Orrery env as a PettingZoo ParallelEnv. When the
     episode ends every agent leaves ``agents``; call reset() to start again."""
 
-    metadata = {"render_modes": [], "is_parallelizable": True}
+    metadata = {"render_modes": list(orrery.RENDER_MODES), "is_parallelizable": True}
 
-    def __init__(self, name: str, threads: int = 1, **env_kwargs: Any):
+    def __init__(self, name: str, threads: int = 1, render_mode: Optional[str] = None, **env_kwargs: Any):
         self.env = orrery.make(name, num_worlds=1, device="cpu", autoreset="disabled", threads=threads,
-                               framework="numpy", **env_kwargs)
+                               framework="numpy", render_mode=render_mode, **env_kwargs)
         self.metadata = dict(self.metadata, name=f"orrery_{name}")
         self.possible_agents = [f"agent_{i}" for i in range(self.env.num_agents)]
         self.agents: list = []
         self._spaces = _agent_spaces(self.env)
         self._rng = np.random.default_rng()
-        self.render_mode = None
+        self.render_mode = render_mode
 
     @functools.lru_cache(maxsize=None)
     def observation_space(self, agent: str) -> spaces.Space:
@@ -80,10 +84,11 @@ class OrreryParallelEnv(ParallelEnv):
             raise ValueError(f"step() needs one action for each live agent {self.agents}; got {sorted(actions)}")
         name = self.env._action_name()
         batch = np.zeros(self.env.tensors[name].shape, dtype=self.env.tensors[name].dtype)
+        rows = _by_agent(self.env, name, batch)  # a view: writes land in batch
         for i, agent in enumerate(self.possible_agents):
-            batch[0, i] = np.asarray(actions[agent])
+            rows[0, i] = np.asarray(actions[agent])
         obs, reward, term, trunc, info = self.env.step(batch)
-        rew = reward.reshape(1, -1)[0]
+        rew = _by_agent(self.env, "reward", reward)[0].reshape(len(self.possible_agents), -1)[:, 0]
         out = (self._obs(obs), {a: float(rew[i]) for i, a in enumerate(self.agents)},
                {a: bool(term[0]) for a in self.agents}, {a: bool(trunc[0]) for a in self.agents},
                self._infos(info))
@@ -92,14 +97,20 @@ class OrreryParallelEnv(ParallelEnv):
         return out
 
     def _obs(self, obs: np.ndarray) -> Dict[str, np.ndarray]:
-        return {a: obs[0, i].copy() for i, a in enumerate(self.possible_agents)}
+        rows = _by_agent(self.env, "obs", obs)
+        return {a: rows[0, i].copy() for i, a in enumerate(self.possible_agents)}
 
     def _infos(self, info: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         out: Dict[str, Dict[str, Any]] = {a: {} for a in self.possible_agents}
         for key, value in info.items():
+            rows = _by_agent(self.env, key, value)
             for i, a in enumerate(self.possible_agents):
-                out[a][key] = np.array(value[0, i] if _per_agent(value, len(self.possible_agents)) else value[0])
+                out[a][key] = np.array(rows[0, i] if rows.shape[1] == len(self.possible_agents) else rows[0, 0])
         return out
+
+    def render(self) -> Optional[np.ndarray]:
+        """render_mode="rgb_array": the world's frame, [H, W, 3] uint8; "human": opens the viewer."""
+        return self.env.render()
 
     def state(self) -> np.ndarray:
         """The whole world's observation (every agent's rows)."""
@@ -122,18 +133,20 @@ class OrreryBatchedParallelEnv:
     """
 
     def __init__(self, name: str, num_worlds: int, device: str = "cpu", seed: Optional[int] = None,
-                 autoreset: str = "next_step", threads: int = 0, copy: bool = False, **env_kwargs: Any):
+                 autoreset: str = "next_step", threads: int = 0, copy: bool = False,
+                 render_mode: Optional[str] = None, **env_kwargs: Any):
         if autoreset == "same_step":
             raise ValueError("autoreset='same_step' is not offered by the batched PettingZoo env; "
                              "expected 'next_step' or 'disabled'")
         self.env = orrery.make(name, num_worlds=num_worlds, device=device, seed=seed, autoreset=autoreset,
-                               threads=threads, **env_kwargs)
+                               threads=threads, render_mode=render_mode, **env_kwargs)
+        self.render_mode = render_mode
         self.num_worlds = num_worlds
         self.copy = copy
         self.possible_agents = [f"agent_{i}" for i in range(self.env.num_agents)]
         self.agents = list(self.possible_agents)
         self._spaces = _agent_spaces(self.env)
-        self.metadata = {"name": f"orrery_{name}_batched", "render_modes": []}
+        self.metadata = {"name": f"orrery_{name}_batched", "render_modes": list(orrery.RENDER_MODES)}
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self._spaces[0]
@@ -158,11 +171,18 @@ class OrreryBatchedParallelEnv:
             raise ValueError(f"step() needs an action array for each agent {self.possible_agents}; "
                              f"got {sorted(actions)}")
         stacked = self._stack([actions[a] for a in self.possible_agents])
+        if not _agent_axis(self.env, self.env._action_name()):
+            stacked = stacked[:, 0]  # a single-agent env's action has no agent axis
         obs, reward, term, trunc, info = self.env.step(stacked)
-        rew = reward.reshape(self.num_worlds, -1) if reward.ndim == 1 else reward
+        rew = _by_agent(self.env, "reward", reward)
         return (self._split(obs), {a: self._maybe_copy(rew[:, i]) for i, a in enumerate(self.possible_agents)},
                 {a: self._maybe_copy(term) for a in self.possible_agents},
                 {a: self._maybe_copy(trunc) for a in self.possible_agents}, self._infos(info))
+
+    def render(self, world: Any = None) -> Any:
+        """render_mode="rgb_array": frames of ``world`` (an id or a list; default every
+        world), [H, W, 3] or [k, H, W, 3] uint8; "human": opens the viewer."""
+        return self.env.render(list(range(self.num_worlds)) if world is None else world)
 
     def _stack(self, arrays: list) -> Any:
         first = arrays[0]
@@ -177,14 +197,15 @@ class OrreryBatchedParallelEnv:
         return value.copy() if isinstance(value, np.ndarray) else value.clone()
 
     def _split(self, obs: Any) -> Dict[str, Any]:
-        return {a: self._maybe_copy(obs[:, i]) for i, a in enumerate(self.possible_agents)}
+        rows = _by_agent(self.env, "obs", obs)
+        return {a: self._maybe_copy(rows[:, i]) for i, a in enumerate(self.possible_agents)}
 
     def _infos(self, info: Dict[str, Any]) -> Dict[str, Dict[str, Any]]:
         mask = self.agent_mask
         out = {a: {"agent_mask": mask[:, i]} for i, a in enumerate(self.possible_agents)}
         for key, value in info.items():
             for i, a in enumerate(self.possible_agents):
-                out[a][key] = value[:, i] if _per_agent(value, len(self.possible_agents)) else value
+                out[a][key] = value[:, i] if _agent_axis(self.env, key) else value
         return out
 
     def close(self) -> None:

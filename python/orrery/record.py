@@ -15,10 +15,10 @@ import subprocess
 import tempfile
 from typing import Any, Callable, Dict, Optional
 
-import numpy as np
 
 from orrery.cli import native_tool
-from orrery.env import _option_string, make
+from orrery.env import _option_string
+from orrery.play import play_episode
 
 
 def available() -> bool:
@@ -39,20 +39,8 @@ def record_episode(env_name: str, out_dir: str, policy: Callable[[Any], Any], se
     Returns {"steps", "return", "frames_dir", "video"}. Raises RuntimeError if the
     recorder is missing or its replay does not reproduce the episode."""
     tool = native_tool("orrery-record")
-    env = make(env_name, num_worlds=1, device="cpu", seed=seed, framework="numpy", **env_kwargs)
-    try:
-        obs, _ = env.reset(seed=seed)
-        lines, total = [], 0.0
-        while max_steps is None or len(lines) < max_steps:
-            actions = np.asarray(policy(obs)).reshape(1, -1).astype(np.int64)
-            lines.append(" ".join(str(int(a)) for a in actions[0]))
-            obs, reward, terminated, truncated, _ = env.step(actions)
-            total += float(np.asarray(reward).sum())
-            if bool(np.asarray(terminated)[0]) or bool(np.asarray(truncated)[0]):
-                break
-        expected = env.state_hash(0)
-    finally:
-        env.close()
+    played = play_episode(env_name, policy, seed=seed, max_steps=max_steps, **env_kwargs)
+    lines, total, expected = played["actions"], played["return"], played["state_hash"]
 
     os.makedirs(out_dir, exist_ok=True)
     with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:

@@ -10,9 +10,13 @@
 
 #include "envs/registry.hpp"
 #include "python/src/tensor.hpp"
+#include "python/src/xla_ffi.hpp"
 #if __has_include("engine/cuda/cuda_backend.hpp")
 #include "engine/cuda/cuda_backend.hpp"
 #define ORRERY_PYTHON_CUDA 1
+#endif
+#ifdef ORRERY_PYTHON_RENDER
+#include "render/render.hpp"
 #endif
 
 namespace py = pybind11;
@@ -71,6 +75,7 @@ class PySimulator {
 
     py::list exports() const;
     py::dict memory_report() const;
+    std::shared_ptr<FfiStepper> ffi_stepper(const std::string& input, const std::vector<std::string>& outputs) const;
 
     /// Serialises engine calls: they run without the GIL, and a Simulator is
     /// not safe to drive from two threads at once.
@@ -100,6 +105,24 @@ py::list PySimulator::exports() const {
         d["dtype"] = element_type(c.dtype).name;
         out.append(d);
     }
+    return out;
+}
+
+std::shared_ptr<FfiStepper> PySimulator::ffi_stepper(const std::string& input,
+                                                    const std::vector<std::string>& outputs) const {
+    auto out = std::make_shared<FfiStepper>();
+    out->sim = get();
+    if (out->sim->backend().device() != DeviceKind::kCpu)
+        throw Error("the XLA FFI step serves CPU simulators; this one is on the GPU");
+    out->mutex = &mutex_;
+    auto find = [&](const std::string& name) {
+        for (const TensorView& v : out->sim->tensors())
+            if (v.name == name) return v;
+        throw Error("no tensor named '" + name + "' for the XLA FFI step");
+    };
+    out->input = find(input);
+    for (const std::string& name : outputs) out->outputs.push_back(find(name));
+    if (out->outputs.size() != 4) throw Error("the XLA FFI step takes 4 outputs (obs, reward, terminated, truncated)");
     return out;
 }
 
@@ -150,7 +173,8 @@ void translate_errors() {
 void bind_simulator(py::module_& m) {
     using Mask = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
     using Self = const PySimulator&;
-    py::class_<PySimulator>(m, "Simulator", "A batch of worlds of one env (see orrery.make for the user API).")
+    auto cls = py::class_<PySimulator>(m, "Simulator", "A batch of worlds of one env (see orrery.make for the user API).");
+    cls
         .def(py::init<const std::string&, const EnvOptions&, uint32_t, const std::string&, const std::string&,
                       uint32_t>(),
              py::arg("env"), py::arg("options"), py::arg("num_worlds"), py::arg("device") = "cpu",
@@ -172,6 +196,8 @@ void bind_simulator(py::module_& m) {
         .def("exports", &PySimulator::exports, "The env's export table: archetype, capacity, dims of each tensor.")
         .def("input_ranges", [](Self p) { return p.get()->spec().input_ranges(); })
         .def("memory_report", &PySimulator::memory_report)
+        .def("ffi_stepper", &PySimulator::ffi_stepper, py::arg("input"), py::arg("outputs"),
+             "What an XLA FFI step call steps (its address is the call's 'handle'); keep it alive.")
         .def("reset", [](Self p, uint64_t seed) { unlocked(p, [&](Simulator& s) { s.reset(seed); }); },
              py::arg("seed"))
         .def("reset_worlds",
@@ -216,6 +242,17 @@ void bind_simulator(py::module_& m) {
         .def("load_checkpoint",
              [](Self p, const std::string& f) { unlocked(p, [&](Simulator& s) { s.load_checkpoint(f); }); },
              py::arg("path"));
+#ifdef ORRERY_PYTHON_RENDER
+    // Present only where render/ was built: Env.render() checks for it.
+    cls.def("render",
+            [](Self p, uint32_t w, uint32_t width, uint32_t height) {
+                std::vector<uint8_t> px =
+                    unlocked(p, [&](Simulator& s) { return render::render_world_rgba(s, w, width, height); });
+                return py::bytes(reinterpret_cast<const char*>(px.data()), px.size());
+            },
+            py::arg("world"), py::arg("width") = 512, py::arg("height") = 512,
+            "RGBA8 pixels of one world (height rows of width * 4 bytes, top row first), drawn offscreen.");
+#endif
 }
 
 } // namespace orrery::python
@@ -226,6 +263,10 @@ PYBIND11_MODULE(_core, m) {
     orrery::register_builtin_envs();
     translate_errors();
     bind_tensor(m);
+    py::class_<FfiStepper, std::shared_ptr<FfiStepper>>(m, "FfiStepper")
+        .def_property_readonly("handle", [](const FfiStepper& s) { return reinterpret_cast<uintptr_t>(&s); });
+    m.def("xla_ffi_cpu_step_handler", &xla_ffi_cpu_step_handler,
+          "The XLA FFI handler of a CPU simulator's step, for jax.ffi.register_ffi_target.");
     bind_simulator(m);
     m.def("list_envs", &orrery::registered_envs, "(name, summary) of every registered env.");
 }

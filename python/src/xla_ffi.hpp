@@ -1,0 +1,31 @@
+#pragma once
+// A CPU simulator's step as an XLA FFI (custom call) target, so orrery.jax's
+// step runs inside jax.jit and lax.scan as one XLA op with no Python callback:
+// the handler copies the action buffer XLA gives it into the simulator's input
+// tensor, steps, and copies the outputs into XLA's result buffers.
+
+#include <pybind11/pybind11.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "engine/simulator.hpp"
+
+namespace orrery::python {
+
+/// What one FFI call steps: a simulator, its action tensor and the four outputs
+/// (obs, reward, terminated, truncated). Python passes its address to the call
+/// as the "handle" attribute and keeps it alive while jitted code may run.
+struct FfiStepper {
+    std::shared_ptr<Simulator> sim;
+    std::mutex* mutex = nullptr; ///< the Python wrapper's: engine calls on one simulator are serialised
+    TensorView input;
+    std::vector<TensorView> outputs;
+};
+
+/// The handler as a PyCapsule for jax.ffi.register_ffi_target(..., platform="cpu").
+pybind11::capsule xla_ffi_cpu_step_handler();
+
+} // namespace orrery::python
