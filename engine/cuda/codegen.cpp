@@ -101,7 +101,7 @@ unsigned stage_storage_words(const EnvSpec& spec) {
 unsigned direct_lanes(const EnvSpec& spec, const Plan& plan) {
     unsigned n = 1;
     for (const std::vector<Op>* ops : {&plan.step, &plan.reset})
-        for (const Op& op : *ops) n = std::max(n, op_lanes(spec, op, 32));
+        for (const Op& op : *ops) n = std::max(n, op_lanes(spec, op, kMaxWorldLanes));
     return n;
 }
 
@@ -491,8 +491,12 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
             << "    const orrery::uint32_t w = orrery::uint32_t(g / " << lanes << "u);\n"
             << "    const unsigned lane = unsigned(g % " << lanes << "u);\n"
             << "    const orrery::Storage& s = orrery_storage();\n"
-            << "    if (w >= s.num_worlds) return; // the world's whole group leaves together\n"
-            << "    const unsigned group = "
+            << "    if (w >= s.num_worlds) return; // the world's whole group leaves together\n";
+        if (lanes > 32) { // a block per world: the group is the block, synchronised with __syncthreads
+            out << "    (void)lane;\n";
+            return;
+        }
+        out << "    const unsigned group = "
             << (lanes == 32 ? std::string("0xffffffffu") : std::to_string((1u << lanes) - 1) + "u << (threadIdx.x % 32u / " +
                                                                std::to_string(lanes) + "u * " + std::to_string(lanes) + "u)")
             << ";\n    (void)group; (void)lane;\n";
@@ -512,7 +516,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
             for (const Op& op : ops) out << "    " << op_statement(op, mode, check_inputs) << "\n";
         } else {
             emit_ordered(
-                out, spec, ops, ops.end(), "__syncwarp(group);", "if (lane == 0) {",
+                out, spec, ops, ops.end(), lanes > 32 ? "__syncthreads();" : "__syncwarp(group);", "if (lane == 0) {",
                 [&](const Op& op) { out << "        " << op_statement(op, mode, check_inputs) << "\n"; },
                 [&](const Op& op) { out << lane_line(op); });
         }

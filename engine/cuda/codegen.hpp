@@ -20,7 +20,8 @@ struct KernelSource {
     std::string staged_reset_kernel; ///< (set only in KernelForm::kStaged, which has no other kernels)
     bool per_node = false;
     /// Direct and per-node forms: threads per world (1, or a power of two up
-    /// to 32 when the plan has lane ops); the staged form sets its own.
+    /// to kMaxWorldLanes when the plan has lane ops; past 32, one block per
+    /// world); the staged form sets its own.
     unsigned lanes = 1;
     /// Each lane node's lanes in the direct and per-node forms (for describe()).
     std::vector<std::pair<std::string, unsigned>> node_lanes;
@@ -28,10 +29,14 @@ struct KernelSource {
 
 /// Lanes a per-world lane node or output clear gets in the direct and per-node forms.
 inline constexpr unsigned kWorldLanes = 16;
+/// Most lanes a world gets in the direct and per-node forms: up to 32 a group
+/// inside one warp, beyond that a block per world.
+inline constexpr unsigned kMaxWorldLanes = 256;
 
 /// Lanes op `op` runs on in the direct and per-node forms, at most `limit`: 1
 /// for serial ops; for a per-entity lane node, the rows of the largest
-/// archetype it runs over (rounded up to a power of two); else kWorldLanes.
+/// archetype it runs over (rounded up to a power of two; past 32 the world
+/// gets a block of its own); else kWorldLanes.
 unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit);
 /// 8-byte words of Storage a staged block copies: the header and the env's
 /// tables (Storage::used_bytes, rounded up to 16 bytes).

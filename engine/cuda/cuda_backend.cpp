@@ -98,6 +98,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
         const unsigned long long per_sm = (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
         block_ = unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, source_.lanes > 1 ? 256 : 128));
+        if (source_.lanes > 32) block_ = source_.lanes; // a block per world
         if ((threads + block_ - 1) / block_ > 0x7fffffffull)
             throw Error("num_worlds " + std::to_string(opts.num_worlds) + " needs more GPU blocks than a launch allows");
         grid_ = unsigned((threads + block_ - 1) / block_);

@@ -31,6 +31,9 @@ static_assert(archetype_id<orbit::Contact> == 0 && archetype_id<planets::Planet>
 static_assert(has_component<planets::Moon, orbit::InvMass>); // through the Body bundle
 
 EnvSpec spec(uint32_t hit_capacity = 64) { return planets::make_spec(3, 2, hit_capacity, ORRERY_SOURCE_DIR); }
+/// 63 bodies a world: too large for a staged block, and integrate (over 60
+/// moons) gets 64 lanes, a block per world, in the direct form.
+EnvSpec big_spec() { return planets::make_spec(3, 60, 2048, ORRERY_SOURCE_DIR); }
 
 SimOptions options(uint32_t worlds, const std::string& device = "cpu", uint32_t lanes = 1, uint32_t threads = 1) {
     SimOptions o;
@@ -216,22 +219,32 @@ TEST(Module, DependenciesAreATopologicalOrder) {
 TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
     // NVRTC needs no GPU: the module's and env's headers are found under the
     // env's header root, and only headers the source reaches are compiled.
-    EnvSpec s = spec();
-    for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
-        Plan plan = make_plan(s, AutoReset::kSameStep);
-        cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
-        cuda::CompileRequest req;
-        req.label = "planets test";
-        req.source = k.text;
-        req.env_header = k.env_header;
-        req.header_roots = {ORRERY_SOURCE_DIR};
-        req.arch = 90;
-        req.use_cache = false;
-        try {
-            cuda::CompiledModule m = cuda::compile_module(req);
-            EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
-        } catch (const Error& e) {
-            FAIL() << e.what() << "\n--- generated source ---\n" << k.text;
+    for (const EnvSpec& s : {spec(), big_spec()}) {
+        for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
+            Plan plan = make_plan(s, AutoReset::kSameStep);
+            cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
+            if (form != cuda::KernelForm::kStaged) {
+                const bool big = s.archetype_specs()[archetype_id<planets::Moon>].capacity > 32;
+                EXPECT_EQ(k.lanes, big ? 64u : 16u); // observe's 16, or integrate's 60 moons
+                if (form == cuda::KernelForm::kDirect) {
+                    EXPECT_NE(k.text.find(big ? "__syncthreads(); // before orbit::integrate"
+                                              : "__syncwarp(group); // before orbit::integrate"),
+                              std::string::npos);
+                }
+            }
+            cuda::CompileRequest req;
+            req.label = "planets test";
+            req.source = k.text;
+            req.env_header = k.env_header;
+            req.header_roots = {ORRERY_SOURCE_DIR};
+            req.arch = 90;
+            req.use_cache = false;
+            try {
+                cuda::CompiledModule m = cuda::compile_module(req);
+                EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
+            } catch (const Error& e) {
+                FAIL() << e.what() << "\n--- generated source ---\n" << k.text;
+            }
         }
     }
     cuda::CompileRequest missing;
@@ -241,20 +254,23 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
     EXPECT_THROW(cuda::compile_module(missing), Error); // no header root: not built in
 }
 
-TEST(Module, GpuMatchesTheCpuInEveryKernelForm) {
-    REQUIRE_GPU();
-    Simulator cpu(spec(), options(300, "cpu", 1, 2));
+/// Steps `make()`'s env on the CPU and in every GPU kernel form and compares
+/// every world's state hash after every step.
+void gpu_parity(EnvSpec (*make)(), uint32_t worlds, uint32_t steps, bool expect_staged) {
+    Simulator cpu(make(), options(worlds, "cpu", 1, 2));
     setenv("ORRERY_CUDA_STAGE", "1", 1);
-    Simulator staged(spec(), options(300, "cuda"));
+    Simulator staged(make(), options(worlds, "cuda"));
     setenv("ORRERY_CUDA_STAGE", "0", 1);
-    Simulator direct(spec(), options(300, "cuda"));
+    Simulator direct(make(), options(worlds, "cuda"));
     unsetenv("ORRERY_CUDA_STAGE");
-    SimOptions per_node = options(300, "cuda");
+    SimOptions per_node = options(worlds, "cuda");
     per_node.per_node_launches = true;
-    Simulator node(spec(), per_node);
+    Simulator node(make(), per_node);
+    EXPECT_EQ(dynamic_cast<cuda::CudaBackend&>(staged.backend()).staged(), expect_staged)
+        << staged.backend().describe();
     std::vector<Simulator*> sims = {&cpu, &staged, &direct, &node};
     for (Simulator* s : sims) s->reset(11);
-    for (uint32_t step = 0; step < 120; ++step) {
+    for (uint32_t step = 0; step < steps; ++step) {
         for (Simulator* s : sims) {
             write_thrust(*s, step);
             s->step();
@@ -263,6 +279,23 @@ TEST(Module, GpuMatchesTheCpuInEveryKernelForm) {
         for (size_t i = 1; i < sims.size(); ++i)
             ASSERT_EQ(hashes(*sims[i]), want) << sims[i]->backend().describe() << " differs at step " << step;
     }
+    for (Simulator* s : sims) EXPECT_EQ(s->errors(), cpu.errors());
+}
+
+TEST(Module, GpuMatchesTheCpuInEveryKernelForm) {
+    REQUIRE_GPU();
+    gpu_parity(+[] { return spec(); }, 300, 120, true);
+}
+
+TEST(Module, GpuLargeWorldsRunDirectWithABlockPerWorld) {
+    REQUIRE_GPU();
+    {
+        setenv("ORRERY_CUDA_STAGE", "0", 1);
+        Simulator direct(big_spec(), options(40, "cuda"));
+        unsetenv("ORRERY_CUDA_STAGE");
+        EXPECT_NE(direct.backend().describe().find("64 lanes/world"), std::string::npos) << direct.backend().describe();
+    }
+    gpu_parity(&big_spec, 40, 60, false);
 }
 
 } // namespace
