@@ -24,8 +24,11 @@ for spec in "$@"; do
   if cmake -S "$dir" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DORRERY_BUILD_PYTHON=OFF \
        -DORRERY_BUILD_TESTS=OFF "-DCMAKE_PREFIX_PATH=$prefix" >"$build.log" 2>&1 &&
      cmake --build "$build" --target orrery_cuda_bench >>"$build.log" 2>&1; then
+    # Trees from before the programs left the library folders build it in engine/cuda/.
+    bin="$build/bench/orrery_cuda_bench"
+    [ -f "$dir/bench/cuda_bench.cpp" ] || bin="$build/engine/cuda/orrery_cuda_bench"
     echo "built $label from $dir ($(( $(date +%s) - t0 ))s)"
-    labels+=("$label") bins+=("$build/engine/cuda/orrery_cuda_bench")
+    labels+=("$label") bins+=("$bin")
   else
     echo "build of $label FAILED:"; tail -20 "$build.log"
   fi

@@ -5,10 +5,10 @@
 # kitchens. Actions are drawn inside each step on the device. Prints one table
 # (orrery_cuda_bench's columns); docs/perf-notes.md records what it showed.
 #
-# Usage: bench/gpu_sweep.sh [path/to/orrery_cuda_bench]   (default: $BUILD/engine/cuda/orrery_cuda_bench)
+# Usage: bench/gpu_sweep.sh [path/to/orrery_cuda_bench]   (default: $BUILD/bench/orrery_cuda_bench)
 #   WORLDS=1024,16384,262144,1048576   STEPS=1000   BLOCKS="1 2 3"   BLOCKS_WORLDS=1048576
 set -uo pipefail
-bench="${1:-${BUILD:-/tmp/orrery_gpu_build}/engine/cuda/orrery_cuda_bench}"
+bench="${1:-${BUILD:-/tmp/orrery_gpu_build}/bench/orrery_cuda_bench}"
 worlds="${WORLDS:-1024,16384,262144,1048576}"
 steps="${STEPS:-1000}"
 cases=("--env tag" "--env overcooked --layout cramped_room" "--env overcooked --layout counter_circuit_o_1order")

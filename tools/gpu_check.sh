@@ -100,7 +100,7 @@ stage_sanitize() {
 
 stage_bench() {
     local t0; t0=$(date +%s)
-    local bench="$BUILD/engine/cuda/orrery_cuda_bench" log="$OUT/bench.log"
+    local bench="$BUILD/bench/orrery_cuda_bench" log="$OUT/bench.log"
     note "== start-up (fresh process each; cold = empty compile cache)"
     : >"$log"
     for env in tag overcooked; do
@@ -134,7 +134,7 @@ stage_bench() {
 stage_sweep() {
     local t0; t0=$(date +%s)
     note "== tuning sweep (bench/gpu_sweep.sh)"
-    BUILD="$BUILD" "$ROOT/bench/gpu_sweep.sh" "$BUILD/engine/cuda/orrery_cuda_bench" 2>>"$OUT/sweep.log" |
+    BUILD="$BUILD" "$ROOT/bench/gpu_sweep.sh" "$BUILD/bench/orrery_cuda_bench" 2>>"$OUT/sweep.log" |
         tee -a "$OUT/sweep.log" "$SUMMARY"
     note "sweep: $(elapsed "$t0")"
 }
@@ -146,7 +146,7 @@ stage_profile() {
     ncu --clock-control none --kernel-name regex:orrery_step_staged --launch-skip 40 --launch-count 1 \
         --section SpeedOfLight --section MemoryWorkloadAnalysis --section Occupancy --section LaunchStats \
         --section WarpStateStats --section SchedulerStats \
-        "$BUILD/engine/cuda/orrery_cuda_bench" --env overcooked --layout "${PROFILE_LAYOUT:-cramped_room}" \
+        "$BUILD/bench/orrery_cuda_bench" --env overcooked --layout "${PROFILE_LAYOUT:-cramped_room}" \
         --worlds "${PROFILE_WORLDS:-262144}" --steps 40 --only staged >"$OUT/ncu.txt" 2>&1
     grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Registers Per|Achieved Occupancy|Theoretical Occupancy|Block Limit|Warp Cycles Per Issued|Issued Ipc|No Eligible|Dynamic Shared|L2 Hit|L1/TEX Hit|Stall" \
         "$OUT/ncu.txt" | head -40 | tee -a "$SUMMARY"
@@ -209,7 +209,7 @@ stage_hotspots() {
     (cd "$ROOT" && ORRERY_CACHE_DIR=$(mktemp -d) ORRERY_DUMP_SOURCE="$ROOT" \
         ncu --clock-control none --kernel-name regex:orrery_step --launch-skip 40 --launch-count 1 \
         --section SourceCounters --section WarpStateStats --section SpeedOfLight --import-source yes -f -o "$rep" \
-        "$BUILD/engine/cuda/orrery_cuda_bench" --env "${HOTSPOT_ENV:-overcooked}" ${HOTSPOT_ARGS:---layout cramped_room} \
+        "$BUILD/bench/orrery_cuda_bench" --env "${HOTSPOT_ENV:-overcooked}" ${HOTSPOT_ARGS:---layout cramped_room} \
         --worlds "${HOTSPOT_WORLDS:-1024}" --steps 60 --only staged) >"$OUT/hotspots.log" 2>&1
     (cd "$ROOT" && ncu -i "$rep.ncu-rep" --page source --csv --print-source cuda) >"$OUT/hotspots_cuda.csv" 2>>"$OUT/hotspots.log"
     (cd "$ROOT" && ncu -i "$rep.ncu-rep" --page source --csv --print-source sass) >"$OUT/hotspots_sass.csv" 2>>"$OUT/hotspots.log"

@@ -15,7 +15,7 @@
 
 #include <stb_image.h>
 
-#include "render/panels.hpp"
+#include "tools/view/panels.hpp"
 #include "render/renderer.hpp"
 #include "render_support.hpp"
 

@@ -1,6 +1,6 @@
 // Option parsing and policy actions shared by the render front ends.
 
-#include "render/cli.hpp"
+#include "tools/view/cli.hpp"
 
 #include <fstream>
 #include <sstream>

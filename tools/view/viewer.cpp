@@ -14,10 +14,10 @@
 #include <GLFW/glfw3.h>
 #include <imgui.h>
 
-#include "render/cli.hpp"
 #include "render/image_io.hpp"
-#include "render/panels.hpp"
-#include "render/window.hpp"
+#include "tools/view/cli.hpp"
+#include "tools/view/panels.hpp"
+#include "tools/view/window.hpp"
 
 namespace {
 

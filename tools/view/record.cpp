@@ -8,9 +8,9 @@
 #include <memory>
 #include <tuple>
 
-#include "render/cli.hpp"
 #include "render/image_io.hpp"
 #include "render/render.hpp"
+#include "tools/view/cli.hpp"
 
 namespace {
 

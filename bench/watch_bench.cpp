@@ -15,9 +15,9 @@
 #include <thread>
 #include <tuple>
 
-#include "render/cli.hpp"
 #include "render/render.hpp"
 #include "render/scene.hpp"
+#include "tools/view/cli.hpp"
 
 namespace {
 

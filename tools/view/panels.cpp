@@ -1,7 +1,7 @@
 // ImGui panels of orrery-view. Observation channels are drawn as rectangles
 // on ImGui's draw list, which needs no texture upload.
 
-#include "render/panels.hpp"
+#include "tools/view/panels.hpp"
 
 #include <algorithm>
 #include <cstring>

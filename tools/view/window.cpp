@@ -1,7 +1,7 @@
 // GLFW window, swapchain and ImGui set-up for orrery-view. One frame in flight:
 // a viewer draws one small scene, so latency matters more than overlap.
 
-#include "render/window.hpp"
+#include "tools/view/window.hpp"
 
 #include <cstring>
 
