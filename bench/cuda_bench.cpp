@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/cuda/cuda_backend.hpp"
+#include "engine/options.hpp"
 #include "envs/registry.hpp"
 #include "tools/cli_args.hpp"
 
@@ -34,8 +35,9 @@ struct Args {
     std::string label; ///< env, or env:layout
 };
 
+/// The ORRERY_* variables apply (options_from_environment), as for every tool.
 orrery::SimOptions options(uint32_t worlds, bool per_node) {
-    orrery::SimOptions o;
+    orrery::SimOptions o = orrery::options_from_environment();
     o.num_worlds = worlds;
     o.device = "cuda";
     o.per_node_launches = per_node;
@@ -84,9 +86,9 @@ const char* kernels_label(const orrery::cuda::CudaBackend& b, bool per_node) {
 }
 
 void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
-    setenv("ORRERY_CUDA_STAGE", direct ? "0" : "1", 1);
-    orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), options(n, per_node));
-    unsetenv("ORRERY_CUDA_STAGE");
+    orrery::SimOptions o = options(n, per_node);
+    o.gpu.stage = !direct; // this row's kernel form, whatever ORRERY_CUDA_STAGE says
+    orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), o);
     orrery::cuda::CudaBackend& b = cuda_of(sim);
     uint32_t steps = n >= 262144 ? a.steps / 4 : a.steps;
     double queued = per_step_us(sim, steps, [&](uint32_t) { sim.step(); });

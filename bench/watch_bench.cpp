@@ -127,7 +127,7 @@ int bench(const BenchArgs& a) {
     auto sim = orrery::render::make_simulator(a.common);
     orrery::render::Policy(a.common.policy, a.common.seed).act(*sim); // actions stay on the device
     if (sim->spec().draw.empty()) throw orrery::Error("env '" + a.common.env + "' declares nothing to draw");
-    orrery::render::FrameRenderer frames({a.width, a.height, a.common.vk_device});
+    orrery::render::FrameRenderer frames({a.width, a.height, orrery::render::vulkan_device(a.common)});
     orrery::render::Scene last;
     // Warm-up: kernels compiled, pipelines built, the first view landed.
     run_phase(*sim, 0.5, frames, Watch::kSync, last, a.fps, true);

@@ -16,6 +16,36 @@ namespace orrery {
 
 enum class DeviceKind : uint8_t { kCpu, kCuda };
 
+/// How the CUDA backend builds and launches its kernels. The defaults suit
+/// every env; the fields are for benchmarks, tests and profiling (docs/gpu.md).
+/// The engine reads no environment variable for them: the command-line tools
+/// and the Python package map the ORRERY_* variables onto these fields
+/// (options_from_environment, engine/options.hpp).
+struct GpuOptions {
+    /// Stage each block's worlds in shared memory when 16 fit (else, or when
+    /// false, the direct megakernel runs on global memory). ORRERY_CUDA_STAGE=0.
+    bool stage = true;
+    /// Worlds per staged block, rounded up to a multiple of 16 (at most 256);
+    /// 0 chooses from the batch and the device. ORRERY_CUDA_STAGE_WORLDS.
+    uint32_t stage_worlds = 0;
+    /// Staged blocks meant to be resident per SM: a block gets at most this
+    /// share of the SM's shared memory (0 counts as 1). ORRERY_CUDA_STAGE_BLOCKS.
+    uint32_t stage_blocks_per_sm = 2;
+    /// Launch staged passes as programmatic dependent launches where the GPU
+    /// (sm_90+) and driver (CUDA 12.3+) allow. ORRERY_CUDA_PDL=0 turns it off.
+    bool programmatic_launch = true;
+    /// Compile cache directory; "" is $XDG_CACHE_HOME/orrery, else ~/.cache/orrery. ORRERY_CACHE_DIR.
+    std::string cache_dir;
+    /// When set, each generated source is written to DIR/orrery_kernels.cu
+    /// before NVRTC compiles it (for profilers' line info). ORRERY_DUMP_SOURCE.
+    std::string dump_source_dir;
+    /// Log compile-cache hits on stderr (compiles are always logged). ORRERY_VERBOSE.
+    bool verbose = false;
+    /// Where an env header not built into the library is also looked for
+    /// (an env outside the tree). ORRERY_SOURCE_DIR.
+    std::string source_dir;
+};
+
 /// How a simulator is created.
 struct SimOptions {
     uint32_t num_worlds = 1;
@@ -32,6 +62,7 @@ struct SimOptions {
     /// A lane system's result must not depend on its lane count; tests set this
     /// above 1 to check that on the CPU (the GPU gives a world up to 16 lanes).
     uint32_t cpu_lanes = 1;
+    GpuOptions gpu;                 ///< the CUDA backend's kernel form and compile settings
 };
 
 /// An exported tensor: dense, row-major, at a fixed address for the simulator's life.

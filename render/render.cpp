@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <tuple>
 
 namespace orrery::render {
 
@@ -87,13 +88,14 @@ std::vector<uint8_t> FrameRenderer::render(Simulator& sim, uint32_t world, const
     return render(scene_of(sim, world), cam);
 }
 
-std::vector<uint8_t> render_world_rgba(Simulator& sim, uint32_t world, uint32_t width, uint32_t height) {
+std::vector<uint8_t> render_world_rgba(Simulator& sim, uint32_t world, uint32_t width, uint32_t height,
+                                       const std::string& vk_device) {
     static std::mutex mutex;
-    static std::map<std::pair<uint32_t, uint32_t>, std::unique_ptr<FrameRenderer>> renderers;
+    static std::map<std::tuple<uint32_t, uint32_t, std::string>, std::unique_ptr<FrameRenderer>> renderers;
     std::lock_guard<std::mutex> lock(mutex);
     Scene scene = scene_of(sim, world);
-    auto& r = renderers[{width, height}];
-    if (!r) r = std::make_unique<FrameRenderer>(FrameOptions{width, height, {}});
+    auto& r = renderers[{width, height, vk_device}];
+    if (!r) r = std::make_unique<FrameRenderer>(FrameOptions{width, height, vk_device});
     return r->render(scene);
 }
 

@@ -3,7 +3,6 @@
 
 #include "render/vk_context.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -123,8 +122,7 @@ void VulkanContext::pick_device(const VulkanOptions& opts) {
     if (n == 0) throw Error(std::string("Vulkan: no physical device found; ") + kInstallHint);
     std::vector<VkPhysicalDevice> devs(n);
     ORRERY_VK(vkEnumeratePhysicalDevices(instance_, &n, devs.data()));
-    std::string want = opts.device;
-    if (const char* env = std::getenv("ORRERY_VK_DEVICE")) want = env;
+    const std::string& want = opts.device;
     int best = -1, best_rank = 99;
     std::string names;
     for (uint32_t i = 0; i < n; ++i) {

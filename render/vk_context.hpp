@@ -30,7 +30,8 @@ struct VulkanOptions {
     /// Creates the window surface once the instance exists (windowed viewer only).
     std::function<VkSurfaceKHR(VkInstance)> make_surface;
     /// Physical device: index or name substring; empty picks a discrete, then an
-    /// integrated GPU, then anything (lavapipe). ORRERY_VK_DEVICE overrides it.
+    /// integrated GPU, then anything (lavapipe). The front ends let
+    /// ORRERY_VK_DEVICE override it (tools/view/cli.hpp, vulkan_device).
     std::string device;
 };
 

@@ -69,7 +69,9 @@ stage_build() {
 stage_test() {
     local t0; t0=$(date +%s)
     note "== tests (ctest -R 'Cuda|Nvrtc|Cache')"
-    export ORRERY_CACHE_DIR=/tmp/orrery_test_cache
+    # The tools and Python read ORRERY_CACHE_DIR; the C++ tests' simulators use the
+    # platform default (GpuOptions::cache_dir unset), so XDG_CACHE_HOME keeps theirs in /tmp too.
+    export ORRERY_CACHE_DIR=/tmp/orrery_test_cache XDG_CACHE_HOME=/tmp/orrery_test_xdg
     (cd "$BUILD" && ctest -R "Cuda|Nvrtc|Cache" --output-on-failure --timeout 300 -j "${TEST_JOBS:-1}") >"$OUT/tests.log" 2>&1
     local rc=$?
     note "tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1) ($(elapsed "$t0"))"
@@ -81,7 +83,9 @@ stage_test() {
 stage_sanitize() {
     local t0; t0=$(date +%s)
     note "== compute-sanitizer (small batch)"
-    export ORRERY_CACHE_DIR=/tmp/orrery_test_cache
+    # The tools and Python read ORRERY_CACHE_DIR; the C++ tests' simulators use the
+    # platform default (GpuOptions::cache_dir unset), so XDG_CACHE_HOME keeps theirs in /tmp too.
+    export ORRERY_CACHE_DIR=/tmp/orrery_test_cache XDG_CACHE_HOME=/tmp/orrery_test_xdg
     local log="$OUT/sanitizer.log"
     : >"$log"
     for tool in memcheck racecheck; do

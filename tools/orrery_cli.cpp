@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/options.hpp"
 #include "engine/simulator.hpp"
 #include "envs/registry.hpp"
 #include "tools/cli_args.hpp"
@@ -37,7 +38,7 @@ int bench(const BenchArgs& a) {
     // simulator below runs on the same device and picks its action source for it.
     std::string device = a.device;
     if (device == "auto") {
-        orrery::SimOptions probe;
+        orrery::SimOptions probe = orrery::options_from_environment();
         probe.device = "auto";
         orrery::Simulator sim(orrery::make_env_spec(envs.front(), a.options), probe);
         device = sim.backend().device() == orrery::DeviceKind::kCpu
@@ -51,7 +52,7 @@ int bench(const BenchArgs& a) {
                 "seconds", "env-steps/s");
     for (const std::string& env : envs) {
         for (uint32_t n : a.worlds) {
-            orrery::SimOptions o;
+            orrery::SimOptions o = orrery::options_from_environment();
             o.num_worlds = n;
             o.threads = a.threads;
             o.device = a.device;
@@ -207,7 +208,7 @@ int main(int argc, char** argv) {
         if (cmd == "bench") return bench(a);
         if (cmd == "memory") {
             if (a.envs.size() != 1) return usage();
-            orrery::SimOptions o;
+            orrery::SimOptions o = orrery::options_from_environment();
             o.num_worlds = a.worlds.empty() ? 1 : a.worlds[0];
             o.threads = 1;
             orrery::Simulator sim(orrery::make_env_spec(a.envs[0], a.options), o);

@@ -7,8 +7,6 @@
 #include "engine/cuda/cuda_backend.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <cstring>
 #include <type_traits>
 
 #include "engine/cuda/nvrtc_compiler.hpp"
@@ -35,6 +33,18 @@ void check_driver_supports_nvrtc() {
                 nvrtc_path() + ") is CUDA " + version_text(rtc) +
                 " and its binaries would not load; update the driver or set ORRERY_NVRTC to an NVRTC of CUDA " +
                 std::to_string(drv / 1000) + ".x");
+}
+
+/// A compile request carrying the simulator's compile settings (cache, source dump, logging).
+CompileRequest compile_request(const GpuOptions& gpu, std::string label) {
+    CompileRequest req;
+    req.label = std::move(label);
+    req.cache_dir = gpu.cache_dir;
+    req.dump_source_dir = gpu.dump_source_dir;
+    req.verbose = gpu.verbose;
+    req.source_dir = gpu.source_dir;
+    req.driver_version = driver_version();
+    return req;
 }
 
 } // namespace
@@ -64,7 +74,7 @@ DeviceInfo device_info(int index) {
 
 CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout,
                          const SimOptions& opts, int index)
-    : step_ops_(plan.step), reset_ops_(plan.reset) {
+    : gpu_(opts.gpu), step_ops_(plan.step), reset_ops_(plan.reset) {
     const DriverApi& d = driver();
     info_ = device_info(index);
     check_driver_supports_nvrtc();
@@ -112,13 +122,12 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
 
 void CudaBackend::load_module(const EnvSpec& spec) {
     const DriverApi& d = driver();
-    CompileRequest req;
-    req.label = "'" + spec.name() + "' " + (source_.per_node ? "per-node kernels" : "megakernel");
+    CompileRequest req =
+        compile_request(gpu_, "'" + spec.name() + "' " + (source_.per_node ? "per-node kernels" : "megakernel"));
     req.source = source_.text;
     req.env_header = source_.env_header;
     if (!spec.header_root().empty()) req.header_roots.push_back(spec.header_root());
     req.arch = info_.arch;
-    req.driver_version = driver_version();
     CompiledModule m = compile_module(req);
     stats_ = {m.seconds, m.from_cache, m.cache_path};
     CUresult r = d.cuModuleLoadData(&module_, m.cubin.data());
@@ -146,6 +155,9 @@ void CudaBackend::load_module(const EnvSpec& spec) {
 
 namespace {
 size_t align16(size_t n) { return (n + 15) / 16 * 16; }
+
+static_assert(GpuOptions{}.stage_blocks_per_sm == kStageMinBlocks,
+              "the default share of an SM is what the staged kernel's __launch_bounds__ assume");
 
 /// Shared-memory offsets of each region for `block` worlds, then the config;
 /// returns the total. `skip` lists the bases of outputs the step rewrites.
@@ -200,17 +212,6 @@ Storage stage_template(const Storage& s, const std::vector<StageRegion>& table, 
     for (uint32_t i = 0; i < t.num_finals; ++i) remap(t.final_src[i]);
     return t;
 }
-
-/// True when environment variable `name` is set to "0" (a switch turned off).
-bool env_off(const char* name) {
-    const char* v = std::getenv(name);
-    return v && std::strcmp(v, "0") == 0;
-}
-
-unsigned env_unsigned(const char* name, unsigned fallback) {
-    const char* v = std::getenv(name);
-    return v && *v ? unsigned(std::strtoul(v, nullptr, 10)) : fallback;
-}
 } // namespace
 
 namespace {
@@ -238,15 +239,15 @@ unsigned CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayo
         return stage_layout(in.regions, worlds, config, in.skip, in.cleared, storage_.used_bytes(), nullptr);
     };
     if (in.regions.size() > kMaxStageRegions) return 0;
-    // Staged unless ORRERY_CUDA_STAGE=0 or a block of 16 worlds does not fit in shared memory.
-    if (env_off("ORRERY_CUDA_STAGE")) return 0;
+    // Staged unless GpuOptions::stage is off or a block of 16 worlds does not fit in shared memory.
+    if (!gpu_.stage) return 0;
     int optin = 0, per_sm = 0;
     ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
     ORRERY_CU(d.cuDeviceGetAttribute(&per_sm, kAttrMaxSharedPerMultiprocessor, dev_));
-    // Blocks resident per SM (ORRERY_CUDA_STAGE_BLOCKS, default 2): while one block
+    // Blocks resident per SM (GpuOptions::stage_blocks_per_sm, default 2): while one block
     // runs its worlds another copies, so a block gets at most 1/k of the SM's shared
     // memory (less the 1 KB the hardware reserves per block).
-    unsigned blocks_per_sm = std::max(1u, env_unsigned("ORRERY_CUDA_STAGE_BLOCKS", kStageMinBlocks));
+    unsigned blocks_per_sm = std::max(1u, unsigned(gpu_.stage_blocks_per_sm));
     size_t budget = std::min<size_t>(size_t(optin), size_t(per_sm) / blocks_per_sm - 1024);
     const unsigned threads = kStageThreads;
     // Worlds per block: a multiple of 16 (every region's span 16-byte aligned),
@@ -255,7 +256,7 @@ unsigned CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayo
     unsigned sms = unsigned(info_.multiprocessors);
     unsigned spread = (storage_.num_worlds + sms - 1) / sms;
     unsigned block = std::min(threads, std::max(16u, (spread + 15) / 16 * 16));
-    if (unsigned forced = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", 0)) block = std::min(threads, (forced + 15) / 16 * 16);
+    if (unsigned forced = gpu_.stage_worlds) block = std::min(threads, (forced + 15) / 16 * 16);
     while (block > 16 && bytes_for(block) > budget) block -= 16;
     if (bytes_for(block) > size_t(optin)) return 0; // worlds too large: direct megakernel
     return block;
@@ -313,7 +314,7 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     // (orrery_wait_for_previous_pass), so they may be launched programmatically:
     // on sm_90 and newer, with a driver of CUDA 12.3 or newer (whose stream
     // capture keeps such launches as graph edges).
-    pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && driver_version() >= 12030 && !env_off("ORRERY_CUDA_PDL");
+    pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && driver_version() >= 12030 && gpu_.programmatic_launch;
 }
 
 CudaBackend::~CudaBackend() { release(); }
@@ -441,11 +442,9 @@ extern "C" __global__ void orrery_gather_world(const __grid_constant__ GatherTab
 }
 
 void CudaBackend::load_gather() {
-    CompileRequest req;
-    req.label = "world gather kernel";
+    CompileRequest req = compile_request(gpu_, "world gather kernel");
     req.source = world_gather_source();
     req.arch = info_.arch;
-    req.driver_version = driver_version();
     CompiledModule m = compile_module(req);
     const DriverApi& d = driver();
     if (!gather_module_) ORRERY_CU(d.cuModuleLoadData(&gather_module_, m.cubin.data()));

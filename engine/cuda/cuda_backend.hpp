@@ -77,8 +77,8 @@ class CudaBackend final : public Backend {
     /// True when the megakernel stages each block's worlds in shared memory.
     bool staged() const { return staged_; }
     /// True when staged passes are launched as programmatic dependent launches
-    /// (sm_90+, unless ORRERY_CUDA_PDL=0): a pass's launch and its first copies
-    /// overlap the pass ahead of it.
+    /// (sm_90+, unless GpuOptions::programmatic_launch is off): a pass's launch
+    /// and its first copies overlap the pass ahead of it.
     bool programmatic_launch() const { return pdl_; }
     const ModuleStats& module_stats() const { return stats_; }
     const KernelSource& kernel_source() const { return source_; }
@@ -105,6 +105,7 @@ class CudaBackend final : public Backend {
     CUdeviceptr memory_ = 0;
     CUmodule module_ = nullptr;
     Storage storage_;
+    GpuOptions gpu_; ///< kernel form and compile settings (SimOptions::gpu)
     std::vector<Op> step_ops_, reset_ops_;
     KernelSource source_;
     std::vector<CUfunction> step_fns_, reset_fns_;

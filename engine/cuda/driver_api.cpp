@@ -120,6 +120,9 @@ struct NvrtcState {
     std::string path, error;
 };
 
+/// Where NVRTC may be, first to last. ORRERY_NVRTC, like CUDA_HOME, locates a
+/// library loaded once per process, so it is read here rather than being a
+/// per-simulator option (docs/gpu.md, "Options").
 std::vector<std::string> nvrtc_candidates() {
     std::vector<std::string> out;
     if (const char* p = std::getenv("ORRERY_NVRTC")) out.push_back(p);

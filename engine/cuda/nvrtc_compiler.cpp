@@ -76,12 +76,11 @@ std::vector<std::string> quoted_includes(const std::string& text) {
 
 /// Every header the generated source reaches through quoted includes: the
 /// built-in (embedded) ones, then files under `roots` (an env or module outside
-/// the library). Only these are given to NVRTC and hashed into the cache key,
+/// the library; GpuOptions::source_dir is the last root). Only these are given to NVRTC and hashed into the cache key,
 /// so editing one env's header does not invalidate another env's kernels.
 /// Throws when the env header itself cannot be found.
 std::vector<Header> gather_headers(const std::string& source, const std::string& env_header,
                                    std::vector<std::string> roots) {
-    if (const char* root = std::getenv("ORRERY_SOURCE_DIR"); root && *root) roots.push_back(root);
     std::map<std::string, std::string> built_in;
     for (size_t i = 0; i < kNumEmbeddedHeaders; ++i) built_in[kEmbeddedHeaders[i].name] = kEmbeddedHeaders[i].text;
     std::vector<Header> out;
@@ -113,8 +112,8 @@ std::vector<Header> gather_headers(const std::string& source, const std::string&
             if (!seen.count(name) && !resolve(name, text)) {
                 if (name == env_header)
                     throw Error("env header '" + env_header + "' is not built into this library and was not found "
-                                "under its header roots or $ORRERY_SOURCE_DIR; the GPU backend compiles it at run "
-                                "time");
+                                "under its header roots or GpuOptions::source_dir ($ORRERY_SOURCE_DIR for the "
+                                "tools); the GPU backend compiles it at run time");
                 continue; // NVRTC names it if the compile needs it
             }
         }
@@ -226,11 +225,12 @@ std::string run_nvrtc(const CompileRequest& req, const std::vector<Header>& head
     }
     for (const std::string& o : options) opts.push_back(o.c_str());
     // For profilers: the line info of the cubin names "orrery_kernels.cu" under
-    // the working directory; ORRERY_DUMP_SOURCE=DIR writes the source there.
-    if (const char* dir = std::getenv("ORRERY_DUMP_SOURCE"); dir && *dir) {
-        std::ofstream dump(std::string(dir) + "/orrery_kernels.cu", std::ios::binary);
+    // the working directory; GpuOptions::dump_source_dir (ORRERY_DUMP_SOURCE) writes the source there.
+    if (const std::string& dir = req.dump_source_dir; !dir.empty()) {
+        std::ofstream dump(dir + "/orrery_kernels.cu", std::ios::binary);
         dump << req.source;
-        if (!dump) std::fprintf(stderr, "orrery: could not write %s/orrery_kernels.cu (ORRERY_DUMP_SOURCE)\n", dir);
+        if (!dump)
+            std::fprintf(stderr, "orrery: could not write %s/orrery_kernels.cu (ORRERY_DUMP_SOURCE)\n", dir.c_str());
     }
     nvrtcProgram prog = nullptr;
     ORRERY_NVRTC(api.nvrtcCreateProgram(&prog, req.source.c_str(), "orrery_kernels.cu", int(headers.size()),
@@ -267,8 +267,9 @@ void check_arch(int arch) {
 
 } // namespace
 
-std::string cache_directory() {
-    if (const char* d = std::getenv("ORRERY_CACHE_DIR"); d && *d) return d;
+std::string cache_directory(const std::string& configured) {
+    if (!configured.empty()) return configured;
+    // The platform's cache location: where the user keeps caches, not an Orrery setting.
     if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x == '/') return std::string(x) + "/orrery";
     if (const char* home = std::getenv("HOME"); home && *home) return std::string(home) + "/.cache/orrery";
     return "";
@@ -284,11 +285,13 @@ CompiledModule compile_module(const CompileRequest& req) {
     auto t0 = std::chrono::steady_clock::now();
     auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     check_arch(req.arch);
-    std::vector<Header> headers = gather_headers(req.source, req.env_header, req.header_roots);
+    std::vector<std::string> roots = req.header_roots;
+    if (!req.source_dir.empty()) roots.push_back(req.source_dir);
+    std::vector<Header> headers = gather_headers(req.source, req.env_header, roots);
     std::vector<std::string> options = compile_options(req.arch);
 
     CompiledModule m;
-    std::string dir = req.use_cache ? cache_directory() : "";
+    std::string dir = req.use_cache ? cache_directory(req.cache_dir) : "";
     std::string key, why;
     bool cache_ok = !dir.empty() && prepare_directory(dir, why);
     if (!dir.empty() && !cache_ok) std::fprintf(stderr, "orrery: compile cache disabled: %s\n", why.c_str());
@@ -299,7 +302,7 @@ CompiledModule compile_module(const CompileRequest& req) {
         if (!m.cubin.empty()) {
             m.from_cache = true;
             m.seconds = seconds();
-            if (std::getenv("ORRERY_VERBOSE"))
+            if (req.verbose)
                 std::fprintf(stderr, "orrery: loaded %s (sm_%d) from the compile cache in %.3f s\n", req.label.c_str(),
                              req.arch, m.seconds);
             return m;

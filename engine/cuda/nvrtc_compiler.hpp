@@ -19,6 +19,10 @@ struct CompileRequest {
     int arch = 90;          ///< compute capability * 10 (90: sm_90)
     bool use_cache = true;
     int driver_version = 0; ///< part of the cache key (0 without a driver)
+    std::string cache_dir;       ///< "" for the default (cache_directory)
+    std::string dump_source_dir; ///< when set, the source is written to DIR/orrery_kernels.cu first
+    bool verbose = false;        ///< log cache hits too
+    std::string source_dir;      ///< one more header root, searched last (GpuOptions::source_dir)
 };
 
 /// A compiled module.
@@ -33,9 +37,9 @@ struct CompiledModule {
 /// with NVRTC's log when compilation fails.
 CompiledModule compile_module(const CompileRequest& req);
 
-/// The cache directory: $ORRERY_CACHE_DIR, else $XDG_CACHE_HOME/orrery, else
-/// ~/.cache/orrery ("" when none can be determined).
-std::string cache_directory();
+/// The cache directory: `configured` (GpuOptions::cache_dir) when set, else
+/// $XDG_CACHE_HOME/orrery, else ~/.cache/orrery ("" when none can be determined).
+std::string cache_directory(const std::string& configured = "");
 
 /// The NVRTC options used for `arch` (deterministic float math: no FMA, no fast math).
 std::string compile_options_text(int arch);

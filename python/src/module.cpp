@@ -6,8 +6,10 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cstdlib>
 #include <mutex>
 
+#include "engine/options.hpp"
 #include "envs/registry.hpp"
 #include "python/src/tensor.hpp"
 #include "python/src/xla_ffi.hpp"
@@ -47,7 +49,7 @@ class PySimulator {
   public:
     PySimulator(const std::string& env, const EnvOptions& options, uint32_t num_worlds, const std::string& device,
                 const std::string& autoreset, uint32_t threads) {
-        SimOptions o;
+        SimOptions o = options_from_environment(); // the ORRERY_* variables of docs/gpu.md
         if (num_worlds == 0) throw Error("num_worlds=0 is invalid; expected an integer >= 1");
         o.num_worlds = num_worlds;
         o.device = device;
@@ -246,8 +248,10 @@ void bind_simulator(py::module_& m) {
     // Present only where render/ was built: Env.render() checks for it.
     cls.def("render",
             [](Self p, uint32_t w, uint32_t width, uint32_t height) {
-                std::vector<uint8_t> px =
-                    unlocked(p, [&](Simulator& s) { return render::render_world_rgba(s, w, width, height); });
+                const char* vk = std::getenv("ORRERY_VK_DEVICE"); // as for orrery-view and orrery-record
+                const std::string device = vk ? vk : "";
+                std::vector<uint8_t> px = unlocked(
+                    p, [&](Simulator& s) { return render::render_world_rgba(s, w, width, height, device); });
                 return py::bytes(reinterpret_cast<const char*>(px.data()), px.size());
             },
             py::arg("world"), py::arg("width") = 512, py::arg("height") = 512,

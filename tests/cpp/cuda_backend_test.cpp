@@ -88,11 +88,12 @@ std::string first_mismatch(const std::vector<uint64_t>& want, const std::vector<
 void run_parity(const std::string& env, orrery::AutoReset mode, uint32_t worlds, uint32_t steps) {
     orrery::register_builtin_envs();
     Simulator cpu(orrery::make_env_spec(env, {}), options(worlds, "cpu", mode));
-    setenv("ORRERY_CUDA_STAGE", "1", 1); // the megakernel staging worlds in shared memory
-    Simulator mega(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
-    setenv("ORRERY_CUDA_STAGE", "0", 1); // the megakernel working on global memory directly
-    Simulator direct(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode));
-    unsetenv("ORRERY_CUDA_STAGE");
+    orrery::SimOptions staged = options(worlds, "cuda", mode);
+    staged.gpu.stage = true; // the megakernel staging worlds in shared memory
+    Simulator mega(orrery::make_env_spec(env, {}), staged);
+    orrery::SimOptions global = options(worlds, "cuda", mode);
+    global.gpu.stage = false; // the megakernel working on global memory directly
+    Simulator direct(orrery::make_env_spec(env, {}), global);
     Simulator node(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode, true));
     EXPECT_TRUE(dynamic_cast<orrery::cuda::CudaBackend&>(mega.backend()).staged()) << mega.backend().describe();
     EXPECT_FALSE(dynamic_cast<orrery::cuda::CudaBackend&>(direct.backend()).staged());
@@ -162,15 +163,15 @@ void run_block_parity(const std::string& env, uint32_t worlds, uint32_t steps) {
     std::vector<std::string> names;
     sims.push_back(std::make_unique<Simulator>(orrery::make_env_spec(env, {}), opts("cpu")));
     names.push_back("cpu");
-    for (const char* block : {"16", "48", "80", "256"}) {
-        setenv("ORRERY_CUDA_STAGE_WORLDS", block, 1);
-        sims.push_back(std::make_unique<Simulator>(orrery::make_env_spec(env, {}), opts("cuda")));
+    for (uint32_t block : {16u, 48u, 80u, 256u}) {
+        orrery::SimOptions o = opts("cuda");
+        o.gpu.stage_worlds = block;
+        sims.push_back(std::make_unique<Simulator>(orrery::make_env_spec(env, {}), o));
         names.push_back(sims.back()->backend().describe());
     }
-    unsetenv("ORRERY_CUDA_STAGE_WORLDS");
-    setenv("ORRERY_CUDA_STAGE", "0", 1);
-    sims.push_back(std::make_unique<Simulator>(orrery::make_env_spec(env, {}), opts("cuda")));
-    unsetenv("ORRERY_CUDA_STAGE");
+    orrery::SimOptions global = opts("cuda");
+    global.gpu.stage = false;
+    sims.push_back(std::make_unique<Simulator>(orrery::make_env_spec(env, {}), global));
     names.push_back(sims.back()->backend().describe());
     for (auto& s : sims) s->reset(11);
     for (uint32_t step = 0; step < steps; ++step) {

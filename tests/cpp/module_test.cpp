@@ -258,11 +258,12 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
 /// every world's state hash after every step.
 void gpu_parity(EnvSpec (*make)(), uint32_t worlds, uint32_t steps, bool expect_staged) {
     Simulator cpu(make(), options(worlds, "cpu", 1, 2));
-    setenv("ORRERY_CUDA_STAGE", "1", 1);
-    Simulator staged(make(), options(worlds, "cuda"));
-    setenv("ORRERY_CUDA_STAGE", "0", 1);
-    Simulator direct(make(), options(worlds, "cuda"));
-    unsetenv("ORRERY_CUDA_STAGE");
+    SimOptions in_shared = options(worlds, "cuda");
+    in_shared.gpu.stage = true; // the staged megakernel (where the worlds fit)
+    Simulator staged(make(), in_shared);
+    SimOptions in_global = options(worlds, "cuda");
+    in_global.gpu.stage = false; // the direct megakernel
+    Simulator direct(make(), in_global);
     SimOptions per_node = options(worlds, "cuda");
     per_node.per_node_launches = true;
     Simulator node(make(), per_node);
@@ -290,9 +291,9 @@ TEST(Module, GpuMatchesTheCpuInEveryKernelForm) {
 TEST(Module, GpuLargeWorldsRunDirectWithABlockPerWorld) {
     REQUIRE_GPU();
     {
-        setenv("ORRERY_CUDA_STAGE", "0", 1);
-        Simulator direct(big_spec(), options(40, "cuda"));
-        unsetenv("ORRERY_CUDA_STAGE");
+        SimOptions in_global = options(40, "cuda");
+        in_global.gpu.stage = false;
+        Simulator direct(big_spec(), in_global);
         EXPECT_NE(direct.backend().describe().find("64 lanes/world"), std::string::npos) << direct.backend().describe();
     }
     gpu_parity(&big_spec, 40, 60, false);

@@ -1,7 +1,7 @@
 // The compile cache: a second compile of the same source is a cache hit with
 // the same binary; a corrupt, truncated or planted entry is rejected and
-// rebuilt, never loaded; the directory is private; the XDG and ORRERY_CACHE_DIR
-// rules pick the directory. Needs NVRTC only (no GPU).
+// rebuilt, never loaded; the directory is private; the configured directory
+// (GpuOptions::cache_dir), then the XDG rules, pick it. Needs NVRTC only (no GPU).
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -27,15 +27,13 @@ class Cache : public ::testing::Test {
     void SetUp() override {
         dir_ = fs::temp_directory_path() / ("orrery_cache_test_" + std::to_string(::getpid()));
         fs::remove_all(dir_);
-        setenv("ORRERY_CACHE_DIR", (dir_ / "nested" / "cache").c_str(), 1);
+        cache_dir_ = (dir_ / "nested" / "cache").string();
     }
-    void TearDown() override {
-        unsetenv("ORRERY_CACHE_DIR");
-        fs::remove_all(dir_);
-    }
-    static CompileRequest request(const std::string& tag = "1") {
+    void TearDown() override { fs::remove_all(dir_); }
+    CompileRequest request(const std::string& tag = "1") const {
         CompileRequest r;
         r.label = "cache test kernel";
+        r.cache_dir = cache_dir_;
         r.source = "#include \"ecs/base.hpp\"\nextern \"C\" __global__ void k(unsigned* p) { p[0] = " + tag + "u; }\n";
         r.arch = 90;
         return r;
@@ -48,6 +46,7 @@ class Cache : public ::testing::Test {
         std::ofstream(path, std::ios::binary | std::ios::trunc) << data;
     }
     fs::path dir_;
+    std::string cache_dir_; ///< what request() asks for, as GpuOptions::cache_dir
 };
 
 TEST_F(Cache, SecondCompileIsAHitWithTheSameBinary) {
@@ -107,16 +106,15 @@ TEST_F(Cache, TruncatedOrPlantedEntriesAreRejected) {
 TEST_F(Cache, DirectoryWritableByOthersIsNotUsed) {
     fs::create_directories(dir_ / "open");
     fs::permissions(dir_ / "open", fs::perms::all);
-    setenv("ORRERY_CACHE_DIR", (dir_ / "open").c_str(), 1);
+    cache_dir_ = (dir_ / "open").string();
     CompiledModule a = orrery::cuda::compile_module(request());
     EXPECT_TRUE(a.cache_path.empty());
     EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache);
     EXPECT_TRUE(fs::is_empty(dir_ / "open"));
 }
 
-TEST_F(Cache, DirectoryFollowsOrreryCacheDirThenXdg) {
-    EXPECT_EQ(orrery::cuda::cache_directory(), (dir_ / "nested" / "cache").string());
-    unsetenv("ORRERY_CACHE_DIR");
+TEST_F(Cache, DirectoryIsTheConfiguredOneThenXdg) {
+    EXPECT_EQ(orrery::cuda::cache_directory(cache_dir_), cache_dir_);
     const char* old = std::getenv("XDG_CACHE_HOME");
     std::string saved = old ? old : "";
     setenv("XDG_CACHE_HOME", "/xdg/place", 1);

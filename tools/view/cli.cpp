@@ -2,11 +2,12 @@
 
 #include "tools/view/cli.hpp"
 
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
-#include <cstring>
-
+#include "engine/options.hpp"
 #include "envs/registry.hpp"
 #include "tools/cli_args.hpp"
 
@@ -51,11 +52,16 @@ bool parse_common(CommonArgs& a, int argc, char** argv, int& i) {
     return true;
 }
 
+std::string vulkan_device(const CommonArgs& a) {
+    if (const char* env = std::getenv("ORRERY_VK_DEVICE")) return env;
+    return a.vk_device;
+}
+
 std::unique_ptr<Simulator> make_simulator(const CommonArgs& a) {
     register_builtin_envs();
     if (a.env.empty()) throw Error("missing ENV (one of the registered envs, e.g. tag)");
     if (a.worlds == 0) throw Error("option --worlds must be at least 1");
-    SimOptions o;
+    SimOptions o = options_from_environment();
     o.num_worlds = a.worlds;
     o.device = a.device;
     auto sim = std::make_unique<Simulator>(make_env_spec(a.env, a.options), o);

@@ -32,7 +32,12 @@ uint32_t parse_u32(const std::string& opt, const std::string& value);
 /// `value` of option `opt` as WxH; throws orrery::Error naming the option.
 std::pair<uint32_t, uint32_t> parse_size(const std::string& opt, const std::string& value);
 
-/// Builds and resets the simulator the arguments describe.
+/// The Vulkan device to ask for: ORRERY_VK_DEVICE when set (it overrides
+/// --vk-device), else --vk-device ("" lets the renderer choose).
+std::string vulkan_device(const CommonArgs& a);
+
+/// Builds and resets the simulator the arguments describe, with the engine
+/// settings of the ORRERY_* environment variables (options_from_environment).
 std::unique_ptr<Simulator> make_simulator(const CommonArgs& a);
 
 /// Writes the policy's actions for every world into each ranged input tensor

@@ -60,7 +60,7 @@ RecordArgs parse(int argc, char** argv) {
 
 int record(const RecordArgs& a) {
     auto sim = orrery::render::make_simulator(a.common);
-    orrery::render::FrameRenderer frames({a.width, a.height, a.common.vk_device});
+    orrery::render::FrameRenderer frames({a.width, a.height, orrery::render::vulkan_device(a.common)});
     std::filesystem::create_directories(a.out);
     orrery::render::Policy policy(a.common.policy, a.common.seed);
     std::unique_ptr<orrery::render::ActionReplay> replay;

@@ -163,7 +163,7 @@ int run(const ViewArgs& a) {
     validate_draw(sim->spec());
     if (sim->spec().draw.empty())
         throw Error("env '" + a.common.env + "' declares nothing to draw (EnvSpec::draw is empty)");
-    Window window("orrery view: " + a.common.env, a.width, a.height, a.common.vk_device);
+    Window window("orrery view: " + a.common.env, a.width, a.height, vulkan_device(a.common));
     ViewState state;
     state.policy = a.common.policy;
     state.paused = a.paused;

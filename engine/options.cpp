@@ -1,0 +1,46 @@
+// options_from_environment: ORRERY_* variables onto SimOptions::gpu, with the
+// meanings they have always had (a switch is off only when set to "0").
+
+#include "engine/options.hpp"
+
+#include <cstdlib>
+#include <cstring>
+
+namespace orrery {
+
+namespace {
+
+/// True when environment variable `name` is set to "0" (a switch turned off).
+bool env_off(const char* name) {
+    const char* v = std::getenv(name);
+    return v && std::strcmp(v, "0") == 0;
+}
+
+/// The variable as an unsigned number when set and non-empty, else `fallback`.
+uint32_t env_unsigned(const char* name, uint32_t fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? uint32_t(std::strtoul(v, nullptr, 10)) : fallback;
+}
+
+/// The variable's text when set and non-empty, else `fallback`.
+std::string env_text(const char* name, const std::string& fallback) {
+    const char* v = std::getenv(name);
+    return v && *v ? std::string(v) : fallback;
+}
+
+} // namespace
+
+SimOptions options_from_environment(SimOptions base) {
+    GpuOptions& g = base.gpu;
+    if (env_off("ORRERY_CUDA_STAGE")) g.stage = false;
+    g.stage_worlds = env_unsigned("ORRERY_CUDA_STAGE_WORLDS", g.stage_worlds);
+    g.stage_blocks_per_sm = env_unsigned("ORRERY_CUDA_STAGE_BLOCKS", g.stage_blocks_per_sm);
+    if (env_off("ORRERY_CUDA_PDL")) g.programmatic_launch = false;
+    g.cache_dir = env_text("ORRERY_CACHE_DIR", g.cache_dir);
+    g.dump_source_dir = env_text("ORRERY_DUMP_SOURCE", g.dump_source_dir);
+    if (std::getenv("ORRERY_VERBOSE")) g.verbose = true;
+    g.source_dir = env_text("ORRERY_SOURCE_DIR", g.source_dir);
+    return base;
+}
+
+} // namespace orrery

@@ -1,0 +1,80 @@
+// options_from_environment: each documented ORRERY_* variable (docs/gpu.md)
+// lands on its SimOptions::gpu field with the meaning it has always had, and
+// nothing changes when none is set. The engine itself reads none of them.
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "engine/options.hpp"
+
+namespace {
+
+const char* const kVariables[] = {"ORRERY_CUDA_STAGE", "ORRERY_CUDA_STAGE_WORLDS", "ORRERY_CUDA_STAGE_BLOCKS",
+                                  "ORRERY_CUDA_PDL",   "ORRERY_CACHE_DIR",         "ORRERY_DUMP_SOURCE",
+                                  "ORRERY_VERBOSE",    "ORRERY_SOURCE_DIR"};
+
+/// Clears the variables for one test and puts the caller's values back after it.
+class Environment : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        for (const char* v : kVariables) {
+            if (const char* old = std::getenv(v)) saved_.emplace_back(v, old);
+            unsetenv(v);
+        }
+    }
+    void TearDown() override {
+        for (const char* v : kVariables) unsetenv(v);
+        for (const auto& [name, value] : saved_) setenv(name.c_str(), value.c_str(), 1);
+    }
+    std::vector<std::pair<std::string, std::string>> saved_;
+};
+
+TEST_F(Environment, NothingSetKeepsTheDefaultsAndTheBase) {
+    orrery::SimOptions base;
+    base.num_worlds = 7;
+    base.gpu.stage_worlds = 48;
+    orrery::SimOptions o = orrery::options_from_environment(base);
+    EXPECT_EQ(o.num_worlds, 7u);
+    EXPECT_TRUE(o.gpu.stage);
+    EXPECT_EQ(o.gpu.stage_worlds, 48u);
+    EXPECT_EQ(o.gpu.stage_blocks_per_sm, 2u);
+    EXPECT_TRUE(o.gpu.programmatic_launch);
+    EXPECT_EQ(o.gpu.cache_dir, "");
+    EXPECT_EQ(o.gpu.dump_source_dir, "");
+    EXPECT_FALSE(o.gpu.verbose);
+    EXPECT_EQ(o.gpu.source_dir, "");
+}
+
+TEST_F(Environment, EveryVariableSetsItsField) {
+    setenv("ORRERY_CUDA_STAGE", "0", 1);
+    setenv("ORRERY_CUDA_STAGE_WORLDS", "80", 1);
+    setenv("ORRERY_CUDA_STAGE_BLOCKS", "3", 1);
+    setenv("ORRERY_CUDA_PDL", "0", 1);
+    setenv("ORRERY_CACHE_DIR", "/tmp/cache", 1);
+    setenv("ORRERY_DUMP_SOURCE", "/tmp/dump", 1);
+    setenv("ORRERY_VERBOSE", "", 1); // set at all is on
+    setenv("ORRERY_SOURCE_DIR", "/src", 1);
+    orrery::SimOptions o = orrery::options_from_environment();
+    EXPECT_FALSE(o.gpu.stage);
+    EXPECT_EQ(o.gpu.stage_worlds, 80u);
+    EXPECT_EQ(o.gpu.stage_blocks_per_sm, 3u);
+    EXPECT_FALSE(o.gpu.programmatic_launch);
+    EXPECT_EQ(o.gpu.cache_dir, "/tmp/cache");
+    EXPECT_EQ(o.gpu.dump_source_dir, "/tmp/dump");
+    EXPECT_TRUE(o.gpu.verbose);
+    EXPECT_EQ(o.gpu.source_dir, "/src");
+}
+
+TEST_F(Environment, SwitchesTurnOffOnlyAtZero) {
+    setenv("ORRERY_CUDA_STAGE", "1", 1);
+    setenv("ORRERY_CUDA_PDL", "no", 1);
+    orrery::SimOptions o = orrery::options_from_environment();
+    EXPECT_TRUE(o.gpu.stage);
+    EXPECT_TRUE(o.gpu.programmatic_launch);
+}
+
+} // namespace
