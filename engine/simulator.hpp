@@ -4,6 +4,7 @@
 // simulator's life), save, restore and copy worlds, checkpoint to disk.
 
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -168,6 +169,10 @@ class Backend {
     virtual void copy_within(void* dst, const void* src, size_t n) = 0;
     /// Waits for queued work.
     virtual void synchronize() = 0;
+    /// The native stream this backend queues its work on, as an integer (a
+    /// CUstream on the GPU), so a caller can order its own work against it
+    /// without host synchronisation; 0 where there is none (the CPU).
+    virtual uintptr_t native_stream() const { return 0; }
 
     /// Queues a copy of world `world`'s `regions` (their bytes one after the
     /// other) as they will be once all work queued so far has run, and returns

@@ -56,6 +56,7 @@ class CudaBackend final : public Backend {
     void copy_from_host(void* dst, const void* src, size_t n) override;
     void copy_within(void* dst, const void* src, size_t n) override;
     void synchronize() override;
+    uintptr_t native_stream() const override { return reinterpret_cast<uintptr_t>(stream_); }
     /// Gathers the world's regions into a device staging buffer on the step
     /// stream with one kernel launch (so the copy falls between two passes),
     /// then copies that to pinned host memory on a second stream; the step

@@ -13,10 +13,6 @@
 #include "envs/registry.hpp"
 #include "python/src/tensor.hpp"
 #include "python/src/xla_ffi.hpp"
-#if __has_include("engine/cuda/cuda_backend.hpp")
-#include "engine/cuda/cuda_backend.hpp"
-#define ORRERY_PYTHON_CUDA 1
-#endif
 #ifdef ORRERY_PYTHON_RENDER
 #include "render/render.hpp"
 #endif
@@ -138,16 +134,6 @@ py::dict PySimulator::memory_report() const {
                     py::arg("total_bytes") = r.total_bytes, py::arg("text") = r.to_string());
 }
 
-/// The CUstream a CUDA simulator queues its work on (0 on the CPU), so Python
-/// can order it against PyTorch's streams without host synchronisation.
-uintptr_t cuda_stream(Simulator& s) {
-#ifdef ORRERY_PYTHON_CUDA
-    if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(&s.backend())) return reinterpret_cast<uintptr_t>(cuda->stream());
-#endif
-    (void)s;
-    return 0;
-}
-
 /// Runs `fn` on the live simulator with the GIL released (the CPU backend uses
 /// its own threads; other Python threads may run meanwhile, but not on this
 /// simulator: calls on one simulator are serialised).
@@ -191,7 +177,8 @@ void bind_simulator(py::module_& m) {
             Backend& b = p.get()->backend();
             return b.device() == DeviceKind::kCpu ? std::string("cpu") : "cuda:" + std::to_string(b.device_index());
         })
-        .def_property_readonly("cuda_stream", [](Self p) { return cuda_stream(*p.get()); },
+        // So Python can order the simulator's work against PyTorch's streams without host synchronisation.
+        .def_property_readonly("cuda_stream", [](Self p) { return p.get()->backend().native_stream(); },
                                "CUstream of a CUDA simulator's work (0 on the CPU).")
         .def_property_readonly("env_info", [](Self p) { return p.get()->spec().info(); })
         .def("tensors", &PySimulator::tensors, "Every exported tensor by name (views, no copies).")

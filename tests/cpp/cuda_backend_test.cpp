@@ -261,8 +261,10 @@ TEST(CudaBackend, WorkFollowsTheCallersStream) {
     auto& b = dynamic_cast<CudaBackend&>(moved.backend());
     CUstream own = b.stream(), theirs = nullptr;
     ORRERY_CU(driver().cuStreamCreate(&theirs, kStreamNonBlocking));
+    EXPECT_EQ(moved.backend().native_stream(), reinterpret_cast<uintptr_t>(own)) << "what Python orders against";
     b.use_stream(theirs);
     EXPECT_EQ(b.stream(), theirs);
+    EXPECT_EQ(moved.backend().native_stream(), reinterpret_cast<uintptr_t>(theirs));
     for (int i = 0; i < 30; ++i) moved.step();
     b.use_stream(nullptr);
     EXPECT_EQ(b.stream(), own);
@@ -270,6 +272,12 @@ TEST(CudaBackend, WorkFollowsTheCallersStream) {
     for (int i = 0; i < 60; ++i) plain.step();
     EXPECT_EQ(world_hashes(plain), world_hashes(moved));
     driver().cuStreamDestroy(theirs);
+}
+
+TEST(CudaBackend, TheCpuBackendHasNoNativeStream) {
+    orrery::register_builtin_envs();
+    Simulator cpu(orrery::make_env_spec("tag", {}), options(4, "cpu", orrery::AutoReset::kNextStep));
+    EXPECT_EQ(cpu.backend().native_stream(), 0u);
 }
 
 TEST(CudaBackend, ExportedTensorsAreDevicePointersAtFixedAddresses) {
