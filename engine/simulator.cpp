@@ -113,12 +113,16 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts)
     uint32_t final_i = 0;
     for (const ExportSpec& e : spec_.exports()) {
         const ComponentSpec& c = spec_.component_specs()[e.component];
+        const ArchetypeSpec& a = spec_.archetype_specs()[e.archetype];
         TensorView t;
         t.name = e.name;
         t.data = s.tables[e.archetype].columns[e.component];
         t.dtype = c.dtype;
-        t.shape = {W, int64_t(spec_.archetype_specs()[e.archetype].capacity)};
+        t.shape = {W, int64_t(a.capacity)};
         for (uint32_t d : c.dims) t.shape.push_back(d);
+        t.user_shape = {W};
+        if (!a.singleton) t.user_shape.push_back(a.capacity);
+        if (!(c.dims.size() == 1 && c.dims[0] == 1)) t.user_shape.insert(t.user_shape.end(), c.dims.begin(), c.dims.end());
         t.device = dev;
         t.device_index = index;
         t.input = e.input;
@@ -130,9 +134,9 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts)
             tensors_.push_back(f);
         }
     }
-    tensors_.push_back({"terminated", s.terminated, DType::kU8, {W}, dev, index, false});
-    tensors_.push_back({"truncated", s.truncated, DType::kU8, {W}, dev, index, false});
-    tensors_.push_back({"errors", s.errors, DType::kU32, {W}, dev, index, false});
+    tensors_.push_back({"terminated", s.terminated, DType::kU8, {W}, dev, index, false, {W}});
+    tensors_.push_back({"truncated", s.truncated, DType::kU8, {W}, dev, index, false, {W}});
+    tensors_.push_back({"errors", s.errors, DType::kU32, {W}, dev, index, false, {W}});
     scratch_layout_ = make_layout(spec_, 1, opts_.autoreset);
     auto make_scratch = [&](std::vector<uint8_t>& memory) {
         memory.assign(scratch_layout_.total_bytes + 64, 0);

@@ -75,6 +75,10 @@ struct TensorView {
     DeviceKind device = DeviceKind::kCpu;
     int device_index = 0;
     bool input = false;         ///< users write it before step() (actions)
+    /// The shape users see (the Python package's views; the same bytes as
+    /// `shape`): [worlds], then rows unless the archetype is a singleton, then
+    /// dims unless the component is a single scalar. Computed once, here.
+    std::vector<int64_t> user_shape;
     size_t bytes() const;
 };
 

@@ -190,25 +190,15 @@ class Env:
 
     # ----- shapes and views ------------------------------------------------
 
-    def _user_shape(self, export: Mapping[str, Any]) -> list:
-        """[worlds] + [rows unless per-world] + [dims unless a scalar component]."""
-        shape = [self.num_worlds]
-        if not export["singleton"]:
-            shape.append(export["capacity"])
-        if list(export["dims"]) != [1]:
-            shape.extend(export["dims"])
-        return shape
-
     def _shaped_tensors(self) -> Dict[str, "_core.Tensor"]:
+        """Each tensor in the shape the engine computes for users (TensorView::user_shape):
+        [worlds] + [rows unless per-world] + [dims unless a scalar component]."""
         out = {}
         for name, t in self._sim.tensors().items():
-            export = self._exports.get(name[len("final_"):] if name.startswith("final_") else name)
-            if export is not None:
-                out[name] = t.view(t.dtype, self._user_shape(export))
-            elif name in ("terminated", "truncated"):
-                out[name] = t.view("bool", list(t.shape))
+            if name in ("terminated", "truncated"):
+                out[name] = t.view("bool", list(t.user_shape))
             else:
-                out[name] = t
+                out[name] = t.view(t.dtype, list(t.user_shape))
         return out
 
     def view(self, name: str) -> Any:

@@ -92,7 +92,7 @@ ElementType element_type(const std::string& name) {
 
 Tensor::Tensor(std::shared_ptr<Simulator> owner, const TensorView& v)
     : owner_(std::move(owner)), name_(v.name), data_(v.data), dtype_(element_type(v.dtype)), shape_(v.shape),
-      device_(v.device), device_index_(v.device_index), input_(v.input) {}
+      user_shape_(v.user_shape), device_(v.device), device_index_(v.device_index), input_(v.input) {}
 
 size_t Tensor::nbytes() const {
     size_t n = dtype_.size;
@@ -108,7 +108,7 @@ Tensor Tensor::view(const std::string& dtype, const std::vector<int64_t>& shape)
     if (!same && !as_bool)
         throw TypeError("tensor '" + name_ + "' of dtype " + dtype_.name + " cannot be viewed as " + dtype +
                         "; expected " + dtype_.name + (std::string(dtype_.name) == "uint8" ? " or bool" : ""));
-    out.shape_ = shape;
+    out.shape_ = out.user_shape_ = shape;
     size_t n = out.dtype_.size;
     for (int64_t d : shape) {
         if (d < 0) throw Error("view of '" + name_ + "': negative dimension " + std::to_string(d));
@@ -179,6 +179,8 @@ void bind_tensor(py::module_& m) {
     py::class_<Tensor>(m, "Tensor", "A zero-copy view of one simulator tensor (DLPack, array interfaces).")
         .def_property_readonly("name", &Tensor::name)
         .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
+        .def_property_readonly("user_shape", [](const Tensor& t) { return py::tuple(py::cast(t.user_shape())); },
+                               "The shape orrery.Env shows (the engine's TensorView::user_shape).")
         .def_property_readonly("dtype", [](const Tensor& t) { return std::string(t.dtype().name); })
         .def_property_readonly("data_ptr", &Tensor::data_ptr)
         .def_property_readonly("nbytes", &Tensor::nbytes)

@@ -37,6 +37,8 @@ class Tensor {
     const std::string& name() const { return name_; }
     const ElementType& dtype() const { return dtype_; }
     const std::vector<int64_t>& shape() const { return shape_; }
+    /// TensorView::user_shape: the shape the package shows users (a view's is its shape).
+    const std::vector<int64_t>& user_shape() const { return user_shape_; }
     uintptr_t data_ptr() const { return reinterpret_cast<uintptr_t>(data_); }
     DLDevice dl_device() const;
     bool is_input() const { return input_; }
@@ -54,7 +56,7 @@ class Tensor {
     std::string name_;
     void* data_ = nullptr;
     ElementType dtype_;
-    std::vector<int64_t> shape_;
+    std::vector<int64_t> shape_, user_shape_;
     DeviceKind device_ = DeviceKind::kCpu;
     int device_index_ = 0;
     bool input_ = false;

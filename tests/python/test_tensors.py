@@ -36,6 +36,25 @@ def test_every_export_is_a_tensor(env):
     assert "obs" in repr(t["obs"])
 
 
+@pytest.mark.parametrize("name,options", [("tag", {}), ("overcooked", {"layout": "cramped_room"})])
+def test_shapes_are_the_engines_user_shapes(name, options):
+    # The shape rule lives in C++ (TensorView::user_shape); it must read as the export table says:
+    # [worlds] + [rows unless per-world] + [dims unless a scalar component].
+    e = orrery.make(name, num_worlds=3, device="cpu", autoreset="same_step", **options)
+    try:
+        exports = {x["name"]: x for x in e._sim.exports()}
+        for tname, raw in e._sim.tensors().items():
+            assert e.tensors[tname].shape == raw.user_shape, tname
+            x = exports.get(tname[len("final_"):] if tname.startswith("final_") else tname)
+            want = [3]
+            if x is not None:
+                want += [] if x["singleton"] else [x["capacity"]]
+                want += [] if list(x["dims"]) == [1] else list(x["dims"])
+            assert raw.user_shape == tuple(want), tname
+    finally:
+        e.close()
+
+
 def test_numpy_from_dlpack_is_zero_copy_and_live(env):
     t = env.tensors["obs"]
     view = np.from_dlpack(t)
