@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "engine/cuda/device_sources.hpp"
 #include "engine/cuda/nvrtc_compiler.hpp"
 
 namespace orrery {
@@ -429,17 +430,7 @@ static_assert(sizeof(GatherTable) == 16 + 24 * kMaxGatherRegions, "must match th
 constexpr const char* kGatherKernel = "orrery_gather_world";
 } // namespace
 
-const char* world_gather_source() {
-    return R"(// One block per region copies world `world`'s bytes of that region into `out`.
-struct GatherRegion { unsigned long long src, bytes, dst; };
-struct GatherTable { unsigned long long world, count; GatherRegion regions[64]; };
-extern "C" __global__ void orrery_gather_world(const __grid_constant__ GatherTable t, unsigned char* out) {
-    const GatherRegion g = t.regions[blockIdx.x];
-    const unsigned char* src = reinterpret_cast<const unsigned char*>(g.src) + g.bytes * t.world;
-    for (unsigned long long i = threadIdx.x; i < g.bytes; i += blockDim.x) out[g.dst + i] = src[i];
-}
-)";
-}
+const char* world_gather_source() { return kGatherCuh; }
 
 void CudaBackend::load_gather() {
     CompileRequest req = compile_request(gpu_, "world gather kernel");

@@ -28,8 +28,8 @@ struct DeviceInfo {
 /// Reads device `index`; throws orrery::Error when the driver or device is unavailable.
 DeviceInfo device_info(int index);
 
-/// Source of the kernel that gathers one world's regions for a snapshot
-/// (compiled with NVRTC at the first CudaBackend::request_snapshot).
+/// Source of the kernel that gathers one world's regions for a snapshot (device/gather.cuh,
+/// compiled with NVRTC at the first CudaBackend::request_snapshot).
 const char* world_gather_source();
 /// Most regions one gather launch copies; worlds with more are copied region by region.
 inline constexpr uint32_t kMaxGatherRegions = 64;
