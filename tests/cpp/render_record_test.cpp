@@ -81,6 +81,24 @@ TEST(RenderRecord, BadOptionsAreNamed) {
     EXPECT_NE(log.find("no_such_env"), std::string::npos) << log;
 }
 
+// Issue 19, finding 4: the mp4 encode went through a shell, so a quote in the
+// output path ran a command. It now spawns ffmpeg with an argument vector.
+TEST(RenderRecord, VideoPathsReachNoShell) {
+    fs::path dir = temp_dir("quote");
+    fs::create_directories(dir);
+    fs::path marker = dir / "pwned";
+    std::string out = (dir / ("x'; touch '" + marker.string() + "'; '.mp4")).string();
+    try {
+        orrery::render::encode_mp4((dir / "frame_%05d.png").string(), out, 10); // no frames: ffmpeg fails or is absent
+    } catch (const orrery::Error&) {
+    }
+    EXPECT_FALSE(fs::exists(marker)) << "a quote in the output path ran a shell command";
+    EXPECT_EQ(orrery::render::run_program({"true"}, true), 0);
+    EXPECT_EQ(orrery::render::run_program({"false"}, true), 1);
+    EXPECT_EQ(orrery::render::run_program({"/nonexistent/program"}, true), -1);
+    fs::remove_all(dir);
+}
+
 TEST(RenderGif, DecodesToTheFramesWithinPaletteError) {
     const uint32_t w = 37, h = 23; // odd sizes exercise the bit packing
     std::vector<std::vector<uint8_t>> frames(3, std::vector<uint8_t>(size_t(w) * h * 4));
