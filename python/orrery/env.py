@@ -8,6 +8,7 @@ fixed addresses, refreshed in place by every step. Copy them (``obs.copy()``,
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import operator
@@ -89,6 +90,15 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> str:
     return value
 
 
+def _check_framework_installed(framework: str) -> None:
+    """Raises ValueError at make() time, before any simulator exists, when the
+    framework's package cannot be imported (rather than later, from reset())."""
+    module = {"torch": "torch", "jax": "jax"}.get(framework)
+    if module is not None and importlib.util.find_spec(module) is None:
+        raise ValueError(f"framework={framework!r} needs the {module!r} package, which is not installed; "
+                         "expected one of 'numpy' or 'dlpack', or install it")
+
+
 class Env:
     """A batch of ``num_worlds`` worlds of one env, stepped in lockstep.
 
@@ -112,6 +122,7 @@ class Env:
             seed = _check_int("seed", seed, 0, 2**64 - 1)
         if framework is not None:
             framework = _check_choice("framework", framework, FRAMEWORKS)
+            _check_framework_installed(framework)
         options = {k: _option_string(k, v) for k, v in env_kwargs.items()}
         self._closed = True  # until the simulator exists, so close() is safe
         self._sim = _core.Simulator(name, options, num_worlds, device, autoreset, threads)
@@ -122,6 +133,12 @@ class Env:
         self.autoreset = autoreset
         self.device = self._sim.device
         self.framework = framework or ("numpy" if self.device == "cpu" else "torch")
+        if framework is None and self.framework != "numpy":
+            try:
+                _check_framework_installed(self.framework)
+            except ValueError:
+                self.close()
+                raise
         if self.framework == "numpy" and self.device != "cpu":
             self.close()
             raise ValueError(f"framework='numpy' needs device='cpu'; this env is on {self.device} "
@@ -183,6 +200,8 @@ class Env:
         """A NumPy view of tensor ``name`` (CPU envs only)."""
         if self.device != "cpu":
             raise ValueError(f"host_view({name!r}) needs a CPU env; this env is on {self.device}")
+        if name not in self.tensors:
+            raise ValueError(f"no tensor named {name!r}; this env has: {', '.join(self.tensors)}")
         view = self._host.get(name)
         if view is None:
             view = self._host[name] = np.from_dlpack(self.tensors[name])
@@ -306,6 +325,12 @@ class Env:
         DLPack producer on this env's device), a dict of input name -> array,
         or None to use what was written into ``env.actions`` in place. Bad
         actions raise ValueError/TypeError before any state changes.
+
+        The action tensor is part of each world's state: a world that is reset
+        (by auto-reset, ``reset()`` or ``reset_worlds()``) starts its new episode
+        with its actions zeroed, like every other component. Actions written
+        once in place therefore read 0 in that world afterwards; write them
+        before every step (or pass ``actions``) to keep them.
         """
         sim = self._live()
         if actions is not None:
@@ -385,7 +410,11 @@ class Env:
     def set_state(self, world: int, state: Any) -> None:
         """Replaces one world's state from get_state()'s form (dict or JSON text); on error it is untouched."""
         if isinstance(state, (bytes, bytearray)):
-            state = state.decode()
+            try:
+                state = bytes(state).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"state: not UTF-8 text (byte {bytes(state)[e.start:e.start + 1]!r} at offset "
+                                 f"{e.start}); expected JSON text") from None
         if not isinstance(state, str):
             if not isinstance(state, Mapping):
                 raise TypeError(f"state has type {type(state).__name__}; expected a dict or JSON text")
