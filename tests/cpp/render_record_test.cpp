@@ -81,6 +81,16 @@ TEST(RenderRecord, BadOptionsAreNamed) {
     EXPECT_NE(log.find("no_such_env"), std::string::npos) << log;
 }
 
+// Issue 19, finding 6 for orrery-record: the actions file is read only if it
+// is a regular file within a size limit (/dev/zero was read until memory ran out).
+TEST(RenderRecord, ActionsFileMustBeARegularFile) {
+    int rc = 0;
+    std::string log = run("timeout 60 " + std::string(ORRERY_RECORD_EXE) +
+                              " tag --actions /dev/zero --steps 1 --out " + temp_dir("zero").string(), rc);
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(log.find("not a regular file"), std::string::npos) << log;
+}
+
 // Issue 19, finding 4: the mp4 encode went through a shell, so a quote in the
 // output path ran a command. It now spawns ffmpeg with an argument vector.
 TEST(RenderRecord, VideoPathsReachNoShell) {
