@@ -16,7 +16,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/checkpoint.hpp"
 #include "engine/cpu/thread_pool.hpp"
 #include "engine/simulator.hpp"
 #include "envs/overcooked/overcooked.hpp"
