@@ -168,9 +168,12 @@ def test_public_api_fuzz_rejections_leave_state_untouched(tmp_path):
     ckpt = tmp_path / "good.ckpt"
     env.save_checkpoint(ckpt)
     good_ckpt = ckpt.read_bytes()
+    layout = tmp_path / "fuzz.layout"
+    layout_text = ('{"grid": """XXPXX\n                   O  2O\n                   X1  X\n                   XDXSX""",\n'
+                   ' "start_all_orders": [{"ingredients": ["onion", "onion", "onion"]}], "cook_time": 20}')
     accepted = 0
-    for case in range(1500):
-        kind = case % 5
+    for case in range(2100):
+        kind = case % 7
         if kind == 0:  # state dicts
             state = base
             for _ in range(rng.randrange(1, 4)):
@@ -194,6 +197,19 @@ def test_public_api_fuzz_rejections_leave_state_untouched(tmp_path):
             with np.errstate(all="ignore"):
                 actions = values.astype(dtype).reshape(shape)
             accepted += _try(env, lambda: env.step(actions))
+        elif kind == 5:  # env options: any key, any value; make() either works or says why
+            key = rng.choice(["horizon", "cook_time", "soup_value", "placement_in_pot", "start", "layout",
+                              "featurized", "old_dynamics", "layout_grid", "nope"])
+            value = rng.choice([0, 1, -1, 7, 2**31, 2**64, 1e30, float("nan"), "", "random", "cramped_room",
+                                "XXPXX|O12 O|XDXSX", True, None, b"x", [1]])
+            accepted += _try(env, lambda: orrery.make("overcooked", num_worlds=1, device="cpu", **{key: value}).close())
+        elif kind == 6:  # layout files: a built-in layout with a few characters changed
+            text = list(layout_text)
+            for _ in range(rng.randrange(1, 4)):
+                text[rng.randrange(len(text))] = rng.choice("XPODTS 12{}[]()'\",:#\n\x00\xe9")
+            layout.write_text("".join(text), encoding="utf-8", errors="surrogateescape")
+            accepted += _try(env, lambda: orrery.make("overcooked", num_worlds=1, device="cpu",
+                                                      layout_file=str(layout)).close())
         else:  # tag snapshots and world indices
             snap = bytearray(tag.save_world(0))
             snap[rng.randrange(len(snap))] = rng.randrange(256)
@@ -203,6 +219,7 @@ def test_public_api_fuzz_rejections_leave_state_untouched(tmp_path):
             env.step(np.zeros((3, 2), np.int64))
             tag.step(np.zeros((2, 4), np.int64))
             assert not env._sim.errors().any() and not tag._sim.errors().any()
+    print(f"public API fuzz: {accepted} of 2100 inputs accepted")
     assert accepted > 0, "the fuzz never produced an accepted input"
 
 
