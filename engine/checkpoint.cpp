@@ -1,5 +1,6 @@
 // Checkpoints, streamed (engine/checkpoint.hpp), and the engine's check of a
-// world's bytes. Loading reads the file twice: the first pass checks the CRC,
+// world's bytes. Worlds move in chunks of about 8 MiB, each region of a chunk
+// in one copy. Loading reads the file twice: the first pass checks the CRC,
 // the header and every world without touching the simulator; the second loads
 // the worlds, each checked again and compared with its first-pass CRC.
 
@@ -11,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <fcntl.h>
+#include <functional>
 #include <sstream>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -153,29 +155,21 @@ std::string first_difference(const std::string& file, const std::string& ours) {
     }
 }
 
-} // namespace
-
-void Simulator::save_checkpoint(const std::string& path) {
-    const std::string header = schema_text();
-    AtomicWriter out(path);
-    out.put(kMagic, 8);
-    out.put_value(kCheckpointVersion);
-    out.put_value(uint32_t(header.size()));
-    out.put(header.data(), header.size());
-    out.put_value(uint64_t(snapshot_bytes()) * opts_.num_worlds);
-    for (uint32_t w = 0; w < opts_.num_worlds; ++w) {
-        WorldSnapshot s = save_world(w);
-        out.put(s.bytes.data(), s.bytes.size());
-    }
-    out.put_value(out.crc());
-    out.commit();
+/// Worlds per streamed chunk: about 8 MiB of snapshots, so each region of a
+/// chunk moves in one copy (one device transfer, not one per world).
+uint32_t chunk_worlds(uint64_t per_world, uint32_t num_worlds) {
+    return uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(num_worlds, (uint64_t(8) << 20) / std::max<uint64_t>(per_world, 1))));
 }
 
-void Simulator::load_checkpoint(const std::string& path) {
-    auto bad = [&](const std::string& why) { throw Error("checkpoint '" + path + "' rejected: " + why); };
-    const uint64_t per_world = snapshot_bytes(), payload = per_world * opts_.num_worlds;
-    const std::string ours = schema_text();
-    RegularFile f(path, "checkpoint", ~uint64_t(0)); // its exact size is checked below
+/// What a checkpoint's fixed head and schema say, read and checked against
+/// this simulator's sizes (`payload`) before any world is read.
+struct CheckpointHead {
+    std::string header;
+    uint32_t crc = 0;         ///< CRC-32 of everything read so far
+    uint64_t payload_at = 0;  ///< file offset of world 0
+};
+
+CheckpointHead read_head(RegularFile& f, uint64_t payload, const std::string& ours, const std::function<void(const std::string&)>& bad) {
     if (f.size() < kHead + 8 + 4) bad("truncated (" + std::to_string(f.size()) + " bytes)");
     char head[kHead];
     f.read_exact(head, kHead);
@@ -187,36 +181,97 @@ void Simulator::load_checkpoint(const std::string& path) {
         bad("format version " + std::to_string(version) + "; expected " + std::to_string(kCheckpointVersion));
     if (header_len > kMaxCheckpointHeader) bad("header length " + std::to_string(header_len) + " is too large");
     if (kHead + header_len + 8 + 4 > f.size()) bad("truncated inside the header");
-    std::string header(header_len, '\0');
-    f.read_exact(header.data(), header_len);
+    CheckpointHead h;
+    h.header.resize(header_len);
+    f.read_exact(h.header.data(), header_len);
     uint64_t stored_payload;
     f.read_exact(&stored_payload, 8);
-    const uint64_t payload_at = kHead + header_len + 8;
-    const std::string diff = first_difference(header, ours);
-    if (stored_payload != payload && !diff.empty()) bad("written for a different simulator: " + diff);
+    h.payload_at = kHead + header_len + 8;
+    // A different simulator also has a different payload length: say which setting differs.
+    if (stored_payload != payload && !first_difference(h.header, ours).empty())
+        bad("written for a different simulator: " + first_difference(h.header, ours));
     if (stored_payload != payload)
         bad("payload length " + std::to_string(stored_payload) + "; expected num_worlds * snapshot bytes = " +
             std::to_string(payload));
-    if (payload_at + payload + 4 != f.size())
+    if (h.payload_at + payload + 4 != f.size())
         bad("truncated or padded: " + std::to_string(f.size()) + " bytes; the header promises " +
-            std::to_string(payload_at + payload + 4));
-    uint32_t crc = crc_update(uint32_t(crc32(0L, Z_NULL, 0)), head, kHead);
-    crc = crc_update(crc, header.data(), header.size());
-    crc = crc_update(crc, &stored_payload, 8);
-    // Pass 1: checksum and every world's fields; a corrupt file is reported as
-    // corrupt even when the corruption also breaks a field.
+            std::to_string(h.payload_at + payload + 4));
+    h.crc = crc_update(uint32_t(crc32(0L, Z_NULL, 0)), head, kHead);
+    h.crc = crc_update(h.crc, h.header.data(), h.header.size());
+    h.crc = crc_update(h.crc, &stored_payload, 8);
+    return h;
+}
+
+} // namespace
+
+void Simulator::copy_worlds_out(uint32_t first, uint32_t count, uint8_t* out) {
+    const size_t per_world = snapshot_bytes();
+    std::vector<uint8_t> staging;
+    size_t at = 0; // the region's offset inside one world's snapshot
+    for (const Region& r : regions_) {
+        staging.resize(r.bytes_per_world * count);
+        backend_->copy_to_host(staging.data(), r.base + r.bytes_per_world * first, staging.size());
+        for (uint32_t i = 0; i < count; ++i)
+            std::memcpy(out + per_world * i + at, staging.data() + r.bytes_per_world * i, r.bytes_per_world);
+        at += r.bytes_per_world;
+    }
+}
+
+void Simulator::copy_worlds_in(uint32_t first, uint32_t count, const uint8_t* in) {
+    const size_t per_world = snapshot_bytes();
+    std::vector<uint8_t> staging;
+    size_t at = 0;
+    for (const Region& r : regions_) {
+        staging.resize(r.bytes_per_world * count);
+        for (uint32_t i = 0; i < count; ++i)
+            std::memcpy(staging.data() + r.bytes_per_world * i, in + per_world * i + at, r.bytes_per_world);
+        backend_->copy_from_host(r.base + r.bytes_per_world * first, staging.data(), staging.size());
+        at += r.bytes_per_world;
+    }
+}
+
+void Simulator::save_checkpoint(const std::string& path) {
+    const std::string header = schema_text();
+    const uint64_t per_world = snapshot_bytes();
+    AtomicWriter out(path);
+    out.put(kMagic, 8);
+    out.put_value(kCheckpointVersion);
+    out.put_value(uint32_t(header.size()));
+    out.put(header.data(), header.size());
+    out.put_value(per_world * opts_.num_worlds);
+    backend_->synchronize();
+    const uint32_t chunk = chunk_worlds(per_world, opts_.num_worlds);
+    std::vector<uint8_t> bytes(per_world * chunk);
+    for (uint32_t w = 0; w < opts_.num_worlds; w += chunk) {
+        const uint32_t n = std::min(chunk, opts_.num_worlds - w);
+        copy_worlds_out(w, n, bytes.data());
+        out.put(bytes.data(), per_world * n);
+    }
+    out.put_value(out.crc());
+    out.commit();
+}
+
+void Simulator::load_checkpoint(const std::string& path) {
+    auto bad = [&](const std::string& why) { throw Error("checkpoint '" + path + "' rejected: " + why); };
+    const uint64_t per_world = snapshot_bytes();
+    const std::string ours = schema_text();
+    RegularFile f(path, "checkpoint", ~uint64_t(0)); // its exact size is checked by read_head
+    CheckpointHead head = read_head(f, per_world * opts_.num_worlds, ours, bad);
+    const std::string diff = first_difference(head.header, ours);
+    const uint32_t chunk = chunk_worlds(per_world, opts_.num_worlds);
+    std::vector<uint8_t> bytes(per_world * chunk);
     std::vector<uint32_t> world_crc(opts_.num_worlds);
-    std::vector<uint8_t> bytes(per_world);
+    // Pass 1 writes nothing: checksum, schema and every world's fields. A
+    // corrupt file is reported as corrupt even when it also breaks a field.
+    uint32_t crc = head.crc;
     std::string field_error;
-    for (uint32_t w = 0; w < opts_.num_worlds; ++w) {
-        f.read_exact(bytes.data(), per_world);
-        world_crc[w] = crc_update(0, bytes.data(), per_world);
-        crc = crc_update(crc, bytes.data(), per_world);
-        if (!diff.empty() || !field_error.empty()) continue;
-        try {
-            check_snapshot(bytes.data());
-        } catch (const Error& e) {
-            field_error = "world " + std::to_string(w) + ": " + e.what();
+    for (uint32_t w = 0; w < opts_.num_worlds; w += chunk) {
+        const uint32_t n = std::min(chunk, opts_.num_worlds - w);
+        f.read_exact(bytes.data(), per_world * n);
+        crc = crc_update(crc, bytes.data(), per_world * n);
+        for (uint32_t i = 0; i < n; ++i) {
+            world_crc[w + i] = crc_update(0, bytes.data() + per_world * i, per_world);
+            if (diff.empty() && field_error.empty()) field_error = world_error(bytes.data() + per_world * i, w + i);
         }
     }
     uint32_t stored;
@@ -224,16 +279,30 @@ void Simulator::load_checkpoint(const std::string& path) {
     if (crc != stored) bad("checksum mismatch (the file is corrupt)");
     if (!diff.empty()) bad("written for a different simulator: " + diff);
     if (!field_error.empty()) bad(field_error);
-    // Pass 2: the same bytes into the worlds, each checked again on the way in.
-    f.seek(payload_at);
-    WorldSnapshot snap;
-    snap.bytes.resize(per_world);
-    for (uint32_t w = 0; w < opts_.num_worlds; ++w) {
-        f.read_exact(snap.bytes.data(), per_world);
-        if (crc_update(0, snap.bytes.data(), per_world) != world_crc[w])
-            bad("the file changed while it was being loaded (at world " + std::to_string(w) + "; worlds before it were loaded)");
-        restore_world(w, snap);
+    // Pass 2: the same bytes into the worlds, a chunk at a time, each world
+    // compared with its first-pass CRC and checked again before its chunk is written.
+    f.seek(head.payload_at);
+    backend_->synchronize();
+    for (uint32_t w = 0; w < opts_.num_worlds; w += chunk) {
+        const uint32_t n = std::min(chunk, opts_.num_worlds - w);
+        f.read_exact(bytes.data(), per_world * n);
+        for (uint32_t i = 0; i < n; ++i) {
+            const uint8_t* world = bytes.data() + per_world * i;
+            if (crc_update(0, world, per_world) != world_crc[w + i] || !world_error(world, w + i).empty())
+                bad("the file changed while it was being loaded (at world " + std::to_string(w + i) +
+                    "; the worlds before its chunk were loaded)");
+        }
+        copy_worlds_in(w, n, bytes.data());
     }
+}
+
+std::string Simulator::world_error(const uint8_t* bytes, uint32_t world) {
+    try {
+        check_snapshot(bytes);
+    } catch (const Error& e) {
+        return "world " + std::to_string(world) + ": " + e.what();
+    }
+    return "";
 }
 
 } // namespace orrery

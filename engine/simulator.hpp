@@ -273,6 +273,12 @@ class Simulator {
     /// Checks one world's snapshot bytes field by field (engine bookkeeping,
     /// then EnvSpec::validate_world) in scratch_; throws orrery::Error.
     void check_snapshot(const uint8_t* bytes);
+    /// check_snapshot's message, prefixed with "world N: ", or "" when the bytes pass.
+    std::string world_error(const uint8_t* bytes, uint32_t world);
+    /// Worlds [first, first + count) to or from host bytes laid out world after
+    /// world (the snapshot layout), one backend copy per region (checkpoint.cpp).
+    void copy_worlds_out(uint32_t first, uint32_t count, uint8_t* out);
+    void copy_worlds_in(uint32_t first, uint32_t count, const uint8_t* in);
 
     EnvSpec spec_;
     SimOptions opts_;

@@ -208,6 +208,26 @@ TEST_F(UntrustedCheckpoint, EveryWorldIsCheckedBeforeAnyIsLoaded) {
     expect_rejected(b, "world 2: Chef row 0: Player.dir = 9", path);
 }
 
+// Checkpoints stream in chunks of about 8 MiB: 30,001 tag worlds take three,
+// the last one short. A forged world in the last chunk rejects the whole file.
+TEST_F(UntrustedCheckpoint, StreamsWorldsInChunks) {
+    const uint32_t worlds = 30001;
+    Simulator a = make("tag", {}, worlds);
+    a.reset(3);
+    for (int t = 0; t < 5; ++t) a.step();
+    a.save_checkpoint(path);
+    Simulator b = make("tag", {}, worlds);
+    b.load_checkpoint(path);
+    EXPECT_EQ(hashes(a), hashes(b));
+    std::string file = read();
+    const size_t per_world = a.save_world(0).bytes.size();
+    const size_t agent_alive = snapshot_map(a.spec())[archetype_id<tag::Agent>].alive;
+    file[payload_at(file) + per_world * (worlds - 1) + agent_alive] = 3;
+    write_with_crc(file.substr(0, file.size() - 4));
+    b.reset(9);
+    expect_rejected(b, "world 30000: archetype 'Agent' row 0: alive = 3", path);
+}
+
 // Finding 7: a checkpoint records the env options and names the one that differs.
 TEST_F(UntrustedCheckpoint, OtherEnvOptionsAreRefusedByName) {
     const std::pair<std::string, std::string> options[] = {
