@@ -169,7 +169,8 @@ void EnvSpec::validate() const {
             fail("tensor '" + e.name + "' exported twice");
         names.push_back(e.name);
     }
-    for (const auto& [name, range] : ranges_) {
+    for (const auto& entry : ranges_) {
+        const std::string& name = entry.first; // a plain name: clang before 16 cannot capture a binding
         auto it = std::find_if(exports_.begin(), exports_.end(),
                                [&](const ExportSpec& e) { return e.name == name && e.input; });
         if (it == exports_.end()) fail("input_range names '" + name + "', which is not an input tensor");

@@ -352,6 +352,10 @@ class EnvSpec {
     /// left untouched by Simulator::set_state_json).
     std::function<std::string(Ctx&)> state_to_json;
     std::function<void(Ctx&, const std::string&)> state_from_json;
+    /// Optional check of one world's env fields in a host copy (a snapshot being
+    /// restored, a checkpoint being loaded), run after the engine has checked its
+    /// entity bookkeeping; throws orrery::Error naming the field. Never runs in a step.
+    std::function<void(const Ctx&)> validate_world;
 
     /// What the viewer and recorder draw (render/ reads only this); empty by default.
     DrawSpec draw;

@@ -50,6 +50,12 @@ StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mo
     for (uint32_t a = 0; a < sh.num_archetypes; ++a) {
         const ArchetypeSpec& as = spec.archetype_specs()[a];
         size_t rows = W * as.capacity;
+        // Rows are addressed by a 32-bit slot index (world * capacity + row).
+        if (uint64_t(rows) > (uint64_t(1) << 32))
+            throw Error("env '" + spec.name() + "': archetype '" + as.name + "' needs num_worlds x capacity = " +
+                        std::to_string(num_worlds) + " x " + std::to_string(as.capacity) + " = " + std::to_string(rows) +
+                        " rows; expected at most 2^32 (num_worlds <= " +
+                        std::to_string((uint64_t(1) << 32) / as.capacity) + " for this env)");
         StorageLayout::Offsets::Table& t = o.tables[a];
         size_t start = p.total;
         t.generation = p.place(rows * 4);

@@ -8,10 +8,9 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
-#include <unistd.h>
 
+#include "engine/checkpoint.hpp"
 #include "engine/cpu/cpu_backend.hpp"
 #if defined(ORRERY_WITH_CUDA)
 #include "engine/cuda/cuda_backend.hpp"
@@ -22,9 +21,6 @@ namespace orrery {
 namespace {
 CudaBackendFactory g_cuda_factory = nullptr;
 
-constexpr char kMagic[8] = {'O', 'R', 'R', 'E', 'R', 'Y', 'C', 'K'};
-constexpr uint32_t kCheckpointVersion = 1;
-
 int cuda_index(const std::string& device) {
     if (device == "cuda") return 0;
     try {
@@ -34,6 +30,17 @@ int cuda_index(const std::string& device) {
     } catch (const std::exception&) {
     }
     throw Error("device='" + device + "' is not understood; expected 'cpu', 'cuda', 'cuda:N' or 'auto'");
+}
+
+/// `v` with newlines and backslashes escaped, so that it stays on its schema line.
+std::string one_line(const std::string& v) {
+    std::string out;
+    for (char c : v) {
+        if (c == '\n') out += "\\n";
+        else if (c == '\\') out += "\\\\";
+        else out += c;
+    }
+    return out;
 }
 } // namespace
 
@@ -292,11 +299,22 @@ WorldSnapshot Simulator::save_world(uint32_t world) {
     return snap;
 }
 
+void Simulator::check_snapshot(const uint8_t* bytes) {
+    load_scratch(bytes, scratch_);
+    check_world_storage(spec_, scratch_, 0);
+    if (spec_.validate_world) spec_.validate_world(Ctx(scratch_, 0));
+}
+
 void Simulator::restore_world(uint32_t world, const WorldSnapshot& snap) {
     check_world(world, "world");
     if (snap.bytes.size() != snapshot_bytes())
         throw Error("snapshot holds " + std::to_string(snap.bytes.size()) + " bytes; expected " +
                     std::to_string(snapshot_bytes()) + " for env '" + spec_.name() + "'");
+    try {
+        check_snapshot(snap.bytes.data());
+    } catch (const Error& e) {
+        throw Error("snapshot rejected: " + std::string(e.what()));
+    }
     backend_->synchronize();
     size_t at = 0;
     for (const Region& r : regions_) {
@@ -314,16 +332,16 @@ void Simulator::copy_world(uint32_t src, uint32_t dst) {
         backend_->copy_within(r.base + r.bytes_per_world * dst, r.base + r.bytes_per_world * src, r.bytes_per_world);
 }
 
-void Simulator::load_scratch(const std::vector<uint8_t>& bytes, const Storage& into) {
+void Simulator::load_scratch(const uint8_t* bytes, const Storage& into) {
     size_t at = 0;
     for (const Region& r : scratch_layout_.regions(into)) {
-        std::memcpy(r.base, bytes.data() + at, r.bytes_per_world);
+        std::memcpy(r.base, bytes + at, r.bytes_per_world);
         at += r.bytes_per_world;
     }
 }
 
 void Simulator::read_world(uint32_t world, const std::function<void(Ctx&)>& fn) {
-    load_scratch(save_world(world).bytes, scratch_);
+    load_scratch(save_world(world).bytes.data(), scratch_);
     Ctx ctx(scratch_, 0);
     fn(ctx);
 }
@@ -349,7 +367,7 @@ bool Simulator::poll_world_view(const std::function<void(Ctx&, const LaggedView&
     if (!view_landed_) return false;
     view_.lag = steps_taken() - view_.step;
     view_.fresh = fresh;
-    load_scratch(view_bytes_, view_scratch_);
+    load_scratch(view_bytes_.data(), view_scratch_);
     Ctx ctx(view_scratch_, 0);
     fn(ctx, view_);
     return true;
@@ -394,94 +412,12 @@ std::string Simulator::schema_text() const {
     for (const ComponentSpec& c : spec_.component_specs())
         out << "component=" << c.name << ":" << c.row_bytes << "\n";
     for (const ArchetypeSpec& a : spec_.archetype_specs()) out << "archetype=" << a.name << ":" << a.capacity << "\n";
-    for (const auto& [k, v] : spec_.info()) out << "info." << k << "=" << v << "\n";
+    for (const auto& [k, v] : spec_.info()) out << "info." << k << "=" << one_line(v) << "\n";
     out << "config_bytes=" << spec_.config_bytes().size() << "\n";
+    const std::vector<uint8_t>& config = spec_.config_bytes();
+    out << "config_crc=" << crc32(0L, config.data(), uInt(config.size())) << "\n";
     out << "snapshot_bytes=" << snapshot_bytes() << "\n";
     return out.str();
-}
-
-namespace {
-void put_u32(std::string& s, uint32_t v) { s.append(reinterpret_cast<const char*>(&v), 4); }
-void put_u64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*>(&v), 8); }
-uint32_t crc(const std::string& s, size_t n) {
-    uLong c = crc32(0L, Z_NULL, 0);
-    size_t at = 0;
-    while (at < n) {
-        uInt chunk = uInt(std::min<size_t>(n - at, 1u << 30));
-        c = crc32(c, reinterpret_cast<const Bytef*>(s.data() + at), chunk);
-        at += chunk;
-    }
-    return uint32_t(c);
-}
-std::string first_difference(const std::string& a, const std::string& b) {
-    std::istringstream x(a), y(b);
-    std::string la, lb;
-    while (true) {
-        bool ga = bool(std::getline(x, la)), gb = bool(std::getline(y, lb));
-        if (!ga && !gb) return "";
-        if (la != lb || ga != gb) return "file has '" + (ga ? la : "") + "', this simulator has '" + (gb ? lb : "") + "'";
-    }
-}
-} // namespace
-
-void Simulator::save_checkpoint(const std::string& path) {
-    std::string header = schema_text();
-    std::string out(kMagic, 8);
-    put_u32(out, kCheckpointVersion);
-    put_u32(out, uint32_t(header.size()));
-    out += header;
-    size_t per_world = snapshot_bytes();
-    put_u64(out, uint64_t(per_world) * opts_.num_worlds);
-    for (uint32_t w = 0; w < opts_.num_worlds; ++w) {
-        WorldSnapshot s = save_world(w);
-        out.append(reinterpret_cast<const char*>(s.bytes.data()), s.bytes.size());
-    }
-    put_u32(out, crc(out, out.size()));
-
-    std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!f) throw Error("cannot open '" + tmp + "' for writing: " + std::strerror(errno));
-    bool ok = std::fwrite(out.data(), 1, out.size(), f) == out.size();
-    ok = std::fflush(f) == 0 && ok;
-    ok = ::fsync(fileno(f)) == 0 && ok;
-    ok = std::fclose(f) == 0 && ok;
-    if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-        std::remove(tmp.c_str());
-        throw Error("cannot write checkpoint '" + path + "': " + std::strerror(errno));
-    }
-}
-
-void Simulator::load_checkpoint(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("cannot open checkpoint '" + path + "'");
-    std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    auto bad = [&](const std::string& why) { throw Error("checkpoint '" + path + "' rejected: " + why); };
-    if (data.size() < 8 + 4 + 4 + 8 + 4) bad("truncated (" + std::to_string(data.size()) + " bytes)");
-    if (std::memcmp(data.data(), kMagic, 8) != 0) bad("not an Orrery checkpoint (bad magic)");
-    uint32_t version, header_len;
-    std::memcpy(&version, data.data() + 8, 4);
-    std::memcpy(&header_len, data.data() + 12, 4);
-    if (version != kCheckpointVersion)
-        bad("format version " + std::to_string(version) + "; expected " + std::to_string(kCheckpointVersion));
-    if (16 + size_t(header_len) + 8 + 4 > data.size()) bad("truncated inside the header");
-    uint64_t payload;
-    std::memcpy(&payload, data.data() + 16 + header_len, 8);
-    size_t payload_at = 16 + size_t(header_len) + 8;
-    if (payload_at + payload + 4 != data.size())
-        bad("truncated or padded: " + std::to_string(data.size()) + " bytes; the header promises " +
-            std::to_string(payload_at + payload + 4));
-    uint32_t stored;
-    std::memcpy(&stored, data.data() + data.size() - 4, 4);
-    if (crc(data, data.size() - 4) != stored) bad("checksum mismatch (the file is corrupt)");
-    std::string diff = first_difference(data.substr(16, header_len), schema_text());
-    if (!diff.empty()) bad("written for a different simulator: " + diff);
-    size_t per_world = snapshot_bytes();
-    WorldSnapshot snap;
-    snap.bytes.resize(per_world);
-    for (uint32_t w = 0; w < opts_.num_worlds; ++w) {
-        std::memcpy(snap.bytes.data(), data.data() + payload_at + per_world * w, per_world);
-        restore_world(w, snap);
-    }
 }
 
 } // namespace orrery

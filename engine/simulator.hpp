@@ -261,7 +261,10 @@ class Simulator {
     /// Throws orrery::Error describing the first worlds with a nonzero error code.
     void check_errors();
 
-    /// Saves, restores and copies single worlds. A restored world continues bit-exactly.
+    /// Saves, restores and copies single worlds. A restored world continues
+    /// bit-exactly. restore_world treats the snapshot as untrusted: every field is
+    /// checked first (engine bookkeeping, then the env's), and a bad one throws
+    /// orrery::Error naming it, the world untouched.
     WorldSnapshot save_world(uint32_t world);
     void restore_world(uint32_t world, const WorldSnapshot& snap);
     void copy_world(uint32_t src, uint32_t dst);
@@ -299,10 +302,13 @@ class Simulator {
     /// 64-bit FNV-1a hash of a world's whole state.
     uint64_t state_hash(uint32_t world);
 
-    /// Writes every world to `path` atomically (temporary file, fsync, rename).
+    /// Writes every world to `path` atomically (temporary file, fsync, rename),
+    /// streamed one world at a time (engine/checkpoint.cpp).
     void save_checkpoint(const std::string& path);
     /// Loads a checkpoint written for the same env, options and world count;
-    /// throws orrery::Error for a corrupt, truncated or mismatched file, state untouched.
+    /// throws orrery::Error for a corrupt, truncated or mismatched file (a
+    /// differing env option is named), or any world whose fields fail the checks
+    /// of restore_world, state untouched. Only a regular file is read, streamed.
     void load_checkpoint(const std::string& path);
 
     MemoryReport memory_report() const { return layout_.report; }
@@ -313,7 +319,16 @@ class Simulator {
     std::string schema_text() const;
     size_t snapshot_bytes() const;
     /// One world's region bytes into `into` (scratch_ or view_scratch_).
-    void load_scratch(const std::vector<uint8_t>& bytes, const Storage& into);
+    void load_scratch(const uint8_t* bytes, const Storage& into);
+    /// Checks one world's snapshot bytes field by field (engine bookkeeping,
+    /// then EnvSpec::validate_world) in scratch_; throws orrery::Error.
+    void check_snapshot(const uint8_t* bytes);
+    /// check_snapshot's message, prefixed with "world N: ", or "" when the bytes pass.
+    std::string world_error(const uint8_t* bytes, uint32_t world);
+    /// Worlds [first, first + count) to or from host bytes laid out world after
+    /// world (the snapshot layout), one backend copy per region (checkpoint.cpp).
+    void copy_worlds_out(uint32_t first, uint32_t count, uint8_t* out);
+    void copy_worlds_in(uint32_t first, uint32_t count, const uint8_t* in);
 
     EnvSpec spec_;
     SimOptions opts_;

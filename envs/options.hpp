@@ -2,6 +2,7 @@
 // Reads an env's string options (from make(name, key=value, ...)) with range
 // checks, and rejects unknown keys, so a typo is an error rather than a default.
 
+#include <map>
 #include <set>
 #include <string>
 
@@ -23,12 +24,17 @@ class OptionReader {
     std::string str(const std::string& key, const std::string& fallback);
     /// Throws orrery::Error naming any option no reader asked for.
     void finish() const;
+    /// Records every option read, with the value in effect (given or default,
+    /// normalised), in spec.info() as "option.<key>": checkpoints carry them and
+    /// a load with other options is refused naming the option.
+    void record(EnvSpec& spec) const;
 
   private:
     const std::string* find(const std::string& key);
     std::string env_;
     const EnvOptions& options_;
     std::set<std::string> known_;
+    std::map<std::string, std::string> values_; ///< the value in effect of each option read
 };
 
 } // namespace orrery

@@ -6,10 +6,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
 
 #include <stb_image_write.h>
 
 #include "engine/error.hpp"
+
+extern char** environ;
 
 namespace orrery::render {
 
@@ -114,12 +119,36 @@ void write_gif(const std::string& path, const std::vector<std::vector<uint8_t>>&
     if (!ok) throw Error("render: could not write GIF '" + path + "'");
 }
 
-bool have_ffmpeg() { return std::system("command -v ffmpeg >/dev/null 2>&1") == 0; }
+int run_program(const std::vector<std::string>& argv, bool quiet) {
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    posix_spawn_file_actions_t io;
+    posix_spawn_file_actions_init(&io);
+    if (quiet) {
+        posix_spawn_file_actions_addopen(&io, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_adddup2(&io, 1, 2);
+    }
+    pid_t pid = 0;
+    int rc = posix_spawnp(&pid, args[0], &io, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&io);
+    if (rc != 0) return -1;
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR) return -1;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+bool have_ffmpeg() { return run_program({"ffmpeg", "-version"}, true) == 0; }
 
 void encode_mp4(const std::string& pattern, const std::string& out, uint32_t fps) {
-    std::string cmd = "ffmpeg -y -loglevel error -framerate " + std::to_string(fps) + " -i '" + pattern +
-                      "' -vf 'pad=ceil(iw/2)*2:ceil(ih/2)*2' -pix_fmt yuv420p '" + out + "'";
-    if (std::system(cmd.c_str()) != 0) throw Error("render: ffmpeg failed: " + cmd);
+    // An argument vector, no shell: paths are passed through as they are.
+    std::vector<std::string> argv = {"ffmpeg", "-y", "-loglevel", "error", "-framerate", std::to_string(fps),
+                                     "-i", pattern, "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p",
+                                     out.rfind('-', 0) == 0 ? "./" + out : out}; // not read as an option
+    if (out.find('\0') != std::string::npos || pattern.find('\0') != std::string::npos)
+        throw Error("render: the video path holds a NUL byte");
+    if (run_program(argv, false) != 0) throw Error("render: ffmpeg failed writing '" + out + "' from '" + pattern + "'");
 }
 
 } // namespace orrery::render

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs the whole test suite: C++ (release with assertions, then
-# ASan + UBSan, then the multi-threaded suites under TSan) and, where the
+# ASan + UBSan, then the multi-threaded suites under TSan, then each libFuzzer
+# target for a short budget) and, where the
 # Python package exists, pytest. GPU tests skip
 # themselves on machines without a GPU.
 set -euo pipefail
@@ -17,6 +18,9 @@ ctest --preset asan -j "$jobs"
 for t in engine_test ecs_test world_view_test fair_mutex_test; do
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$root/build/tsan/tests/$t" --gtest_brief=1
 done
+# libFuzzer (clang, ASan + UBSan) on every parser and loader of untrusted
+# input, 30 s per target from the committed corpus (docs/security.md).
+"$root/tools/fuzz.sh" 30
 if [ -x "$root/tools/test_python.sh" ]; then
   "$root/tools/test_python.sh"
 fi

@@ -5,10 +5,27 @@
 
 #include "engine/cpu/thread_pool.hpp"
 
+#include <system_error>
+
+#include "engine/error.hpp"
+
 namespace orrery {
 
 ThreadPool::ThreadPool(uint32_t threads) {
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    try {
+        start_workers(threads);
+    } catch (const std::system_error& e) {
+        // The destructor does not run for a half-built pool: stop and join the
+        // workers already started here, or their std::thread destructors abort.
+        stop_and_join();
+        throw Error("threads=" + std::to_string(threads) + ": could not start worker thread " +
+                    std::to_string(workers_.size() + 1) + " (" + e.what() + "); expected fewer threads");
+    }
+}
+
+void ThreadPool::start_workers(uint32_t threads) {
+    workers_.reserve(threads - 1);
     for (uint32_t i = 1; i < threads; ++i) {
         workers_.emplace_back([this] {
             uint64_t seen = 0;
@@ -32,13 +49,16 @@ ThreadPool::ThreadPool(uint32_t threads) {
     }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stop_and_join(); }
+
+void ThreadPool::stop_and_join() {
     {
         std::lock_guard<std::mutex> lock(mu_);
         stop_ = true;
     }
     wake_.notify_all();
-    for (std::thread& t : workers_) t.join();
+    for (std::thread& t : workers_)
+        if (t.joinable()) t.join();
 }
 
 void ThreadPool::drain(const std::function<void(uint32_t)>& fn, uint32_t n) {

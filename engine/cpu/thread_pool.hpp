@@ -15,6 +15,7 @@ namespace orrery {
 class ThreadPool {
   public:
     /// `threads` workers in all, the caller included; 0 means every hardware thread.
+    /// Throws orrery::Error, with no thread left running, when one cannot be started.
     explicit ThreadPool(uint32_t threads);
     ~ThreadPool();
     ThreadPool(const ThreadPool&) = delete;
@@ -27,6 +28,8 @@ class ThreadPool {
     void parallel_for(uint32_t n, const std::function<void(uint32_t)>& fn);
 
   private:
+    void start_workers(uint32_t threads);
+    void stop_and_join();
     void drain(const std::function<void(uint32_t)>& fn, uint32_t n);
 
     std::vector<std::thread> workers_;

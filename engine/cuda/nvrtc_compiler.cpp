@@ -1,7 +1,9 @@
 // NVRTC compilation and the compile cache. The cache is private to the user
 // (directory 0700, entries 0600, written to a temporary name then renamed, so
 // concurrent starts never see half a file); an entry is loaded only if its
-// recorded key and content digest match, otherwise it is rebuilt.
+// recorded key and content digest match, otherwise it is rebuilt. The digest
+// is stored in the entry itself, so it detects corruption, not forgery: what
+// keeps other users' code out is the owner, mode and O_NOFOLLOW checks.
 
 #include "engine/cuda/nvrtc_compiler.hpp"
 

@@ -1,7 +1,8 @@
 #pragma once
 // NVRTC compilation of generated kernels, with the on-disk compile cache of
 // DESIGN decision 4: entries keyed by a SHA-256 of everything that shapes the
-// binary, checked against their own digest before they are loaded.
+// binary, checked against their own digest before they are loaded (which
+// catches corruption; the owner, mode and O_NOFOLLOW checks keep others out).
 
 #include <string>
 #include <vector>

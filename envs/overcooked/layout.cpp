@@ -210,7 +210,9 @@ double amount(const RecipeSetting& s, uint32_t recipe, const std::vector<uint32_
 Layout parse_layout_file(const std::string& text, const std::string& source) {
     json dict;
     try {
-        dict = json::parse(python_to_json(text, source));
+        const std::string as_json = python_to_json(text, source);
+        check_json_depth(as_json, source);
+        dict = json::parse(as_json);
     } catch (const json::exception& e) {
         throw Error(source + ": not a valid layout dict (" + e.what() + ")");
     }

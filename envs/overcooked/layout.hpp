@@ -62,6 +62,18 @@ template <class Json> uint32_t ingredient_weight(const Json& name, const std::st
     return name == "onion" ? 1 : 4;
 }
 
+/// Checks one world's kitchen in a host copy (a snapshot or checkpoint being
+/// loaded) against the layout: both chefs alive on distinct floor cells facing
+/// N/S/E/W, every held, counter and pot item one the rules can make, pot ticks
+/// within the recipe's cook time, unused pot and counter slots empty. Throws
+/// orrery::Error naming the field.
+void validate_kitchen(const orrery::Ctx& ctx);
+
+/// Throws orrery::Error naming `field` when JSON `text` nests arrays and objects
+/// deeper than kMaxJsonDepth (the parser and dump() recurse).
+void check_json_depth(const std::string& text, const std::string& field);
+inline constexpr uint32_t kMaxJsonDepth = 64;
+
 /// The JSON state codec (overcooked_ai OvercookedState.to_dict schema).
 struct StateCodec {
     std::vector<uint32_t> all_orders, bonus_orders;

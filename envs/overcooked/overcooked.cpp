@@ -2,10 +2,10 @@
 // device-side Config, the task graph, the exported tensors and the JSON codec.
 
 #include <algorithm>
-#include <fstream>
 #include <iterator>
 #include <string_view>
 
+#include "engine/files.hpp"
 #include "envs/options.hpp"
 #include "envs/overcooked/layout.hpp"
 
@@ -13,6 +13,9 @@ namespace overcooked {
 namespace {
 
 using orrery::Error;
+
+/// Largest layout file read (the classic ones are a few hundred bytes).
+constexpr uint64_t kMaxLayoutBytes = 1u << 20;
 
 /// JaxMARL's start cells (x, y) for its versions of the classic kitchens.
 const std::map<std::string, std::array<std::array<uint32_t, 2>, kNumPlayers>> kJaxmarlStarts = {
@@ -29,9 +32,7 @@ Layout load_layout(orrery::OptionReader& opt, const orrery::EnvOptions& options)
     if (options.count("layout_grid")) return parse_layout_grid(grid);
     Layout L;
     if (options.count("layout_file")) {
-        std::ifstream in(file);
-        if (!in) throw Error("overcooked: layout_file=" + file + " cannot be read");
-        L = parse_layout_file(std::string(std::istreambuf_iterator<char>(in), {}), file);
+        L = parse_layout_file(orrery::read_regular_file(file, "layout_file", kMaxLayoutBytes), file);
         name = file;
     } else if (auto it = builtin_layouts().find(name); it != builtin_layouts().end()) {
         L = parse_layout_file(it->second, name + ".layout");
@@ -233,7 +234,9 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     auto codec = std::make_shared<StateCodec>(StateCodec{effective_orders(layout), sorted_orders(layout.bonus_orders), featurized});
     spec.state_to_json = [codec](orrery::Ctx& ctx) { return codec->to_json(ctx); };
     spec.state_from_json = [codec](orrery::Ctx& ctx, const std::string& text) { codec->from_json(ctx, text); };
+    spec.validate_world = [](const orrery::Ctx& ctx) { validate_kitchen(ctx); };
     spec.info()["layout"] = layout.name;
+    opt.record(spec);
     spec.info()["old_dynamics"] = cfg.old_dynamics ? "true" : "false";
     if (featurized) spec.info()["featurized"] = "true";
     std::string terrain;

@@ -14,7 +14,7 @@ namespace {
 using Json = nlohmann::ordered_json;
 using orrery::Error;
 
-const char* kItemNames[] = {"", "onion", "tomato", "dish", "soup"}; ///< by kind_of(item)
+const char* kItemNames[] = {"", "onion", "tomato", "dish", "soup"}; ///< by kind_of(item) (validate_kitchen keeps it < 5)
 
 Json position(const Config& cfg, uint32_t cell) { return Json::array({cell % cfg.width, cell / cfg.width}); }
 
@@ -73,6 +73,7 @@ struct Object { uint32_t cell; uint8_t item; int32_t tick; };
 /// Reads a soup's ingredients and cooking tick (current or legacy "state" form).
 void read_soup(const Config& cfg, const Json& o, const std::string& field, Object& out) {
     uint8_t soup = 0;
+    int64_t tick = -1;
     if (o.contains("state")) { // legacy: [ingredient, count, ticks]
         const Json& s = o["state"];
         if (!s.is_array() || s.size() != 3 || (s[0] != "onion" && s[0] != "tomato"))
@@ -80,7 +81,7 @@ void read_soup(const Config& cfg, const Json& o, const std::string& field, Objec
         int64_t n = integer(s[1], field + ".state[1]"), time = integer(s[2], field + ".state[2]");
         if (n < 1 || n > 3) throw Error(field + ".state[1]: expected 1 to 3 ingredients");
         for (int64_t i = 0; i < n; ++i) soup = with_ingredient(soup, s[0] == "onion" ? kOnion : kTomato);
-        out.tick = time == 0 ? -1 : time >= 20 ? cfg.cook_time[recipe_of(soup)] : int32_t(time);
+        tick = time == 0 ? -1 : time >= 20 ? cfg.cook_time[recipe_of(soup)] : time;
     } else {
         const Json& list = need(o, "_ingredients", field);
         if (!list.is_array() || list.empty() || list.size() > 3) throw Error(field + "._ingredients: expected 1 to 3 ingredients");
@@ -89,12 +90,13 @@ void read_soup(const Config& cfg, const Json& o, const std::string& field, Objec
             soup = with_ingredient(soup, ingredient_weight(need(list[i], "name", at), at + ".name") == 1 ? kOnion : kTomato);
         }
         const char* key = o.contains("cooking_tick") ? "cooking_tick" : "_cooking_tick";
-        out.tick = o.contains(key) ? int32_t(integer(o[key], field + "." + key)) : -1;
+        tick = o.contains(key) ? integer(o[key], field + "." + key) : -1;
     }
     int32_t cook = cfg.cook_time[recipe_of(soup)];
-    if (out.tick < -1 || out.tick > cook)
-        throw Error(field + ".cooking_tick = " + std::to_string(out.tick) + " is invalid; expected -1 (idle) to " +
+    if (tick < -1 || tick > cook) // checked as read, before any narrowing
+        throw Error(field + ".cooking_tick = " + std::to_string(tick) + " is invalid; expected -1 (idle) to " +
                     std::to_string(cook) + " (this recipe's cook time)");
+    out.tick = int32_t(tick);
     out.item = soup;
 }
 
@@ -134,8 +136,16 @@ Player read_player(const Config& cfg, const Json& p, const std::string& field) {
     return out;
 }
 
-void check_orders(const Json& state, const char* key, const std::vector<uint32_t>& expected) {
-    if (!state.contains(key)) return;
+/// overcooked_ai reads a missing all_orders as every recipe and a missing
+/// bonus_orders as none; `absent` is that list. Orders are fixed by the layout,
+/// so a dict whose orders (given or implied) differ is refused.
+void check_orders(const Json& state, const char* key, const std::vector<uint32_t>& expected,
+                  const std::vector<uint32_t>& absent) {
+    if (!state.contains(key)) {
+        if (std::is_permutation(absent.begin(), absent.end(), expected.begin(), expected.end())) return;
+        throw Error(std::string(key) + ": missing; overcooked_ai reads that as " + orders_json(absent).dump() +
+                    ", which differs from this kitchen's " + orders_json(expected).dump() + "; give " + key);
+    }
     std::vector<uint32_t> got;
     const Json& list = state[key];
     if (!list.is_array()) throw Error(std::string(key) + ": expected a list of orders");
@@ -150,7 +160,86 @@ void check_orders(const Json& state, const char* key, const std::vector<uint32_t
                     "; orders are fixed by the layout");
 }
 
+/// An item as the rules make it: onion, tomato or dish exactly, or a soup of 1-3
+/// ingredients with tomato bits only for those; 0 (nothing) when `empty_ok`.
+bool valid_item(uint32_t item, bool empty_ok) {
+    if (item == kNothing) return empty_ok;
+    if (item == kOnion || item == kTomato || item == kDish) return true;
+    uint32_t n = soup_size(item);
+    return kind_of(item) == kSoup && n >= 1 && (item >> 5) < (1u << n);
+}
+
+void need_item(uint32_t item, bool empty_ok, const std::string& field) {
+    if (!valid_item(item, empty_ok))
+        throw Error(field + " = " + std::to_string(item) + " is not an item; expected " + (empty_ok ? "0 (nothing), " : "") +
+                    "1 (onion), 2 (tomato), 3 (dish) or a soup of 1 to 3 ingredients (kind 4)");
+}
+
+void validate_chefs(const orrery::Ctx& ctx, const Config& cfg) {
+    for (uint32_t i = 0; i < kNumPlayers; ++i) {
+        std::string field = "Chef row " + std::to_string(i);
+        if (!ctx.storage().tables[orrery::archetype_id<Chef>].alive[ctx.slot(ctx.storage().tables[orrery::archetype_id<Chef>], i)])
+            throw Error(field + ": not alive; expected both chefs alive");
+        const Player& p = ctx.at<Chef, Player>(i);
+        if (p.cell >= cfg.num_cells || cfg.tile[p.cell] != kFloor)
+            throw Error(field + ": Player.cell = " + std::to_string(p.cell) + "; expected a floor cell of the " +
+                        std::to_string(cfg.width) + " x " + std::to_string(cfg.height) + " layout");
+        if (p.dir > kWest) throw Error(field + ": Player.dir = " + std::to_string(p.dir) + "; expected 0 to 3 (N, S, E, W)");
+        need_item(p.held, true, field + ": Player.held");
+    }
+    if (ctx.at<Chef, Player>(0).cell == ctx.at<Chef, Player>(1).cell)
+        throw Error("Chef rows 0 and 1: both chefs stand on cell " + std::to_string(ctx.at<Chef, Player>(0).cell) +
+                    "; expected distinct cells");
+}
+
 } // namespace
+
+void validate_kitchen(const orrery::Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    validate_chefs(ctx, cfg);
+    const Pots& pots = ctx.single<Kitchen, Pots>();
+    for (uint32_t j = 0; j < kMaxPots; ++j) {
+        std::string field = "Pots.soup[" + std::to_string(j) + "]";
+        if (j >= cfg.num_pots || !pots.soup[j]) {
+            if (pots.soup[j] || pots.tick[j])
+                throw Error(field + " = " + std::to_string(pots.soup[j]) + ", tick = " + std::to_string(pots.tick[j]) +
+                            "; expected 0 and 0 for " + (j >= cfg.num_pots ? "a slot past the layout's pots" : "an empty pot"));
+            continue;
+        }
+        if (kind_of(pots.soup[j]) != kSoup || !valid_item(pots.soup[j], false))
+            throw Error(field + " = " + std::to_string(pots.soup[j]) + "; expected 0 or a soup of 1 to 3 ingredients");
+        uint32_t cook = cfg.cook_time[recipe_of(pots.soup[j])];
+        if (pots.tick[j] > cook + 1)
+            throw Error("Pots.tick[" + std::to_string(j) + "] = " + std::to_string(pots.tick[j]) + "; expected 0 (idle) to " +
+                        std::to_string(cook + 1) + " (cook time + 1)");
+    }
+    orrery::Array<Counters> counters = ctx.array_at<Counters>(orrery::archetype_id<Kitchen>, 0);
+    for (uint32_t k = 0; k < counters.size; ++k) {
+        std::string field = "Counters[" + std::to_string(k) + "]";
+        if (k < cfg.num_counters) need_item(counters[k], true, field);
+        else if (counters[k]) throw Error(field + " = " + std::to_string(counters[k]) + "; expected 0 (the layout has no such counter)");
+    }
+}
+
+void check_json_depth(const std::string& text, const std::string& field) {
+    uint32_t depth = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (in_string) {
+            if (c == '\\') ++i;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > kMaxJsonDepth)
+                throw Error(field + ": nested deeper than " + std::to_string(kMaxJsonDepth) + " levels at byte " +
+                            std::to_string(i) + "; expected at most " + std::to_string(kMaxJsonDepth));
+        } else if ((c == ']' || c == '}') && depth) {
+            --depth;
+        }
+    }
+}
 
 std::string StateCodec::to_json(orrery::Ctx& ctx) const {
     const Config& cfg = ctx.config<Config>();
@@ -176,6 +265,7 @@ std::string StateCodec::to_json(orrery::Ctx& ctx) const {
 void StateCodec::from_json(orrery::Ctx& ctx, const std::string& text) const {
     const Config& cfg = ctx.config<Config>();
     Json state;
+    check_json_depth(text, "state");
     try {
         state = Json::parse(text);
     } catch (const Json::exception& e) {
@@ -205,8 +295,8 @@ void StateCodec::from_json(orrery::Ctx& ctx, const std::string& text) const {
     }
     int64_t timestep = state.contains("timestep") ? integer(state["timestep"], "timestep") : 0;
     if (timestep < 0 || timestep > int64_t(1u << 30)) throw Error("timestep = " + std::to_string(timestep) + " is out of range");
-    check_orders(state, "all_orders", all_orders);
-    check_orders(state, "bonus_orders", bonus_orders);
+    check_orders(state, "all_orders", all_orders, effective_orders(Layout{}));
+    check_orders(state, "bonus_orders", bonus_orders, {});
 
     for (uint32_t i = 0; i < kNumPlayers; ++i) {
         ctx.at<Chef, Player>(i) = chef[i];

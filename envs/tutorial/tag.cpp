@@ -2,10 +2,39 @@
 
 #include "envs/tutorial/tag.hpp"
 
+#include <cmath>
+
 #include "engine/env.hpp"
 #include "envs/options.hpp"
 
 namespace tag {
+
+namespace {
+bool finite(const Position& p) { return std::isfinite(p.x) && std::isfinite(p.y); }
+
+/// Checks one world's fields in a host copy (a snapshot or checkpoint being
+/// loaded): the agents spawn made, in their rows and roles, at finite places.
+void validate_arena(const orrery::Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t agents = cfg.pursuers + cfg.evaders;
+    const orrery::ArchetypeTable& t = ctx.storage().tables[orrery::archetype_id<Agent>];
+    for (uint32_t i = 0; i < agents; ++i) {
+        const std::string row = "Agent row " + std::to_string(i);
+        if (!t.alive[ctx.slot(t, i)]) throw orrery::Error(row + ": not alive; expected all " + std::to_string(agents) + " agents alive");
+        int32_t role = ctx.at<Agent, Role>(i).value, want = i < cfg.pursuers ? kPursuer : kEvader;
+        if (role != want)
+            throw orrery::Error(row + ": Role = " + std::to_string(role) + "; expected " + std::to_string(want) +
+                                " (pursuers first, then evaders)");
+        const Velocity& v = ctx.at<Agent, Velocity>(i);
+        if (!finite(ctx.at<Agent, Position>(i)) || !std::isfinite(v.x) || !std::isfinite(v.y))
+            throw orrery::Error(row + ": Position or Velocity is not finite; expected finite numbers");
+    }
+    ctx.each<Pellet>([&](orrery::Entity e) {
+        if (!finite(*ctx.get<Position>(e)))
+            throw orrery::Error("Pellet row " + std::to_string(e.row()) + ": Position is not finite; expected finite numbers");
+    });
+}
+} // namespace
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("tag", options);
@@ -27,6 +56,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.archetype<Pellet>(2 * cfg.pellets + 1); // eaten pellets free their rows at the barrier
     spec.archetype<Arena>(1, /*singleton=*/true);
     spec.config(cfg);
+    opt.record(spec);
+    spec.validate_world = validate_arena;
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
     // Per-entity lane systems: each writes only its own agent, so the GPU may

@@ -9,6 +9,7 @@ fixed addresses, refreshed in place by every step. Copy them (``obs.copy()``,
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import math
 import operator
@@ -22,7 +23,7 @@ import numpy as np
 
 from orrery import _core
 from orrery._actions import write_input
-from orrery._extras import require
+from orrery._extras import DISTRIBUTION, EXTRAS, require
 from orrery.meta import meta_of
 
 __all__ = ["Env", "make", "list_envs", "describe_envs", "AUTORESET_MODES", "FRAMEWORKS", "RENDER_MODES",
@@ -129,6 +130,33 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> str:
     return value
 
 
+class MissingFrameworkError(ModuleNotFoundError, ValueError):
+    """``framework=`` names a package that is not installed: a ValueError for
+    the argument, a ModuleNotFoundError for the package."""
+
+
+def _check_framework_installed(framework: str) -> None:
+    """Raises MissingFrameworkError at make() time, before any simulator exists,
+    when the framework's package cannot be imported (rather than later, from
+    reset()), saying what to pip install."""
+    if framework not in ("torch", "jax"):
+        return
+    try:
+        missing = importlib.util.find_spec(framework) is None
+    except (ValueError, AttributeError):  # a None placeholder in sys.modules
+        missing = True
+    try:
+        if not missing:
+            require(framework, f"framework={framework!r}")
+            return
+        raise ModuleNotFoundError(f"framework={framework!r} needs the package {framework!r}, which is not "
+                                  f"installed; install it with: pip install '{DISTRIBUTION}[{EXTRAS[framework]}]'",
+                                  name=framework)
+    except ModuleNotFoundError as e:
+        raise MissingFrameworkError(f"{e} (or pass framework='dlpack' for orrery.Tensor objects)",
+                                    name=e.name) from None
+
+
 class Env:
     """A batch of ``num_worlds`` worlds of one env, stepped in lockstep.
 
@@ -152,6 +180,7 @@ class Env:
             seed = _check_int("seed", seed, 0, 2**64 - 1)
         if framework is not None:
             framework = _check_choice("framework", framework, FRAMEWORKS)
+            _check_framework_installed(framework)
         if render_mode is not None:
             render_mode = _check_choice("render_mode", render_mode, RENDER_MODES)
         options = {k: _option_string(k, v) for k, v in env_kwargs.items()}
@@ -169,13 +198,12 @@ class Env:
         self.autoreset = autoreset
         self.device = self._sim.device
         self.framework = framework or ("numpy" if self.device == "cpu" else "torch")
-        if self.framework in ("torch", "jax"):
+        if framework is None and self.framework != "numpy":
             try:
-                require(self.framework, f"framework={self.framework!r}")
-            except ModuleNotFoundError as e:
+                _check_framework_installed(self.framework)
+            except ValueError:
                 self.close()
-                raise ModuleNotFoundError(f"{e} (or pass framework='dlpack' for orrery.Tensor objects)",
-                                          name=e.name) from None
+                raise
         if self.framework == "numpy" and self.device != "cpu":
             self.close()
             raise ValueError(f"framework='numpy' needs device='cpu'; this env is on {self.device} "
@@ -225,6 +253,8 @@ class Env:
         """A NumPy view of tensor ``name`` (CPU envs only)."""
         if self.device != "cpu":
             raise ValueError(f"host_view({name!r}) needs a CPU env; this env is on {self.device}")
+        if name not in self.tensors:
+            raise ValueError(f"no tensor named {name!r}; this env has: {', '.join(self.tensors)}")
         view = self._host.get(name)
         if view is None:
             view = self._host[name] = np.from_dlpack(self.tensors[name])
@@ -423,6 +453,12 @@ class Env:
         DLPack producer on this env's device), a dict of input name -> array,
         or None to use what was written into ``env.actions`` in place. Bad
         actions raise ValueError/TypeError before any state changes.
+
+        The action tensor is part of each world's state: a world that is reset
+        (by auto-reset, ``reset()`` or ``reset_worlds()``) starts its new episode
+        with its actions zeroed, like every other component. Actions written
+        once in place therefore read 0 in that world afterwards; write them
+        before every step (or pass ``actions``) to keep them.
         """
         sim = self._live()
         if actions is not None:
@@ -502,7 +538,11 @@ class Env:
     def set_state(self, world: int, state: Any) -> None:
         """Replaces one world's state from get_state()'s form (dict or JSON text); on error it is untouched."""
         if isinstance(state, (bytes, bytearray)):
-            state = state.decode()
+            try:
+                state = bytes(state).decode("utf-8")
+            except UnicodeDecodeError as e:
+                raise ValueError(f"state: not UTF-8 text (byte {bytes(state)[e.start:e.start + 1]!r} at offset "
+                                 f"{e.start}); expected JSON text") from None
         if not isinstance(state, str):
             if not isinstance(state, Mapping):
                 raise TypeError(f"state has type {type(state).__name__}; expected a dict or JSON text")

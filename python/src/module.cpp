@@ -7,6 +7,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 
 #include "engine/options.hpp"
@@ -144,14 +145,23 @@ template <class F> auto unlocked(const PySimulator& p, F fn) {
     return fn(*s);
 }
 
+/// Raises `type` with `what`; bytes that are not UTF-8 (from a file or a
+/// state given as bytes) become \xNN escapes instead of hiding the message.
+void set_error(PyObject* type, const char* what) {
+    PyObject* text = PyUnicode_DecodeUTF8(what, Py_ssize_t(std::strlen(what)), "backslashreplace");
+    if (!text) return; // PyUnicode_DecodeUTF8 has set MemoryError
+    PyErr_SetObject(type, text);
+    Py_DECREF(text);
+}
+
 void translate_errors() {
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const TypeError& e) {
-            PyErr_SetString(PyExc_TypeError, e.what());
+            set_error(PyExc_TypeError, e.what());
         } catch (const Error& e) {
-            PyErr_SetString(PyExc_ValueError, e.what());
+            set_error(PyExc_ValueError, e.what());
         }
     });
 }

@@ -112,7 +112,10 @@ Tensor Tensor::view(const std::string& dtype, const std::vector<int64_t>& shape)
     size_t n = out.dtype_.size;
     for (int64_t d : shape) {
         if (d < 0) throw Error("view of '" + name_ + "': negative dimension " + std::to_string(d));
-        n *= size_t(d);
+        // Checked multiply: a wrapped product must not pass for the tensor's size.
+        if (__builtin_mul_overflow(n, size_t(d), &n))
+            throw Error("view of '" + name_ + "': the shape's size overflows; expected a shape of " +
+                        std::to_string(nbytes()) + " bytes");
     }
     if (n != nbytes())
         throw Error("view of '" + name_ + "' covers " + std::to_string(n) + " bytes; expected " +

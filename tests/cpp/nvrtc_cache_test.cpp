@@ -103,6 +103,25 @@ TEST_F(Cache, TruncatedOrPlantedEntriesAreRejected) {
     EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache);
 }
 
+// Issue 19, finding 16: the digest sits inside the entry, so it detects
+// corruption, not a forged entry; what keeps other users' bytes out is that an
+// entry must be a regular file (opened O_NOFOLLOW) owned by the user and not
+// writable by others. Those checks are what this test holds in place.
+TEST_F(Cache, EntriesOthersCouldWriteAreNotLoaded) {
+    CompiledModule a = orrery::cuda::compile_module(request());
+    const std::string good = read(a.cache_path);
+    fs::permissions(a.cache_path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_write |
+                                      fs::perms::others_write);
+    EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache) << "an entry writable by others was loaded";
+    // A symbolic link to a well-formed entry elsewhere (anyone's file) is not followed.
+    fs::path elsewhere = dir_ / "elsewhere.cubin";
+    write(elsewhere.string(), good);
+    fs::permissions(elsewhere, fs::perms::owner_read | fs::perms::owner_write);
+    fs::remove(a.cache_path);
+    fs::create_symlink(elsewhere, a.cache_path);
+    EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache) << "a symbolic link was followed";
+}
+
 TEST_F(Cache, DirectoryWritableByOthersIsNotUsed) {
     fs::create_directories(dir_ / "open");
     fs::permissions(dir_ / "open", fs::perms::all);

@@ -107,7 +107,7 @@ TEST(Overcooked, HorizonTruncatesAndShapingIsConfigurable) {
     // Player 0 holds an onion, facing the pot at (2,0) from (2,1).
     sim->set_state_json(0, R"({"players":[{"position":[2,1],"orientation":[0,-1],
         "held_object":{"name":"onion","position":[2,1]}},{"position":[3,2],"orientation":[0,-1],"held_object":null}],
-        "objects":[],"timestep":1})");
+        "objects":[],"all_orders":[{"ingredients":["onion","onion","onion"]}],"timestep":1})");
     actions(*sim)[0] = 5;
     actions(*sim)[1] = 4;
     sim->step();
@@ -124,7 +124,8 @@ TEST(Overcooked, SetStateRefreshesTheObservation) {
     auto sim = make({{"layout", "cramped_room"}}, 1);
     sim->set_state_json(0, R"({"players":[{"position":[1,1],"orientation":[1,0],"held_object":null},
         {"position":[3,2],"orientation":[0,1],"held_object":{"name":"dish","position":[3,2]}}],
-        "objects":[{"name":"onion","position":[0,2]}],"timestep":370})");
+        "objects":[{"name":"onion","position":[0,2]}],"all_orders":[{"ingredients":["onion","onion","onion"]}],
+        "timestep":370})");
     const uint8_t* obs = static_cast<const uint8_t*>(sim->tensor("obs").data);
     auto at = [&](int p, int c, int y, int x) { return obs[((p * 26 + c) * 4 + y) * 5 + x]; };
     EXPECT_EQ(at(0, 0, 1, 1), 1);  // self
@@ -234,7 +235,7 @@ TEST(Overcooked, BadOptionsAreErrors) {
     EXPECT_NE(error_of([] { make({{"layout", "cramped_room"}, {"layout_grid", "XPX"}}); }).find("only one"),
               std::string::npos);
     EXPECT_NE(error_of([] { make({{"start", "sideways"}}); }).find("start=sideways"), std::string::npos);
-    EXPECT_NE(error_of([] { make({{"layout_file", "/nonexistent.layout"}}); }).find("cannot be read"),
+    EXPECT_NE(error_of([] { make({{"layout_file", "/nonexistent.layout"}}); }).find("cannot open layout_file"),
               std::string::npos);
     std::string tomato = kDataDir + "more/cramped_room_tomato.layout";
     EXPECT_NE(error_of([&] { make({{"layout_file", tomato}, {"old_dynamics", "true"}}); }).find("3 ingredients"),

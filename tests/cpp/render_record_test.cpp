@@ -81,6 +81,34 @@ TEST(RenderRecord, BadOptionsAreNamed) {
     EXPECT_NE(log.find("no_such_env"), std::string::npos) << log;
 }
 
+// Issue 19, finding 6 for orrery-record: the actions file is read only if it
+// is a regular file within a size limit (/dev/zero was read until memory ran out).
+TEST(RenderRecord, ActionsFileMustBeARegularFile) {
+    int rc = 0;
+    std::string log = run("timeout 60 " + std::string(ORRERY_RECORD_EXE) +
+                              " tag --actions /dev/zero --steps 1 --out " + temp_dir("zero").string(), rc);
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(log.find("not a regular file"), std::string::npos) << log;
+}
+
+// Issue 19, finding 4: the mp4 encode went through a shell, so a quote in the
+// output path ran a command. It now spawns ffmpeg with an argument vector.
+TEST(RenderRecord, VideoPathsReachNoShell) {
+    fs::path dir = temp_dir("quote");
+    fs::create_directories(dir);
+    fs::path marker = dir / "pwned";
+    std::string out = (dir / ("x'; touch '" + marker.string() + "'; '.mp4")).string();
+    try {
+        orrery::render::encode_mp4((dir / "frame_%05d.png").string(), out, 10); // no frames: ffmpeg fails or is absent
+    } catch (const orrery::Error&) {
+    }
+    EXPECT_FALSE(fs::exists(marker)) << "a quote in the output path ran a shell command";
+    EXPECT_EQ(orrery::render::run_program({"true"}, true), 0);
+    EXPECT_EQ(orrery::render::run_program({"false"}, true), 1);
+    EXPECT_EQ(orrery::render::run_program({"/nonexistent/program"}, true), -1);
+    fs::remove_all(dir);
+}
+
 TEST(RenderGif, DecodesToTheFramesWithinPaletteError) {
     const uint32_t w = 37, h = 23; // odd sizes exercise the bit packing
     std::vector<std::vector<uint8_t>> frames(3, std::vector<uint8_t>(size_t(w) * h * 4));

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <cstring>
+
+#include "engine/files.hpp"
 #include "engine/options.hpp"
 #include "envs/registry.hpp"
 #include "tools/cli_args.hpp"
@@ -104,8 +107,8 @@ void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint3
 }
 
 ActionReplay::ActionReplay(const std::string& path, const Simulator& sim) {
-    std::ifstream in(path);
-    if (!in) throw Error("cannot open the actions file '" + path + "'");
+    // A regular file within a size limit: /dev/zero or a FIFO is refused, not read forever.
+    std::istringstream in(read_regular_file(path, "the actions file", uint64_t(256) << 20));
     size_t per_step = 0;
     for (const auto& [name, range] : sim.spec().input_ranges()) {
         const TensorView& t = sim.tensor(name);
