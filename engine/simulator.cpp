@@ -12,6 +12,7 @@
 
 #include "engine/checkpoint.hpp"
 #include "engine/cpu/cpu_backend.hpp"
+#include "engine/cuda/sha256.hpp"
 #if defined(ORRERY_WITH_CUDA)
 #include "engine/cuda/cuda_backend.hpp"
 #endif
@@ -416,6 +417,14 @@ std::string Simulator::schema_text() const {
     out << "config_bytes=" << spec_.config_bytes().size() << "\n";
     const std::vector<uint8_t>& config = spec_.config_bytes();
     out << "config_crc=" << crc32(0L, config.data(), uInt(config.size())) << "\n";
+    // Shared assets (hulls, tables) are part of the config: a checkpoint names
+    // their content by hash, and a simulator with other assets refuses it.
+    const std::vector<uint8_t> assets = spec_.asset_blob();
+    if (!assets.empty()) {
+        cuda::Sha256 h;
+        h.update(assets.data(), assets.size());
+        out << "assets_sha256=" << cuda::to_hex(h.digest()) << "\n";
+    }
     out << "snapshot_bytes=" << snapshot_bytes() << "\n";
     return out.str();
 }

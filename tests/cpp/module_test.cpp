@@ -105,6 +105,30 @@ TEST(Module, AssetsAreOneSharedCopyAndReportedSo) {
     });
 }
 
+TEST(Module, CheckpointsNameTheirAssetsByHash) {
+    const std::string path = ::testing::TempDir() + "/planets_assets.ckpt";
+    Simulator sim(spec(), options(4));
+    write_thrust(sim, 0);
+    sim.step();
+    sim.save_checkpoint(path);
+    uint64_t saved = sim.state_hash(2);
+    Simulator same(spec(), options(4));
+    same.load_checkpoint(path);
+    EXPECT_EQ(same.state_hash(2), saved);
+    // Other wells: the same sizes and options, other shared data.
+    EnvSpec other = spec();
+    other.asset<orbit::Wells>(std::vector<orbit::Well>{{0.5f, 0.0f, 0.2f, 0}, {-0.5f, 0.25f, 0.3f, 0}});
+    Simulator differs(std::move(other), options(4));
+    uint64_t before = differs.state_hash(2);
+    try {
+        differs.load_checkpoint(path);
+        FAIL() << "a checkpoint made with other assets was loaded";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("assets_sha256"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(differs.state_hash(2), before); // untouched
+}
+
 TEST(Module, SystemsReachEveryArchetypeWithTheirComponents) {
     Simulator sim(spec(), options(4));
     // Before a step: positions as spawned; after one step every body (planets
