@@ -160,3 +160,31 @@ def test_dlpack_framework_returns_tensors():
     env = orrery.make("tag", num_worlds=2, device="cpu", framework="dlpack")
     obs, reward, term, trunc, info = env.step(np.zeros((2, 4), np.int32))
     assert isinstance(obs, orrery.Tensor) and isinstance(term, orrery.Tensor)
+
+
+def test_step_fast_and_general_paths_agree():
+    """A C-order array of the action's dtype goes through the binding in one call;
+    other dtypes, strided arrays and lists take the general path; both step alike
+    and step() hands back the same views every call, with a fresh info dict."""
+    fast = orrery.make("overcooked", num_worlds=16, device="cpu", seed=4, threads=1, layout="cramped_room")
+    slow = orrery.make("overcooked", num_worlds=16, device="cpu", seed=4, threads=1, layout="cramped_room")
+    rng = np.random.default_rng(2)
+    lo, hi = fast.action_range
+    first = fast.step(fast.actions.copy())
+    slow.step(slow.actions.copy())
+    for k in range(40):
+        acts = rng.integers(lo, hi, size=(2, 16), endpoint=True).astype(np.int32)
+        out = fast.step(np.ascontiguousarray(acts.T))
+        if k % 3 == 0:
+            slow.step(acts.T)  # strided
+        elif k % 3 == 1:
+            slow.step(acts.T.astype(np.int64))
+        else:
+            slow.actions[...] = acts.T
+            slow.step()
+        for a, b in zip(out[:4], first[:4]):
+            assert a is b
+        assert out[4] is not first[4] and out[4].keys() == first[4].keys()
+        np.testing.assert_array_equal(fast.obs, slow.obs)
+        np.testing.assert_array_equal(fast.view("reward"), slow.view("reward"))
+    assert [fast.state_hash(w) for w in range(16)] == [slow.state_hash(w) for w in range(16)]
