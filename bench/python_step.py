@@ -1,20 +1,31 @@
 """What a Python step costs beside the engine's own step, in one process and one run.
 
 Rows (median over interleaved repeats, microseconds per step of all worlds):
-  engine        `orrery bench`'s loop in C++ on a simulator of its own (orrery._core.engine_step_seconds):
-                random actions drawn inside the step on a GPU, one of 16 host action sets copied in per
-                step on the CPU. The figure to beat.
-  binding       the env's Simulator called from a Python loop with no Python-side work: an action set
-                copied in (np.copyto on the CPU; the binding's device copy on the GPU), then its step.
-  step(actions) env.step(a) eager, `a` one of 16 pre-drawn action arrays (NumPy on the CPU, torch int32
-                tensors on the GPU), cycled; every row steps these same 16 sets.
-  step() in place  the set written into env.actions (np.copyto / Tensor.copy_), then env.step().
-  graph         GPU only: T env.step(a) calls (the same 16 sets in turn) captured in one torch CUDA graph, replayed; per step.
-"host" is the time the Python loop took before the final device wait: on a GPU, the step is
-host-bound only when it exceeds the engine's step.
+  orrery bench     `orrery bench`'s loop in C++ on a simulator of its own
+                   (orrery._core.engine_step_seconds): random actions drawn inside
+                   the step on a GPU, one of 16 host action sets copied in before
+                   each step on the CPU. The issue's reference figure.
+  engine loop      the same C++ loop on this env's simulator, copying in the 16
+                   action sets every other row uses (Simulator.engine_loop): no
+                   Python per step. A step's cost depends on what the chefs do, so
+                   this is the like-for-like reference.
+  binding          this simulator from a Python loop with no Python-side work: an
+                   action set copied in (np.copyto on the CPU, the binding's device
+                   copy on the GPU), then its step.
+  step(actions)    env.step(a), eager, `a` one of the 16 sets (NumPy on the CPU,
+                   torch int32 tensors on the GPU) in turn.
+  step() in place  the set written into env.actions (np.copyto / Tensor.copy_),
+                   then env.step().
+  graph (T=..)     GPU only: T env.step(a) calls captured in one torch CUDA graph,
+                   replayed; per step.
+Columns: +bench / +loop are us/step over those two rows. "host" is the time the
+loop took before the final device wait (on a GPU the step is host-bound only when
+that exceeds the engine's step). "cpu us" (CPU device, one thread) is this
+thread's CPU time per step: the whole step, not counting time slices that other
+processes take, which on a shared machine makes it the steadier measure.
 
-  python bench/python_step.py                       # the CPU, 1,024 Overcooked worlds
-  python bench/python_step.py --device cuda --json python_step.json
+  python bench/python_step.py --threads 1        # the CPU, 1,024 Overcooked worlds
+  python bench/python_step.py --device cuda --json python_step.json --profile
 """
 
 from __future__ import annotations
@@ -45,20 +56,23 @@ def commit() -> str:
 
 
 class Timer:
-    """Wall and host time of `steps` calls of `body(i)`, waiting for the device at the end."""
+    """(wall, host, this thread's CPU) seconds per call over `steps` calls of
+    `body(i)`, waiting for the device at the end. With one CPU thread the step
+    runs on this thread, so its CPU time is the whole cost, and time slices
+    that other processes take do not count."""
 
     def __init__(self, sync):
         self.sync = sync
 
     def __call__(self, body, steps: int):
         self.sync()
-        t0 = time.perf_counter()
+        c0, t0 = time.thread_time(), time.perf_counter()
         for i in range(steps):
             body(i)
         t1 = time.perf_counter()
         self.sync()
-        t2 = time.perf_counter()
-        return (t2 - t0) / steps, (t1 - t0) / steps
+        t2, c2 = time.perf_counter(), time.thread_time()
+        return (t2 - t0) / steps, (t1 - t0) / steps, (c2 - c0) / steps
 
 
 def captured(env, pool, T: int, timer):
@@ -78,8 +92,8 @@ def captured(env, pool, T: int, timer):
             env.step(pool[k & 15])
 
     def measure(steps):
-        wall, host = timer(lambda i: graph.replay(), max(1, steps // T))
-        return wall / T, host / T
+        wall, host, cpu = timer(lambda i: graph.replay(), max(1, steps // T))
+        return wall / T, host / T, cpu / T
     return measure
 
 
@@ -90,8 +104,8 @@ def main() -> int:
     ap.add_argument("--device", default="cpu", help="cpu or cuda[:N]")
     ap.add_argument("--worlds", type=int, default=1024)
     ap.add_argument("--threads", type=int, default=0, help="CPU threads (0: all)")
-    ap.add_argument("--steps", type=int, default=0, help="steps per repeat (0: about 0.2 s)")
-    ap.add_argument("--repeats", type=int, default=15)
+    ap.add_argument("--steps", type=int, default=0, help="steps per repeat (0: about 0.05 s)")
+    ap.add_argument("--repeats", type=int, default=41)
     ap.add_argument("--graph-steps", type=int, default=64, help="T: steps captured in one CUDA graph")
     ap.add_argument("--json", default="", help="also write the rows here")
     ap.add_argument("--profile", action="store_true", help="also print cProfile's top functions of env.step(a)")
@@ -106,15 +120,16 @@ def main() -> int:
     lo, hi = env.action_range
     shape = tuple(env.tensors[env._action_name()].shape)
     dtype = np.dtype(env.tensors[env._action_name()].dtype)
-    host_pool = [rng.integers(lo, hi, size=shape, endpoint=True).astype(dtype) for _ in range(16)]
+    # 16 action sets, consecutive in memory so the engine loop can read them too.
+    stacked = rng.integers(lo, hi, size=(16,) + shape, endpoint=True).astype(dtype)
     if cuda:
         import torch
 
-        dev = torch.device(env.device)
-        pool = [torch.from_numpy(h).to(dev) for h in host_pool]
+        stacked = torch.from_numpy(stacked).to(torch.device(env.device))
+        pool, address = list(stacked.unbind(0)), stacked.data_ptr()
         sync = torch.cuda.synchronize
     else:
-        pool = host_pool
+        pool, address = [stacked[k] for k in range(16)], stacked.ctypes.data
         sync = env.synchronize
     timer = Timer(sync)
     engine_opts = {k: str(v) for k, v in options.items()}
@@ -122,23 +137,29 @@ def main() -> int:
     def loop(body):
         return lambda steps: timer(body, steps)
 
-    def engine(steps):
-        s = _core.engine_step_seconds(a.env, engine_opts, a.worlds, env.device, a.threads, steps)
-        return s, float("nan")
+    def bench(steps):
+        wall, cpu = _core.engine_step_seconds(a.env, engine_opts, a.worlds, env.device, a.threads, steps)
+        return wall, float("nan"), cpu
 
-    # Every row steps the same 16 random action sets in turn, as the engine row
-    # does: a step's cost depends on what the chefs do.
-    name = env._action_name()
+    def engine_loop(steps):
+        sync()
+        wall, cpu = sim.engine_loop(action, address, 16, steps)
+        return wall, float("nan"), cpu
+
+    # Every row but the first steps the same 16 action sets in turn: a step's
+    # cost depends on what the chefs do.
+    action = env._action_name()
     if cuda:
-        current = env._stream
-        binding = lambda i: sim.step_after_copy(current(), name, pool[i & 15].data_ptr())  # noqa: E731
+        raw, index = torch._C._cuda_getCurrentRawStream, torch.device(env.device).index
+        binding = lambda i: sim.step_after_copy(raw(index), action, pool[i & 15].data_ptr())  # noqa: E731
         in_place = lambda i: (env.actions.copy_(pool[i & 15]), env.step())  # noqa: E731
     else:
         dst = env.actions
         binding = lambda i: (np.copyto(dst, pool[i & 15]), sim.step())  # noqa: E731
         in_place = lambda i: (np.copyto(env.actions, pool[i & 15]), env.step())  # noqa: E731
     rows = {
-        "engine": engine,
+        "orrery bench": bench,
+        "engine loop": engine_loop,
         "binding": loop(binding),
         "step(actions)": loop(lambda i: env.step(pool[i & 15])),
         "step() in place": loop(in_place),
@@ -150,14 +171,13 @@ def main() -> int:
         measure(64)
     steps = a.steps
     if steps == 0:
-        per, _ = rows["step(actions)"](200)
-        steps = int(min(200000, max(200, 0.2 / per)))
-    results = {name: ([], []) for name in rows}
+        per = rows["step(actions)"](200)[0]
+        steps = int(min(200000, max(100, 0.05 / per)))
+    results = {name: ([], [], []) for name in rows}
     for _ in range(a.repeats):  # interleaved, so drift in the machine's load hits every row alike
         for name, measure in rows.items():
-            wall, host = measure(steps)
-            results[name][0].append(wall * 1e6)
-            results[name][1].append(host * 1e6)
+            for column, seconds in zip(results[name], measure(steps)):
+                column.append(seconds * 1e6)
     env.check_errors()
 
     if a.profile:
@@ -168,20 +188,30 @@ def main() -> int:
         prof.runcall(timer, lambda i: env.step(pool[i & 15]), steps)
         pstats.Stats(prof).sort_stats("tottime").print_stats(12)
 
-    base = statistics.median(results["engine"][0])
+    # Thread CPU time is the whole step only when the step runs on this thread alone.
+    one_thread = not cuda and (env.threads == 1 or os.cpu_count() == 1)
+    med = {name: [statistics.median(c) for c in cols] for name, cols in results.items()}
     print(f"orrery {commit()}  {a.env}/{a.layout}  {a.worlds} worlds  {env.backend}")
     print(f"{platform.node()}  {os.cpu_count()} CPUs  python {platform.python_version()}  "
-          f"{a.repeats} repeats x {steps} steps (median; spread = max - min)")
-    print(f"{'':17}{'us/step':>10}{'spread':>9}{'host us':>10}{'over engine':>13}")
+          f"{a.repeats} repeats x {steps} steps, interleaved (median; best: fastest repeat)")
+    head = f"{'':17}{'us/step':>9}{'best':>9}{'host':>9}{'+bench':>9}{'+loop':>9}"
+    print(head + (f"{'cpu us':>9}{'+bench':>9}{'+loop':>9}" if one_thread else ""))
     out = []
-    for name, (walls, hosts) in results.items():
-        wall, host = statistics.median(walls), statistics.median(hosts)
-        spread = max(walls) - min(walls)
-        over = wall - base
-        host_text = "" if host != host else f"{host:10.2f}"
-        print(f"{name:17}{wall:10.2f}{spread:9.2f}{host_text:>10}{over:+13.2f}")
-        out.append({"row": name, "us_per_step": wall, "host_us_per_step": None if host != host else host,
-                    "spread_us": spread, "over_engine_us": over})
+    ref_bench, ref_loop = med["orrery bench"], med["engine loop"]
+    for name, (wall, host, cpu) in med.items():
+        best = min(results[name][0])
+        line = (f"{name:17}{wall:9.2f}{best:9.2f}{'' if host != host else f'{host:9.2f}':>9}"
+                f"{wall - ref_bench[0]:+9.2f}{wall - ref_loop[0]:+9.2f}")
+        if one_thread:
+            line += f"{cpu:9.2f}{cpu - ref_bench[2]:+9.2f}{cpu - ref_loop[2]:+9.2f}"
+        print(line)
+        out.append({"row": name, "us_per_step": wall, "best_us_per_step": best,
+                    "host_us_per_step": None if host != host else host,
+                    "thread_cpu_us_per_step": cpu if one_thread else None,
+                    "over_bench_us": wall - ref_bench[0], "over_loop_us": wall - ref_loop[0],
+                    "cpu_over_bench_us": cpu - ref_bench[2] if one_thread else None,
+                    "cpu_over_loop_us": cpu - ref_loop[2] if one_thread else None})
+    print("+bench, +loop: over the orrery bench and engine loop rows; cpu us: this thread's CPU time per step")
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"commit": commit(), "env": a.env, "layout": a.layout, "worlds": a.worlds,

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <time.h>
 
 #include "envs/registry.hpp"
 #include "python/src/stream_order.hpp"
@@ -255,10 +256,18 @@ void step_after_copy(const PySimulator& p, uintptr_t stream, const std::string& 
     });
 }
 
-/// Seconds per step of `orrery bench`'s own loop (tools/orrery_cli.cpp): random
-/// actions drawn inside the step on a GPU, one of 16 host action sets copied in
-/// before each step on the CPU; 8 warm-up steps, then `steps` timed ones.
-double engine_step_seconds(const std::string& env, const EnvOptions& options, uint32_t num_worlds,
+/// CPU time of the calling thread, in seconds (all of a step's work with one CPU thread).
+double thread_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+/// (wall, calling thread's CPU) seconds per step of `orrery bench`'s own loop
+/// (tools/orrery_cli.cpp): random actions drawn inside the step on a GPU, one of
+/// 16 host action sets copied in before each step on the CPU; 8 warm-up steps,
+/// then `steps` timed ones.
+std::pair<double, double> engine_step_seconds(const std::string& env, const EnvOptions& options, uint32_t num_worlds,
                            const std::string& device, uint32_t threads, uint32_t steps) {
     SimOptions o;
     o.num_worlds = num_worlds;
@@ -286,11 +295,43 @@ double engine_step_seconds(const std::string& env, const EnvOptions& options, ui
         sim.synchronize();
     };
     run(8);
+    double c0 = thread_seconds();
     auto t0 = std::chrono::steady_clock::now();
     run(steps);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double cpu = thread_seconds() - c0;
     sim.check_errors();
-    return secs / steps;
+    return {secs / steps, cpu / steps};
+}
+
+/// (wall, calling thread's CPU) seconds per step of `orrery bench`'s loop on this
+/// simulator: before each step, input `name` is copied from the next of `count`
+/// action sets at `pool` (consecutive, in the simulator's memory space: host on
+/// the CPU, device on a GPU); `steps` timed steps after 8 warm-up ones.
+std::pair<double, double> engine_loop(const PySimulator& p, const std::string& name, uintptr_t pool, uint32_t count,
+                                      uint32_t steps) {
+    std::pair<double, double> out;
+    unlocked(p, [&](Simulator& s) {
+        const TensorView& t = s.tensor(name);
+        if (!t.input || count == 0) throw Error("engine_loop: '" + name + "' is not an input, or count is 0");
+        const bool host = s.backend().device() == DeviceKind::kCpu;
+        auto run = [&](uint32_t n) {
+            for (uint32_t i = 0; i < n; ++i) {
+                const void* src = reinterpret_cast<const void*>(pool + (i % count) * t.bytes());
+                if (host) s.backend().copy_from_host(t.data, src, t.bytes());
+                else s.backend().copy_within(t.data, src, t.bytes());
+                s.step();
+            }
+            s.synchronize();
+        };
+        run(8);
+        double c0 = thread_seconds();
+        auto t0 = std::chrono::steady_clock::now();
+        run(steps);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        out = {secs / steps, (thread_seconds() - c0) / steps};
+    });
+    return out;
 }
 
 void translate_errors() {
@@ -352,6 +393,9 @@ void bind_simulator(py::module_& m) {
              py::arg("stream") = py::none(),
              "One step; on CUDA with `stream` (a CUstream, 0 the legacy default) ordered against that stream "
              "by two events, with no host synchronisation.")
+        .def("engine_loop", &engine_loop, py::arg("input"), py::arg("pool"), py::arg("count"), py::arg("steps"),
+             "(wall, thread CPU) seconds per step of orrery bench's loop on this simulator, copying input `input` "
+             "from `count` consecutive sets at address `pool` before each step (benchmarks).")
         .def("step_host", &step_host, py::arg("input"), py::arg("array"),
              "CPU: copies a NumPy array of input `input`'s exact dtype and size, all values in range, and steps; "
              "False (nothing written) otherwise.")
@@ -421,6 +465,7 @@ PYBIND11_MODULE(_core, m) {
     bind_simulator(m);
     m.def("engine_step_seconds", &engine_step_seconds, py::arg("env"), py::arg("options"), py::arg("num_worlds"),
           py::arg("device"), py::arg("threads"), py::arg("steps"),
-          "Seconds per step of `orrery bench`'s loop on a simulator of its own (no Python per step).");
+          "(wall, calling thread's CPU) seconds per step of `orrery bench`'s loop on a simulator of its own "
+          "(no Python per step).");
     m.def("list_envs", &orrery::registered_envs, "(name, summary) of every registered env.");
 }
