@@ -24,12 +24,17 @@ run() { # name, command...
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1 || true
 run after $py bench/python_step.py --device cuda --repeats 21 --profile --json "$out/after.json"
+# The old Python layer: from git, or (a tree without .git) from BEFORE=<folder holding orrery/*.py of d16c543>.
 before="$(mktemp -d)"
 core="$($py -c 'import orrery, os; print(os.path.dirname(orrery.__file__))')"
-if git archive d16c543 python/orrery | tar -x -C "$before" && cp "$core"/_core*.so "$before/python/orrery/"; then
+mkdir -p "$before/python/orrery"
+if { if [ -n "${BEFORE:-}" ]; then cp "$BEFORE"/*.py "$before/python/orrery/"; \
+     else git archive d16c543 python/orrery | tar -x -C "$before"; fi; } &&
+   cp "$core"/_core*.so "$before/python/orrery/"; then
     run before env PYTHONPATH="$before/python" $py bench/python_step.py --device cuda --repeats 21 --profile \
         --json "$out/before.json"
 else
+    echo "== before: no d16c543 Python layer (no git history here and no BEFORE=...); skipped"
     failed+=(before)
 fi
 run cpu $py bench/python_step.py --device cpu --repeats 21 --json "$out/cpu.json"
