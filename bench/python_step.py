@@ -16,8 +16,10 @@ Rows (median over interleaved repeats, microseconds per step of all worlds):
                    torch int32 tensors on the GPU) in turn.
   step() in place  the set written into env.actions (np.copyto / Tensor.copy_),
                    then env.step().
+  step(a), env.stream  GPU only: step(actions) with env.stream (the engine's
+                   stream) made torch's current one: no events between the two.
   graph (T=..)     GPU only: T env.step(a) calls captured in one torch CUDA graph,
-                   replayed; per step.
+                   replayed; per step ("graph, env.stream": captured on env.stream).
 Columns: +bench / +loop are us/step over those two rows. "host" is the time the
 loop took before the final device wait (on a GPU the step is host-bound only when
 that exceeds the engine's step). "cpu us" (CPU device, one thread) is this
@@ -75,19 +77,20 @@ class Timer:
         return (t2 - t0) / steps, (t1 - t0) / steps, (c2 - c0) / steps
 
 
-def captured(env, pool, T: int, timer):
-    """A measure() of T env.step(pool[k % 16]) calls captured in one torch CUDA graph, per step."""
+def captured(env, pool, T: int, timer, stream=None):
+    """A measure() of T env.step(pool[k % 16]) calls captured in one torch CUDA
+    graph, per step: on torch's side stream, or on `stream` (env.stream)."""
     import torch
 
     dev = torch.device(env.device)
-    side = torch.cuda.Stream(dev)
+    side = stream or torch.cuda.Stream(dev)
     side.wait_stream(torch.cuda.current_stream(dev))
     with torch.cuda.stream(side):  # torch's recipe: warm up on a side stream before capturing
         for k in range(3):
             env.step(pool[k & 15])
     torch.cuda.current_stream(dev).wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=stream):
         for k in range(T):
             env.step(pool[k & 15])
 
@@ -165,7 +168,23 @@ def main() -> int:
         "step() in place": loop(in_place),
     }
     if cuda:
-        rows[f"graph (T={a.graph_steps})"] = captured(env, pool, a.graph_steps, timer)
+        # Torch's work on the engine's own stream: no events between the two.
+        def on_env_stream(measure):
+            def run(steps):
+                with torch.cuda.stream(env.stream):
+                    return measure(steps)
+            return run
+
+        if getattr(env, "stream", None) is not None:
+            rows["step(a), env.stream"] = on_env_stream(loop(lambda i: env.step(pool[i & 15])))
+        T = a.graph_steps
+        for label, stream in ((f"graph (T={T})", None), ("graph, env.stream", getattr(env, "stream", None))):
+            if label.endswith("env.stream") and stream is None:
+                continue
+            try:
+                rows[label] = captured(env, pool, T, timer, stream)
+            except Exception as e:  # report, and measure the rest
+                print(f"{label}: capture failed: {type(e).__name__}: {e}")
 
     for measure in rows.values():  # warm-up
         measure(64)
@@ -194,13 +213,13 @@ def main() -> int:
     print(f"orrery {commit()}  {a.env}/{a.layout}  {a.worlds} worlds  {env.backend}")
     print(f"{platform.node()}  {os.cpu_count()} CPUs  python {platform.python_version()}  "
           f"{a.repeats} repeats x {steps} steps, interleaved (median; best: fastest repeat)")
-    head = f"{'':17}{'us/step':>9}{'best':>9}{'host':>9}{'+bench':>9}{'+loop':>9}"
+    head = f"{'':21}{'us/step':>9}{'best':>9}{'host':>9}{'+bench':>9}{'+loop':>9}"
     print(head + (f"{'cpu us':>9}{'+bench':>9}{'+loop':>9}" if one_thread else ""))
     out = []
     ref_bench, ref_loop = med["orrery bench"], med["engine loop"]
     for name, (wall, host, cpu) in med.items():
         best = min(results[name][0])
-        line = (f"{name:17}{wall:9.2f}{best:9.2f}{'' if host != host else f'{host:9.2f}':>9}"
+        line = (f"{name:21}{wall:9.2f}{best:9.2f}{'' if host != host else f'{host:9.2f}':>9}"
                 f"{wall - ref_bench[0]:+9.2f}{wall - ref_loop[0]:+9.2f}")
         if one_thread:
             line += f"{cpu:9.2f}{cpu - ref_bench[2]:+9.2f}{cpu - ref_loop[2]:+9.2f}"

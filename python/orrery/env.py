@@ -294,7 +294,7 @@ class Env:
         self._input = "action" if "action" in names else (names[0] if len(names) == 1 else None)
         self._info_names = tuple(n for n in self.outputs if n not in ("obs", "reward"))
         self._cpu = self.device == "cpu"
-        self._torch = self._current_stream = None
+        self._torch = self._current_stream = self._external = None
         self._device_index = -1 if self._cpu else int(self.device.split(":")[1])
         if not self._cpu:
             try:
@@ -321,6 +321,18 @@ class Env:
             reward = self.view("reward") if "reward" in self.tensors else None
             self._fixed = (obs, reward, self.view("terminated"), self.view("truncated"),
                            {n: self.view(n) for n in self._info_names})
+
+    @property
+    def stream(self) -> Any:
+        """On CUDA with torch, the engine's stream as a ``torch.cuda.ExternalStream``
+        (None on the CPU or without torch). Running torch work on it
+        (``with torch.cuda.stream(env.stream):``) puts the policy and the engine on
+        one stream: step() then needs no events to order them and costs the least."""
+        if self._torch is None:
+            return None
+        if self._external is None:
+            self._external = self._torch.cuda.ExternalStream(self._sim.cuda_stream, device=self.device)
+        return self._external
 
     def _stream(self) -> Optional[int]:
         """torch's current CUstream on this env's device (None on the CPU or without torch)."""

@@ -115,8 +115,11 @@ def test_step_captured_in_a_cuda_graph(autoreset):
     assert [env.state_hash(w) for w in range(8)] == [twin.state_hash(w) for w in range(8)]
 
 
-@pytest.mark.parametrize("dtype", ["int32", "int64"])  # the binding's copy; torch's cast (write_input)
-def test_rollout_with_a_policy_captured_in_one_cuda_graph(dtype):
+# int32: the binding's copy; int64: torch's cast (write_input). "side": torch's
+# usual capture on a side stream, ordered against the engine's stream by events;
+# "env": everything on env.stream, the engine's own (eager twin likewise).
+@pytest.mark.parametrize("dtype, where", [("int32", "side"), ("int64", "side"), ("int32", "env")])
+def test_rollout_with_a_policy_captured_in_one_cuda_graph(dtype, where):
     """T steps of a tiny torch policy and env.step, captured in one graph and
     replayed, give bit for bit what the same loop gives eagerly on a twin."""
     import torch
@@ -149,18 +152,22 @@ def test_rollout_with_a_policy_captured_in_one_cuda_graph(dtype):
             buf["done"][k].copy_(term | trunc)
 
     graphed, eager = buffers(env), buffers(twin)
-    side = torch.cuda.Stream()
+    side = env.stream if where == "env" else torch.cuda.Stream()
+    twin_stream = twin.stream if where == "env" else torch.cuda.current_stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # torch's warm-up before capture, on both envs alike
         rollout(env, graphed)
         rollout(twin, eager)
     torch.cuda.current_stream().wait_stream(side)
     graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    with torch.cuda.graph(graph, stream=env.stream if where == "env" else None):
         rollout(env, graphed)
     for _ in range(3):
         graph.replay()
-        rollout(twin, eager)
+        twin_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(twin_stream):
+            rollout(twin, eager)
+        torch.cuda.current_stream().wait_stream(twin_stream)
         for key in graphed:
             assert torch.equal(graphed[key], eager[key]), key
     assert len(torch.unique(graphed["action"])) > 1  # the policy acts, not a constant
