@@ -9,7 +9,7 @@ by Env.errors() / Env.check_errors().
 Env.step() comes here only off its fast paths (Env._step_fast: an exact-dtype
 C-order NumPy array on the CPU, whose range the binding checks before writing,
 and an exact-dtype contiguous torch tensor on the GPU), and when a fast-path
-array holds a bad value, so that this module's message names it.
+NumPy array holds an out-of-range value, so that this module's message names it.
 """
 
 from __future__ import annotations
