@@ -466,8 +466,9 @@ class Env:
         or None to use what was written into ``env.actions`` in place. Bad
         actions raise ValueError/TypeError before any state changes (on the
         GPU, out-of-range values are recorded per world instead: errors()).
-        The GPU step is queued on torch's current stream's order and never
-        waits on the host, so it can be captured in a CUDA graph.
+        On the GPU the step follows the work queued on torch's current stream
+        and precedes what is queued there next, never waiting on the host, so
+        it can be captured in a CUDA graph.
         """
         sim = self._live()
         if actions is None:
