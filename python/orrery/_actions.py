@@ -5,6 +5,11 @@ range), so a rejected call leaves the simulator exactly as it was. On the GPU
 only what needs no host synchronisation is checked here (shape, dtype,
 device); out-of-range values are caught by the device and reported per world
 by Env.errors() / Env.check_errors().
+
+Env.step() comes here only off its fast paths (Env._step_fast: an exact-dtype
+C-order NumPy array on the CPU, whose range the binding checks before writing,
+and an exact-dtype contiguous torch tensor on the GPU), and when a fast-path
+NumPy array holds an out-of-range value, so that this module's message names it.
 """
 
 from __future__ import annotations

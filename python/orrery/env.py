@@ -211,7 +211,7 @@ class Env:
         self._exports = {e["name"]: e for e in self._sim.exports()}
         self.tensors = self._shaped_tensors()
         self.input_ranges = dict(self._sim.input_ranges())
-        self._stream = self._engine_stream()
+        self._prepare_step()
         self._seeds = np.random.default_rng(seed)
         self._next_seed = seed
         self.reset()
@@ -303,32 +303,64 @@ class Env:
     def closed(self) -> bool:
         return self._closed
 
-    def _engine_stream(self) -> Any:
-        """On CUDA, the engine's stream as a torch stream (None on the CPU or without torch)."""
-        ptr = self._sim.cuda_stream
-        if not ptr:
-            return None
-        try:
-            import torch
-        except ImportError:
-            return None
-        return torch.cuda.ExternalStream(ptr, device=torch.device(self.device))
+    def _prepare_step(self) -> None:
+        """What step() reads, made once. The views: tensors stay at fixed
+        addresses for the simulator's life, and taking a view waits for the
+        device, which a step must not (nor a CUDA graph capture). The action
+        input's expected shape and dtype, for step()'s fast paths. On CUDA with
+        torch, how to read torch's current stream: engine work is ordered after
+        it and it after the engine work (two events in the binding, no host wait)."""
+        names = self.inputs
+        self._input = "action" if "action" in names else (names[0] if len(names) == 1 else None)
+        self._info_names = tuple(n for n in self.outputs if n not in ("obs", "reward"))
+        self._cpu = self.device == "cpu"
+        self._torch = self._current_stream = self._external = None
+        self._device_index = -1 if self._cpu else int(self.device.split(":")[1])
+        if not self._cpu:
+            try:
+                import torch
+            except ImportError:
+                torch = None
+            if torch is not None and torch.cuda.is_available():
+                torch.cuda.init()  # before the raw stream query below, which skips torch's lazy init
+                self._torch = torch
+                raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)  # a public call costs ~1 us more
+                self._current_stream = raw or (lambda i: torch.cuda.current_stream(i).cuda_stream)
+                for name in names:  # where write_input copies torch actions of another dtype
+                    self._views["_torch_" + name] = torch.from_dlpack(self.tensors[name])
+        if self.framework != "jax":  # JAX arrays are values: view() wraps afresh per call
+            for name in self.tensors:
+                self.view(name)
+        if self._input is not None:
+            t = self.tensors[self._input]
+            self._input_shape = tuple(t.shape)
+            self._input_torch_dtype = getattr(self._torch, t.dtype, None) if self._torch else None
+        self._fixed = None
+        if self.framework != "jax" and self.autoreset != "same_step":
+            obs = self.view("obs") if "obs" in self.tensors else None
+            reward = self.view("reward") if "reward" in self.tensors else None
+            self._fixed = (obs, reward, self.view("terminated"), self.view("truncated"),
+                           {n: self.view(n) for n in self._info_names})
 
-    def _ordered(self, run: Any) -> None:
-        """Runs engine work after the caller's queued torch work (actions written,
-        views read) and makes the caller's stream wait for it: stream-ordered,
-        no host synchronisation, and capturable in a CUDA graph."""
-        if self._stream is None:
-            run()
-            return
-        import torch
+    @property
+    def stream(self) -> Any:
+        """On CUDA with torch, the engine's stream as a ``torch.cuda.ExternalStream``
+        (None on the CPU or without torch). Running torch work on it
+        (``with torch.cuda.stream(env.stream):``) puts the policy and the engine on
+        one stream: step() then needs no events to order them and costs the least."""
+        if self._torch is None:
+            return None
+        if self._external is None:
+            self._external = self._torch.cuda.ExternalStream(self._sim.cuda_stream, device=self.device)
+        return self._external
 
-        current = torch.cuda.current_stream(self._stream.device)
-        self._stream.wait_stream(current)
-        run()
-        current.wait_stream(self._stream)
+    def _stream(self) -> Optional[int]:
+        """torch's current CUstream on this env's device (None on the CPU or without torch)."""
+        return None if self._current_stream is None else self._current_stream(self._device_index)
 
     def _action_name(self) -> str:
+        if self._input is not None:
+            return self._input
         names = self.inputs
         if "action" in names:
             return "action"
@@ -430,7 +462,7 @@ class Env:
                 seed = int(self._seeds.integers(0, 2**63 - 1))
         else:
             self._seeds = np.random.default_rng(seed)
-        self._ordered(lambda: sim.reset(seed))
+        sim.reset(seed, self._stream())
         self.seed = seed
         return self.view("obs") if "obs" in self.tensors else None, self._info()
 
@@ -443,7 +475,7 @@ class Env:
         if host.dtype.kind not in "biu":
             raise TypeError(f"reset mask has dtype {host.dtype}; expected bool or an integer dtype")
         host = np.ascontiguousarray(host != 0, dtype=np.uint8)
-        self._ordered(lambda: sim.reset_worlds(host))
+        sim.reset_worlds(host, self._stream())
         return self.view("obs") if "obs" in self.tensors else None, self._info()
 
     def step(self, actions: Any = None) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:
@@ -452,7 +484,11 @@ class Env:
         actions: an array of the action tensor's shape (NumPy, torch, JAX or any
         DLPack producer on this env's device), a dict of input name -> array,
         or None to use what was written into ``env.actions`` in place. Bad
-        actions raise ValueError/TypeError before any state changes.
+        actions raise ValueError/TypeError before any state changes (on the
+        GPU, out-of-range values are recorded per world instead: errors()).
+        On the GPU the step follows the work queued on torch's current stream
+        and precedes what is queued there next, never waiting on the host, so
+        it can be captured in a CUDA graph.
 
         The action tensor is part of each world's state: a world that is reset
         (by auto-reset, ``reset()`` or ``reset_worlds()``) starts its new episode
@@ -461,7 +497,9 @@ class Env:
         before every step (or pass ``actions``) to keep them.
         """
         sim = self._live()
-        if actions is not None:
+        if actions is None:
+            sim.step(self._stream())
+        elif not self._step_fast(sim, actions):
             if isinstance(actions, Mapping):
                 for name in actions:
                     if name not in self.inputs:
@@ -470,10 +508,33 @@ class Env:
                     write_input(self, name, value)
             else:
                 write_input(self, self._action_name(), actions)
-        self._ordered(sim.step)
+            sim.step(self._stream())
         return self._outputs()
 
+    def _step_fast(self, sim: "_core.Simulator", actions: Any) -> bool:
+        """Steps with the common forms of actions at the cost of a few attribute
+        reads, or returns False (nothing written) for write_input's full path.
+        CPU: a NumPy array of the action's shape and dtype, C order; the binding
+        checks every value's range before copying. CUDA: a contiguous torch
+        tensor of the action's shape and dtype on this device, copied on torch's
+        current stream by the binding (skipped when it is ``env.actions``)."""
+        if self._input is None or actions.__class__ is dict:
+            return False
+        if self._cpu:
+            return (type(actions) is np.ndarray and actions.shape == self._input_shape
+                    and sim.step_host(self._input, actions))
+        torch = self._torch
+        if (torch is None or type(actions) is not torch.Tensor or actions.dtype is not self._input_torch_dtype
+                or actions.shape != self._input_shape or actions.get_device() != self._device_index
+                or not actions.is_contiguous()):
+            return False
+        sim.step_after_copy(self._current_stream(self._device_index), self._input, actions.data_ptr())
+        return True
+
     def _outputs(self) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:
+        if self._fixed is not None:
+            obs, reward, term, trunc, info = self._fixed
+            return obs, reward, term, trunc, dict(info)
         obs = self.view("obs") if "obs" in self.tensors else None
         term, trunc = self.view("terminated"), self.view("truncated")
         if self.autoreset != "same_step":
@@ -503,7 +564,7 @@ class Env:
 
     def _info(self) -> Dict[str, Any]:
         """Every other output of the env by name."""
-        return {n: self.view(n) for n in self.outputs if n not in ("obs", "reward")}
+        return {n: self.view(n) for n in self._info_names}
 
     def synchronize(self) -> None:
         """Waits for queued device work (no-op on the CPU)."""
@@ -629,6 +690,7 @@ class Env:
             self._viewer.terminate()
         if not self._closed:
             self._closed = True
+            self._fixed = None
             self._views.clear()
             self._host.clear()
             self._sim.close()

@@ -6,12 +6,17 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
+#include <time.h>
 
 #include "engine/options.hpp"
 #include "envs/registry.hpp"
+#include "python/src/stream_order.hpp"
 #include "python/src/tensor.hpp"
 #include "python/src/xla_ffi.hpp"
 #ifdef ORRERY_PYTHON_RENDER
@@ -62,7 +67,10 @@ class PySimulator {
         if (!sim_) throw Error("this env is closed; make a new one with orrery.make()");
         return sim_;
     }
-    void close() { sim_.reset(); }
+    void close() {
+        order_.reset();
+        sim_.reset();
+    }
     bool closed() const { return !sim_; }
 
     py::dict tensors() const {
@@ -80,9 +88,17 @@ class PySimulator {
     /// not safe to drive from two threads at once.
     std::mutex& mutex() const { return mutex_; }
 
+    /// Events between a CUDA simulator's stream and callers' streams, made at
+    /// the first ordered call (under mutex()).
+    StreamOrder& order(Simulator& s) const {
+        if (!order_) order_ = std::make_unique<StreamOrder>(s);
+        return *order_;
+    }
+
   private:
     std::shared_ptr<Simulator> sim_;
     mutable std::mutex mutex_;
+    mutable std::unique_ptr<StreamOrder> order_;
 };
 
 py::list PySimulator::exports() const {
@@ -154,6 +170,167 @@ void set_error(PyObject* type, const char* what) {
     Py_DECREF(text);
 }
 
+/// Like unlocked(), and on CUDA with a caller stream (PyTorch's current one)
+/// `fn`'s work follows the caller's queued work and the caller's next work
+/// follows it: two event waits, no host synchronisation, capturable in a graph.
+/// Without a stream (or on the CPU) `fn` runs on the engine's stream alone.
+template <class F> void ordered(const PySimulator& p, std::optional<uintptr_t> stream, F fn) {
+    unlocked(p, [&](Simulator& s) {
+        if (!stream || s.backend().device() == DeviceKind::kCpu) return fn(s);
+        StreamOrder& order = p.order(s);
+        order.engine_waits_for(*stream);
+        fn(s);
+        order.caller_waits_for_engine(*stream);
+    });
+}
+
+/// True when NumPy dtype `d` is engine dtype `t` (native byte order).
+bool same_dtype(const py::dtype& d, DType t) {
+    if (d.byteorder() == '>') return false;
+    char kind = t == DType::kF32 ? 'f' : (t == DType::kU8 || t == DType::kU16 || t == DType::kU32) ? 'u' : 'i';
+    return d.kind() == kind && size_t(d.itemsize()) == dtype_size(t);
+}
+
+template <class T> bool values_in(const void* data, size_t n, int64_t lo, int64_t hi) {
+    const T* v = static_cast<const T*>(data);
+    T low = n ? v[0] : T(0), high = low;
+    for (size_t i = 0; i < n; ++i) { // min/max without early exit: vectorised
+        low = std::min(low, v[i]);
+        high = std::max(high, v[i]);
+    }
+    return int64_t(low) >= lo && int64_t(high) <= hi;
+}
+
+/// True when every value of integer input `t`'s bytes at `data` lies in its declared range.
+bool input_in_range(const Simulator& s, const TensorView& t, const void* data) {
+    auto range = s.spec().input_ranges().find(t.name);
+    if (range == s.spec().input_ranges().end()) return true;
+    auto [lo, hi] = range->second;
+    size_t n = t.bytes() / dtype_size(t.dtype);
+    switch (t.dtype) {
+    case DType::kU8: return values_in<uint8_t>(data, n, lo, hi);
+    case DType::kI8: return values_in<int8_t>(data, n, lo, hi);
+    case DType::kU16: return values_in<uint16_t>(data, n, lo, hi);
+    case DType::kI16: return values_in<int16_t>(data, n, lo, hi);
+    case DType::kI32: return values_in<int32_t>(data, n, lo, hi);
+    case DType::kU32: return values_in<uint32_t>(data, n, lo, hi);
+    case DType::kI64: return values_in<int64_t>(data, n, lo, hi);
+    case DType::kF32: return false;
+    }
+    return false;
+}
+
+/// CPU step from a NumPy array that is exactly input `name` (dtype, byte size,
+/// C order) with every value in range: copied in and stepped. Returns false,
+/// writing nothing, for anything else, so the caller's full checks name the fault.
+bool step_host(const PySimulator& p, const std::string& name, const py::array& a) {
+    std::shared_ptr<Simulator> s = p.get();
+    if (s->backend().device() != DeviceKind::kCpu) return false;
+    const TensorView& t = s->tensor(name);
+    if (!t.input || t.dtype == DType::kF32 || !(a.flags() & py::array::c_style) || size_t(a.nbytes()) != t.bytes() ||
+        !same_dtype(a.dtype(), t.dtype))
+        return false;
+    const void* src = a.data();
+    py::gil_scoped_release release;
+    std::lock_guard<std::mutex> lock(p.mutex());
+    if (!input_in_range(*s, t, src)) return false;
+    if (src != t.data) std::memcpy(t.data, src, t.bytes());
+    s->step();
+    return true;
+}
+
+/// CUDA step after copying input `name` from device memory at `src` (its exact
+/// dtype and size, checked by the caller) on the caller's stream.
+void step_after_copy(const PySimulator& p, uintptr_t stream, const std::string& name, uintptr_t src) {
+    unlocked(p, [&](Simulator& s) {
+        const TensorView& t = s.tensor(name);
+        if (!t.input) throw Error("'" + name + "' is not an input tensor");
+        StreamOrder& order = p.order(s);
+        if (src != reinterpret_cast<uintptr_t>(t.data)) order.copy_on_caller(t.data, src, t.bytes(), stream);
+        order.engine_waits_for(stream);
+        s.step();
+        order.caller_waits_for_engine(stream);
+    });
+}
+
+/// CPU time of the calling thread, in seconds (all of a step's work with one CPU thread).
+double thread_seconds() {
+    timespec t{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return double(t.tv_sec) + 1e-9 * double(t.tv_nsec);
+}
+
+/// (wall, calling thread's CPU) seconds per step of `orrery bench`'s own loop
+/// (tools/orrery_cli.cpp): random actions drawn inside the step on a GPU, one of
+/// 16 host action sets copied in before each step on the CPU; 8 warm-up steps,
+/// then `steps` timed ones.
+std::pair<double, double> engine_step_seconds(const std::string& env, const EnvOptions& options, uint32_t num_worlds,
+                           const std::string& device, uint32_t threads, uint32_t steps) {
+    SimOptions o;
+    o.num_worlds = num_worlds;
+    o.threads = threads;
+    o.device = device;
+    o.random_inputs = device != "cpu";
+    EnvSpec spec = make_env_spec(env, options);
+    py::gil_scoped_release release;
+    Simulator sim(std::move(spec), o);
+    uint64_t rng = 0x9E3779B97F4A7C15ull;
+    std::vector<std::vector<uint8_t>> pool;
+    void* input = nullptr;
+    if (!o.random_inputs) {
+        for (int i = 0; i < 16; ++i) {
+            std::vector<std::vector<uint8_t>> inputs = random_inputs(sim, rng);
+            pool.push_back(inputs.empty() ? std::vector<uint8_t>() : inputs.front());
+        }
+        if (!sim.spec().input_ranges().empty()) input = sim.tensor(sim.spec().input_ranges().begin()->first).data;
+    }
+    auto run = [&](uint32_t n) {
+        for (uint32_t i = 0; i < n; ++i) {
+            if (input) sim.backend().copy_from_host(input, pool[i % 16].data(), pool[i % 16].size());
+            sim.step();
+        }
+        sim.synchronize();
+    };
+    run(8);
+    double c0 = thread_seconds();
+    auto t0 = std::chrono::steady_clock::now();
+    run(steps);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double cpu = thread_seconds() - c0;
+    sim.check_errors();
+    return {secs / steps, cpu / steps};
+}
+
+/// (wall, calling thread's CPU) seconds per step of `orrery bench`'s loop on this
+/// simulator: before each step, input `name` is copied from the next of `count`
+/// action sets at `pool` (consecutive, in the simulator's memory space: host on
+/// the CPU, device on a GPU); `steps` timed steps after 8 warm-up ones.
+std::pair<double, double> engine_loop(const PySimulator& p, const std::string& name, uintptr_t pool, uint32_t count,
+                                      uint32_t steps) {
+    std::pair<double, double> out;
+    unlocked(p, [&](Simulator& s) {
+        const TensorView& t = s.tensor(name);
+        if (!t.input || count == 0) throw Error("engine_loop: '" + name + "' is not an input, or count is 0");
+        const bool host = s.backend().device() == DeviceKind::kCpu;
+        auto run = [&](uint32_t n) {
+            for (uint32_t i = 0; i < n; ++i) {
+                const void* src = reinterpret_cast<const void*>(pool + (i % count) * t.bytes());
+                if (host) s.backend().copy_from_host(t.data, src, t.bytes());
+                else s.backend().copy_within(t.data, src, t.bytes());
+                s.step();
+            }
+            s.synchronize();
+        };
+        run(8);
+        double c0 = thread_seconds();
+        auto t0 = std::chrono::steady_clock::now();
+        run(steps);
+        double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        out = {secs / steps, (thread_seconds() - c0) / steps};
+    });
+    return out;
+}
+
 void translate_errors() {
     py::register_exception_translator([](std::exception_ptr p) {
         try {
@@ -197,15 +374,32 @@ void bind_simulator(py::module_& m) {
         .def("memory_report", &PySimulator::memory_report)
         .def("ffi_stepper", &PySimulator::ffi_stepper, py::arg("input"), py::arg("outputs"),
              "What an XLA FFI step call steps (its address is the call's 'handle'); keep it alive.")
-        .def("reset", [](Self p, uint64_t seed) { unlocked(p, [&](Simulator& s) { s.reset(seed); }); },
-             py::arg("seed"))
-        .def("reset_worlds",
-             [](Self p, Mask mask) {
-                 std::vector<uint8_t> v(mask.data(), mask.data() + mask.size());
-                 unlocked(p, [&](Simulator& s) { s.reset_worlds(v); });
+        .def("reset",
+             [](Self p, uint64_t seed, std::optional<uintptr_t> stream) {
+                 ordered(p, stream, [&](Simulator& s) { s.reset(seed); });
              },
-             py::arg("mask"))
-        .def("step", [](Self p) { unlocked(p, [](Simulator& s) { s.step(); }); })
+             py::arg("seed"), py::arg("stream") = py::none(),
+             "stream: on CUDA, the caller's CUstream to order the reset after and before (None: none).")
+        .def("reset_worlds",
+             [](Self p, Mask mask, std::optional<uintptr_t> stream) {
+                 std::vector<uint8_t> v(mask.data(), mask.data() + mask.size());
+                 ordered(p, stream, [&](Simulator& s) { s.reset_worlds(v); });
+             },
+             py::arg("mask"), py::arg("stream") = py::none())
+        .def("step",
+             [](Self p, std::optional<uintptr_t> stream) { ordered(p, stream, [](Simulator& s) { s.step(); }); },
+             py::arg("stream") = py::none(),
+             "One step; on CUDA with `stream` (a CUstream, 0 the legacy default) ordered against that stream "
+             "by two events, with no host synchronisation.")
+        .def("engine_loop", &engine_loop, py::arg("input"), py::arg("pool"), py::arg("count"), py::arg("steps"),
+             "(wall, thread CPU) seconds per step of orrery bench's loop on this simulator, copying input `input` "
+             "from `count` consecutive sets at address `pool` before each step (benchmarks).")
+        .def("step_host", &step_host, py::arg("input"), py::arg("array"),
+             "CPU: copies a NumPy array of input `input`'s exact dtype and size, all values in range, and steps; "
+             "False (nothing written) otherwise.")
+        .def("step_after_copy", &step_after_copy, py::arg("stream"), py::arg("input"), py::arg("source"),
+             "CUDA: copies input `input`'s bytes from device address `source` on `stream`, then steps ordered "
+             "against `stream`. The caller checks the source's dtype, shape and device.")
         .def("synchronize", [](Self p) { unlocked(p, [](Simulator& s) { s.synchronize(); }); })
         .def("errors", [](Self p) {
             std::vector<uint32_t> e = unlocked(p, [](Simulator& s) { return s.errors(); });
@@ -269,5 +463,9 @@ PYBIND11_MODULE(_core, m) {
     m.def("xla_ffi_cpu_step_handler", &xla_ffi_cpu_step_handler,
           "The XLA FFI handler of a CPU simulator's step, for jax.ffi.register_ffi_target.");
     bind_simulator(m);
+    m.def("engine_step_seconds", &engine_step_seconds, py::arg("env"), py::arg("options"), py::arg("num_worlds"),
+          py::arg("device"), py::arg("threads"), py::arg("steps"),
+          "(wall, calling thread's CPU) seconds per step of `orrery bench`'s loop on a simulator of its own "
+          "(no Python per step).");
     m.def("list_envs", &orrery::registered_envs, "(name, summary) of every registered env.");
 }

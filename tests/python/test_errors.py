@@ -28,6 +28,7 @@ def env():
     (np.zeros((4, 4), np.bool_), TypeError, ["dtype bool", "integer"]),
     (np.full((4, 4), np.nan, np.float32), ValueError, ["nan", "finite"]),
     (np.full((4, 4), 5, np.int64), ValueError, ["= 5", "[0, 4]"]),
+    (np.full((4, 4), 5, np.int32), ValueError, ["= 5", "[0, 4]"]),  # the fast path's dtype: checked in C++
     (np.full((4, 4), -1, np.int8), ValueError, ["= -1", "[0, 4]"]),
     (np.full((4, 4), 2**40, np.int64), ValueError, ["out of range", "[0, 4]"]),
     ([["a"] * 4] * 4, TypeError, ["dtype <U1"]),

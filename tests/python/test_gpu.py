@@ -113,3 +113,90 @@ def test_step_captured_in_a_cuda_graph(autoreset):
         assert torch.equal(out[3], ref[3])
     torch.cuda.synchronize()
     assert [env.state_hash(w) for w in range(8)] == [twin.state_hash(w) for w in range(8)]
+
+
+# int32: the binding's copy; int64: torch's cast (write_input). "side": torch's
+# usual capture on a side stream, ordered against the engine's stream by events;
+# "env": everything on env.stream, the engine's own (eager twin likewise).
+@pytest.mark.parametrize("dtype, where", [("int32", "side"), ("int64", "side"), ("int32", "env")])
+def test_rollout_with_a_policy_captured_in_one_cuda_graph(dtype, where):
+    """T steps of a tiny torch policy and env.step, captured in one graph and
+    replayed, give bit for bit what the same loop gives eagerly on a twin."""
+    import torch
+
+    name = "overcooked" if "overcooked" in ENVS else "tag"
+    T = 16
+    env, twin = gpu(name, 256), gpu(name, 256)
+    lo, hi = env.action_range
+    features = env.obs[0, 0].numel()
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    weights = torch.randn(hi - lo + 1, features, device="cuda", generator=gen)
+    kind = getattr(torch, dtype)
+
+    def buffers(e):
+        return {"obs": torch.empty((T,) + tuple(e.obs.shape), dtype=e.obs.dtype, device="cuda"),
+                "reward": torch.empty((T,) + tuple(e.view("reward").shape), device="cuda"),
+                "done": torch.empty((T,) + tuple(e.view("terminated").shape), dtype=torch.bool, device="cuda"),
+                "action": torch.empty((T,) + tuple(e.actions.shape), dtype=kind, device="cuda")}
+
+    def rollout(e, buf):
+        obs = e.obs
+        for k in range(T):
+            # Elementwise products and a sum: the same kernels in a graph as eagerly.
+            score = (obs.flatten(2).float().unsqueeze(2) * weights).sum(-1)
+            actions = (score.argmax(-1) + lo).to(kind)
+            obs, reward, term, trunc, _ = e.step(actions)
+            buf["action"][k].copy_(actions)
+            buf["obs"][k].copy_(obs)
+            buf["reward"][k].copy_(reward)
+            buf["done"][k].copy_(term | trunc)
+
+    graphed, eager = buffers(env), buffers(twin)
+    side = env.stream if where == "env" else torch.cuda.Stream()
+    twin_stream = twin.stream if where == "env" else torch.cuda.current_stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):  # torch's warm-up before capture, on both envs alike
+        rollout(env, graphed)
+        rollout(twin, eager)
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph, stream=env.stream if where == "env" else None):
+        rollout(env, graphed)
+    for _ in range(3):
+        graph.replay()
+        twin_stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(twin_stream):
+            rollout(twin, eager)
+        torch.cuda.current_stream().wait_stream(twin_stream)
+        for key in graphed:
+            assert torch.equal(graphed[key], eager[key]), key
+    assert len(torch.unique(graphed["action"])) > 1  # the policy acts, not a constant
+    torch.cuda.synchronize()
+    assert not env.errors().any()
+    assert [env.state_hash(w) for w in range(16)] == [twin.state_hash(w) for w in range(16)]
+
+
+def test_step_fast_path_stays_on_the_device_and_checks_its_input():
+    """env.step(t) with t of the action's exact dtype and shape is copied by the
+    binding; other dtypes or layouts go through torch; bad ones still raise."""
+    import torch
+
+    env, twin = gpu("tag", 8), gpu("tag", 8)
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    for _ in range(20):
+        acts = torch.randint(0, 5, (4, 8), device="cuda", generator=gen, dtype=torch.int32)
+        env.step(acts.t())  # non-contiguous: torch's copy
+        twin.step(acts.t().contiguous())  # the binding's copy
+        assert torch.equal(env.obs, twin.obs)
+    twin.actions.copy_(acts.t())
+    twin.step(twin.actions)  # the action tensor itself: no copy at all
+    env.step(acts.t().to(torch.int64))
+    assert torch.equal(env.obs, twin.obs)
+    with pytest.raises(ValueError, match="shape"):
+        env.step(torch.zeros((8, 3), dtype=torch.int32, device="cuda"))
+    with pytest.raises(TypeError, match="dtype"):
+        env.step(torch.zeros((8, 4), dtype=torch.float32, device="cuda"))
+    with pytest.raises(ValueError, match="is on cpu"):
+        env.step(torch.zeros((8, 4), dtype=torch.int32))
+    env.step(torch.full((8, 4), 9, dtype=torch.int32, device="cuda"))  # out of range: recorded on the device
+    assert (env.errors() == 3).all()

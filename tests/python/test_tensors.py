@@ -179,3 +179,58 @@ def test_dlpack_framework_returns_tensors():
     env = orrery.make("tag", num_worlds=2, device="cpu", framework="dlpack")
     obs, reward, term, trunc, info = env.step(np.zeros((2, 4), np.int32))
     assert isinstance(obs, orrery.Tensor) and isinstance(term, orrery.Tensor)
+
+
+def test_step_fast_and_general_paths_agree():
+    """A C-order array of the action's dtype goes through the binding in one call;
+    other dtypes, strided arrays and lists take the general path; both step alike
+    and step() hands back the same views every call, with a fresh info dict."""
+    fast = orrery.make("overcooked", num_worlds=16, device="cpu", seed=4, threads=1, layout="cramped_room")
+    slow = orrery.make("overcooked", num_worlds=16, device="cpu", seed=4, threads=1, layout="cramped_room")
+    rng = np.random.default_rng(2)
+    lo, hi = fast.action_range
+    first = fast.step(fast.actions.copy())
+    slow.step(slow.actions.copy())
+    for k in range(40):
+        acts = rng.integers(lo, hi, size=(2, 16), endpoint=True).astype(np.int32)
+        out = fast.step(np.ascontiguousarray(acts.T))
+        if k % 3 == 0:
+            slow.step(acts.T)  # strided
+        elif k % 3 == 1:
+            slow.step(acts.T.astype(np.int64))
+        else:
+            slow.actions[...] = acts.T
+            slow.step()
+        for a, b in zip(out[:4], first[:4]):
+            assert a is b
+        assert out[4] is not first[4] and out[4].keys() == first[4].keys()
+        np.testing.assert_array_equal(fast.obs, slow.obs)
+        np.testing.assert_array_equal(fast.view("reward"), slow.view("reward"))
+    assert [fast.state_hash(w) for w in range(16)] == [slow.state_hash(w) for w in range(16)]
+
+
+def test_binding_step_paths_on_the_cpu():
+    """step_host writes nothing and returns False for anything but an in-range
+    C-order array of the input's dtype and size; a stream is ignored on the CPU;
+    the device copy path says it needs CUDA; engine_loop times orrery bench's loop."""
+    env = orrery.make("tag", num_worlds=4, device="cpu", seed=1, threads=1)
+    sim = env._sim
+    before = env.actions.copy()
+    good = np.full((4, 4), 2, np.int32)
+    for bad in (good.astype(np.int64), np.asfortranarray(np.arange(16, dtype=np.int32).reshape(4, 4) % 5),
+                good[:2], np.full((4, 4), 5, np.int32), np.full((4, 4), -1, np.int32), good.astype(">i4")):
+        assert sim.step_host("action", bad) is False
+        np.testing.assert_array_equal(env.actions, before)
+    hashes = [env.state_hash(w) for w in range(4)]
+    assert sim.step_host("action", good) is True
+    np.testing.assert_array_equal(env.actions, good)
+    assert [env.state_hash(w) for w in range(4)] != hashes
+    sim.step(0)  # a caller stream means nothing on the CPU
+    with pytest.raises(ValueError, match="needs a CUDA simulator"):
+        sim.step_after_copy(0, "action", good.ctypes.data)
+    pool = np.stack([np.full((4, 4), k % 5, np.int32) for k in range(3)])
+    wall, cpu = sim.engine_loop("action", pool.ctypes.data, 3, 10)
+    assert wall > 0 and cpu > 0
+    np.testing.assert_array_equal(env.actions, pool[(10 - 1) % 3])  # the last timed step's set
+    wall, cpu = orrery._core.engine_step_seconds("tag", {}, 4, "cpu", 1, 10)
+    assert wall > 0 and cpu > 0
