@@ -142,9 +142,12 @@ def test_rollout_with_a_policy_captured_in_one_cuda_graph(dtype, where):
     def rollout(e, buf):
         obs = e.obs
         for k in range(T):
-            # Elementwise products and a sum: the same kernels in a graph as eagerly.
+            # Elementwise products and sums: the same kernels in a graph as
+            # eagerly. The grid's static layers dominate an argmax (every world
+            # would pick one action), so the action is the score's total
+            # folded into the range: it moves whenever a chef or item does.
             score = (obs.flatten(2).float().unsqueeze(2) * weights).sum(-1)
-            actions = (score.argmax(-1) + lo).to(kind)
+            actions = ((score.sum(-1) * 1000).long().remainder(hi - lo + 1) + lo).to(kind)
             obs, reward, term, trunc, _ = e.step(actions)
             buf["action"][k].copy_(actions)
             buf["obs"][k].copy_(obs)
