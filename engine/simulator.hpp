@@ -17,6 +17,10 @@ namespace orrery {
 
 enum class DeviceKind : uint8_t { kCpu, kCuda };
 
+/// GpuOptions::stage_blocks_per_sm's default: the share of an SM the staged
+/// kernel's __launch_bounds__ are written for.
+inline constexpr uint32_t kDefaultStageBlocksPerSm = 2;
+
 /// How the CUDA backend builds and launches its kernels. The defaults suit
 /// every env; the fields are for benchmarks, tests and profiling (docs/gpu.md).
 /// The engine reads no environment variable for them: the command-line tools
@@ -31,7 +35,7 @@ struct GpuOptions {
     uint32_t stage_worlds = 0;
     /// Staged blocks meant to be resident per SM: a block gets at most this
     /// share of the SM's shared memory (0 counts as 1). ORRERY_CUDA_STAGE_BLOCKS.
-    uint32_t stage_blocks_per_sm = 2;
+    uint32_t stage_blocks_per_sm = kDefaultStageBlocksPerSm;
     /// Launch staged passes as programmatic dependent launches where the GPU
     /// (sm_90+) and driver (CUDA 12.3+) allow. ORRERY_CUDA_PDL=0 turns it off.
     bool programmatic_launch = true;

@@ -157,7 +157,7 @@ void CudaBackend::load_module(const EnvSpec& spec) {
 namespace {
 size_t align16(size_t n) { return (n + 15) / 16 * 16; }
 
-static_assert(GpuOptions{}.stage_blocks_per_sm == kStageMinBlocks,
+static_assert(kDefaultStageBlocksPerSm == kStageMinBlocks,
               "the default share of an SM is what the staged kernel's __launch_bounds__ assume");
 
 /// Shared-memory offsets of each region for `block` worlds, then the config;
