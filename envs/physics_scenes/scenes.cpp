@@ -1,0 +1,49 @@
+// physics_scenes' registration table: the scene options, the physics module
+// composed with one call, and the exported poses, velocities and forces.
+
+#include "envs/physics_scenes/scenes.hpp"
+
+#include "envs/options.hpp"
+#include "physics/module.hpp"
+
+namespace physics_scenes {
+
+orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
+    orrery::OptionReader opt("physics_scenes", options);
+    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce", "mixed"};
+    std::string scene = opt.str("scene", "mixed");
+    Config cfg{};
+    cfg.scene = kNumScenes;
+    for (uint32_t i = 0; i < kNumScenes; ++i)
+        if (scene == kNames[i]) cfg.scene = i;
+    if (cfg.scene == kNumScenes)
+        throw orrery::Error("env 'physics_scenes': scene='" + scene +
+                            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce or mixed");
+    cfg.horizon = opt.u32("horizon", 500, 1, 1u << 30);
+    cfg.friction = opt.f32("friction", 0.5f, 0.0f, 10.0f);
+    cfg.restitution = opt.f32("restitution", cfg.scene == kBounce ? 0.8f : 0.0f, 0.0f, 1.0f);
+    cfg.speed = opt.f32("speed", 2.0f, -100.0f, 100.0f);
+    cfg.height = opt.f32("height", 1.0f, 0.1f, 100.0f);
+    phys::PhysicsOptions po;
+    po.dt = opt.f32("dt", 0.01f, 1e-4f, 0.1f);
+    po.substeps = opt.u32("substeps", 8, 1, 64);
+    po.sweeps = opt.u32("sweeps", 4, 1, 64);
+    po.iterations = opt.u32("iterations", 2, 1, 64);
+    po.max_bodies = kMaxBodies;
+    opt.finish();
+
+    orrery::EnvSpec spec = ORRERY_ENV_SPEC("physics_scenes", "envs/physics_scenes/scenes.hpp");
+    spec.config(cfg);
+    spec.archetype<Body>(kMaxBodies);
+    spec.info()["scene"] = scene;
+    spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
+    phys::PhysicsNodes nodes = phys::add_to(spec, po);
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {nodes.simulate});
+
+    spec.export_input<Body, phys::Force>("force");
+    spec.export_output<Body, phys::Pose>("pose");
+    spec.export_output<Body, phys::Velocity>("velocity");
+    return spec;
+}
+
+} // namespace physics_scenes

@@ -1,0 +1,92 @@
+#pragma once
+// physics_scenes: canonical rigid-body scenes over the physics module, one per
+// world batch (a sphere dropped on a plane, a box sliding to rest, a box at
+// rest, a stack, a bouncing ball, and a mixed scene of every shape and body
+// kind). Tests validate the module against MuJoCo and across backends with it.
+
+#include "physics/physics.hpp"
+
+namespace physics_scenes {
+using namespace orrery;
+using phys::Quat;
+using phys::Vec3;
+
+enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kMixed, kNumScenes };
+inline constexpr uint32_t kMaxBodies = 16;
+
+struct Config {
+    uint32_t scene, horizon;
+    float friction, restitution, speed, height;
+};
+
+ORRERY_COMPONENTS(phys::OrreryComponents);
+ORRERY_ARCHETYPE(Body, phys::RigidBody); // pose [worlds, 16, 7] f32, velocity [worlds, 16, 6], force input
+ORRERY_ARCHETYPES(phys::OrreryArchetypes, Body);
+
+/// Creates a body of `shape` with mass `mass` (0: static), at rest unless `v` is given.
+ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p, Quat q, float friction,
+                                 float restitution, Vec3 v = {0, 0, 0}, uint32_t locks = 0) {
+    Entity e = ctx.create<Body>();
+    if (e.is_null()) return e;
+    *ctx.get<phys::Pose>(e) = {p, q};
+    *ctx.get<phys::Velocity>(e) = {v, {0, 0, 0}};
+    ctx.get<phys::BodyType>(e)->kind = mass > 0.0f ? phys::BodyKind::kDynamic : phys::BodyKind::kStatic;
+    *ctx.get<phys::MassProps>(e) = mass > 0.0f ? phys::mass_given(shape, mass) : phys::MassProps{};
+    *ctx.get<phys::Shape>(e) = shape;
+    *ctx.get<phys::Material>(e) = {friction, friction, restitution, 0.0f};
+    ctx.get<phys::Locks>(e)->mask = locks;
+    return e;
+}
+
+/// The mixed scene: agents (spheres turning only about z, as OpenAI's), cubes,
+/// an elongated box, a capsule and a kinematic paddle, jittered per world.
+ORRERY_HD inline void spawn_mixed(Ctx& ctx, const Config& cfg) {
+    Rng rng = ctx.rng(7);
+    const Quat id{1, 0, 0, 0};
+    auto jitter = [&]() { return rng.uniform() * 0.1f - 0.05f; };
+    // Draws are named before use: the order of a call's arguments is unspecified.
+    for (uint32_t i = 0; i < 3; ++i) {
+        float x = jitter(), vx = jitter() * 10.0f;
+        add_body(ctx, {phys::ShapeKind::kSphere, {0.15f, 0, 0}}, 1.0f, {-1.0f + i * 0.5f + x, -0.6f, 0.3f}, id,
+                 cfg.friction, 0.0f, {vx, 1.5f, 0.0f}, phys::kLockTurnX | phys::kLockTurnY);
+    }
+    for (uint32_t i = 0; i < 3; ++i) { // a tower that the agents run into
+        float x = jitter(), yaw = jitter();
+        add_body(ctx, {phys::ShapeKind::kBox, {0.2f, 0.2f, 0.2f}}, 2.0f, {x, 0.3f, 0.2f + 0.42f * i},
+                 phys::axis_angle({0, 0, 1}, yaw), cfg.friction, 0.0f);
+    }
+    add_body(ctx, {phys::ShapeKind::kBox, {0.6f, 0.1f, 0.15f}}, 3.0f, {0.9f, 0.0f, 0.8f},
+             phys::axis_angle(phys::normalize_or({1, 1, 0}, {1, 0, 0}), 0.4f), cfg.friction, 0.1f);
+    add_body(ctx, {phys::ShapeKind::kCapsule, {0.1f, 0.25f, 0}}, 1.0f, {-0.8f, 0.6f, 1.0f},
+             phys::axis_angle({1, 0, 0}, 1.2f + jitter()), cfg.friction, 0.3f, {0.5f, 0, 0});
+    add_body(ctx, {phys::ShapeKind::kSphere, {0.12f, 0, 0}}, 0.5f, {-0.8f, 0.65f, 1.6f}, id, cfg.friction, 0.5f);
+    Entity paddle = add_body(ctx, {phys::ShapeKind::kBox, {0.1f, 0.5f, 0.1f}}, 0.0f, {1.6f, 0.0f, 0.1f}, id,
+                             cfg.friction, 0.0f);
+    ctx.get<phys::BodyType>(paddle)->kind = phys::BodyKind::kKinematic;
+    ctx.get<phys::Velocity>(paddle)->v = {-0.6f, 0.0f, 0.0f};
+}
+
+/// Creates the configured scene: a ground plane (z = 0) and its bodies.
+ORRERY_SYSTEM void spawn(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    const Quat id{1, 0, 0, 0};
+    add_body(ctx, {phys::ShapeKind::kPlane, {0, 0, 0}}, 0.0f, {0, 0, 0}, id, cfg.friction, cfg.restitution);
+    const phys::Shape ball{phys::ShapeKind::kSphere, {0.1f, 0, 0}}, cube{phys::ShapeKind::kBox, {0.1f, 0.1f, 0.1f}};
+    switch (cfg.scene) {
+    case kSphereDrop:
+    case kBounce: add_body(ctx, ball, 1.0f, {0, 0, cfg.height}, id, cfg.friction, cfg.restitution); break;
+    case kBoxSlide: add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution, {cfg.speed, 0, 0}); break;
+    case kBoxRest: add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution); break;
+    case kStack:
+        for (uint32_t i = 0; i < 3; ++i) add_body(ctx, cube, 1.0f, {0, 0, 0.1f + 0.2f * i}, id, cfg.friction, 0.0f);
+        break;
+    default: spawn_mixed(ctx, cfg); break;
+    }
+}
+
+/// Truncates the episode at the horizon.
+ORRERY_SYSTEM void keep_time(Ctx& ctx) {
+    if (ctx.step() + 1 >= ctx.config<Config>().horizon) ctx.truncate();
+}
+
+} // namespace physics_scenes
