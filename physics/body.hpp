@@ -91,12 +91,17 @@ ORRERY_HD inline float combine(Combine rule, float a, float b) {
 /// The module's options as systems read them (one element of the Settings asset).
 struct Params {
     float dt;            ///< seconds per env step
-    uint32_t substeps;   ///< XPBD substeps per env step
+    uint32_t substeps;   ///< solver substeps per env step
     Vec3 gravity;        ///< each world's initial gravity
     Combine friction_rule, restitution_rule;
-    float bounce_speed;  ///< below this normal speed (and 2|g|h) contacts do not bounce
-    uint32_t sweeps;     ///< Gauss-Seidel sweeps over each manifold's points per pass
-    uint32_t iterations; ///< position passes over the whole contact list per substep
+    float bounce_speed;  ///< no bounce below this approach speed (m/s)
+    float margin;        ///< contact points are found up to this far apart (speculative, m)
+    float match_distance; ///< a point within this of last step's (in a's frame) inherits its impulses
+    float contact_hertz; ///< stiffness of the soft contact (Box2D: 30)
+    float damping_ratio; ///< damping of the soft contact (Box2D: 10)
+    float push_speed;    ///< the fastest overlapping bodies are pushed apart (m/s)
+    uint32_t relax_iterations; ///< velocity passes without the push, per substep
+    float pad[2];
 };
 
 /// A body as the solver sees it during a step: gathered from the entity's
@@ -106,8 +111,10 @@ struct SolverBody {
     BodyKind kind;
     uint32_t locks;
     Shape shape;
-    Vec3 x, x_prev, v, w, v_start, w_start;
-    Quat q, q_prev;
+    Vec3 x, v, w;
+    Quat q;
+    Vec3 x0;          ///< position at the step's start (contact separations are updated from it)
+    Quat q0;
     Vec3 inv_mass;    ///< per world axis, zero where locked
     Vec3 inv_inertia; ///< body frame
     Vec3 force, torque;
@@ -115,14 +122,19 @@ struct SolverBody {
     float lin_damping, ang_damping;
     Material material;
 };
-/// One contact point of the last substep: bodies by index in Bodies, normal
-/// from a to b, anchors in each body's frame, depth (> 0: overlapping).
+/// One contact point, found at the step's start: bodies by index in Bodies,
+/// normal from a to b, anchors (world offsets from each body's centre, fixed
+/// for the step), and the solver's accumulated impulses.
 struct Contact {
     uint32_t a, b;
-    Vec3 n, ra, rb;
-    float depth, lambda_n, static_mu, dynamic_mu, restitution, vn_start;
-    Vec3 static_t;  ///< static friction's positional push this substep
-    Vec3 dynamic_t; ///< dynamic friction's impulse this substep
+    Entity ea, eb;      ///< the bodies, to match this point next step (warm starting)
+    Vec3 la;            ///< the point in a's body frame, likewise
+    Vec3 n, t1, t2, ra, rb;
+    float separation;   ///< at the start, less the anchors' offset along n (< 0: overlapping)
+    float normal_mass, t1_mass, t2_mass;
+    float normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
+    float approach;     ///< normal velocity at the start (< 0: approaching), for restitution
+    float static_mu, dynamic_mu, restitution;
 };
 
 struct Gravity { // per world, [worlds, 1, 3] f32
@@ -131,14 +143,16 @@ struct Gravity { // per world, [worlds, 1, 3] f32
 };
 struct Bodies : BufferOf<SolverBody> {};
 struct Contacts : BufferOf<Contact> {};
+/// Last step's contacts, matched to this step's to warm-start the solver.
+struct ContactCache : BufferOf<Contact> {};
 struct Settings : AssetOf<Params> {};
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
-                  Contacts, Settings);
+                  Contacts, ContactCache, Settings);
 /// Everything a rigid body carries; an env puts it in its archetypes.
 ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force);
 /// Per-world physics state (a singleton the module registers).
-ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts);
+ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts, ContactCache);
 ORRERY_ARCHETYPES(PhysicsWorld);
 
 /// Mass properties of `shape` at `density` (kg/m^3): solid sphere, box and

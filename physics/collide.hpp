@@ -2,7 +2,9 @@
 // Narrowphase: contact manifolds (up to 4 points) for every pair of sphere,
 // capsule, box and plane. Each test gets shape A and shape B (A's kind <= B's)
 // and returns the normal from A to B with points midway between the surfaces
-// and their depths (> 0: overlapping). Plain float code, fixed order.
+// and their depths (> 0: overlapping), including points up to `margin` apart
+// (depth > -margin), so a resting manifold keeps all its points while the
+// solver holds it at depth 0. Plain float code, fixed order.
 
 #include "physics/body.hpp"
 
@@ -34,12 +36,12 @@ ORRERY_HD inline void add_point(Manifold& m, Vec3 p, float depth) {
 }
 
 /// Spheres at ca (radius ra) and cb (radius rb).
-ORRERY_HD inline Manifold spheres(Vec3 ca, float ra, Vec3 cb, float rb) {
+ORRERY_HD inline Manifold spheres(Vec3 ca, float ra, Vec3 cb, float rb, float margin) {
     Manifold m{};
     Vec3 d = cb - ca;
     float dist = length(d);
     float depth = ra + rb - dist;
-    if (depth <= 0.0f) return m;
+    if (depth <= -margin) return m;
     m.n = dist > 1e-9f ? d * (1.0f / dist) : Vec3{0.0f, 0.0f, 1.0f};
     add_point(m, ca + m.n * (ra - 0.5f * depth), depth);
     return m;
@@ -87,7 +89,7 @@ ORRERY_HD inline Segment closest_between(Segment s1, Segment s2) {
 }
 
 /// A sphere (center c, radius r) against box b.
-ORRERY_HD inline Manifold sphere_box(Vec3 c, float r, const Placed& b) {
+ORRERY_HD inline Manifold sphere_box(Vec3 c, float r, const Placed& b, float margin) {
     Manifold m{};
     Vec3 e = b.shape.dims, local = unrotate(b.q, c - b.x);
     Vec3 clamped{clamp_f(local.x, -e.x, e.x), clamp_f(local.y, -e.y, e.y), clamp_f(local.z, -e.z, e.z)};
@@ -97,7 +99,7 @@ ORRERY_HD inline Manifold sphere_box(Vec3 c, float r, const Placed& b) {
     float depth;
     Vec3 surface;
     if (dist > 1e-9f) {
-        if (dist >= r) return m;
+        if (dist >= r + margin) return m;
         n_local = d * (-1.0f / dist);
         depth = r - dist;
         surface = clamped;
@@ -115,13 +117,13 @@ ORRERY_HD inline Manifold sphere_box(Vec3 c, float r, const Placed& b) {
 }
 
 /// Shape a's deepest points below plane p (a sphere, capsule or box).
-ORRERY_HD inline Manifold against_plane(const Placed& a, const Placed& p) {
+ORRERY_HD inline Manifold against_plane(const Placed& a, const Placed& p, float margin) {
     Manifold m{};
     Vec3 up = rotate(p.q, Vec3{0.0f, 0.0f, 1.0f});
     m.n = -up;
     auto sphere_at = [&](Vec3 c, float r) {
         float depth = r - dot(c - p.x, up);
-        if (depth > 0.0f) add_point(m, c - up * (r - 0.5f * depth), depth);
+        if (depth > -margin) add_point(m, c - up * (r - 0.5f * depth), depth);
     };
     if (a.shape.kind == ShapeKind::kSphere) {
         sphere_at(a.x, a.shape.dims.x);
@@ -142,10 +144,10 @@ ORRERY_HD inline Manifold against_plane(const Placed& a, const Placed& p) {
         for (uint32_t k = 0; k < kMaxManifold; ++k) {
             uint32_t best = 8;
             for (uint32_t i = 0; i < 8; ++i)
-                if (depth[i] > 0.0f && (best == 8 || depth[i] > depth[best])) best = i;
+                if (depth[i] > -margin && (best == 8 || depth[i] > depth[best])) best = i;
             if (best == 8) break;
             add_point(m, corner[best] + up * (0.5f * depth[best]), depth[best]);
-            depth[best] = -1.0f;
+            depth[best] = -3.4e38f;
         }
     }
     return m;
@@ -153,12 +155,12 @@ ORRERY_HD inline Manifold against_plane(const Placed& a, const Placed& p) {
 
 /// A capsule against a box: the segment's ends and its point nearest the box
 /// centre as spheres (exact for a capsule lying on or standing on a face).
-ORRERY_HD inline Manifold capsule_box(const Placed& c, const Placed& b) {
+ORRERY_HD inline Manifold capsule_box(const Placed& c, const Placed& b, float margin) {
     Segment s = segment_of(c);
     Vec3 probes[3] = {s.a, s.b, closest_on_segment(s, b.x)};
     Manifold out{};
     for (uint32_t i = 0; i < 3; ++i) {
-        Manifold m = sphere_box(probes[i], c.shape.dims.x, b);
+        Manifold m = sphere_box(probes[i], c.shape.dims.x, b, margin);
         if (m.count == 0) continue;
         if (out.count == 0) out.n = m.n;
         add_point(out, m.p[0], m.depth[0]);
@@ -166,44 +168,44 @@ ORRERY_HD inline Manifold capsule_box(const Placed& c, const Placed& b) {
     return out;
 }
 
-ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b);
+ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b, float margin);
 
 /// Contacts between two placed shapes with a.kind <= b.kind: normal from `a` to `b`.
-ORRERY_HD inline Manifold collide_ordered(const Placed& a, const Placed& b) {
+ORRERY_HD inline Manifold collide_ordered(const Placed& a, const Placed& b, float margin) {
     ShapeKind ka = a.shape.kind, kb = b.shape.kind;
     if (kb == ShapeKind::kPlane) {
         if (ka == ShapeKind::kPlane) return Manifold{};
-        return against_plane(a, b);
+        return against_plane(a, b, margin);
     }
     if (ka == ShapeKind::kSphere) {
-        if (kb == ShapeKind::kSphere) return spheres(a.x, a.shape.dims.x, b.x, b.shape.dims.x);
+        if (kb == ShapeKind::kSphere) return spheres(a.x, a.shape.dims.x, b.x, b.shape.dims.x, margin);
         if (kb == ShapeKind::kCapsule)
-            return spheres(a.x, a.shape.dims.x, closest_on_segment(segment_of(b), a.x), b.shape.dims.x);
-        return sphere_box(a.x, a.shape.dims.x, b);
+            return spheres(a.x, a.shape.dims.x, closest_on_segment(segment_of(b), a.x), b.shape.dims.x, margin);
+        return sphere_box(a.x, a.shape.dims.x, b, margin);
     }
     if (ka == ShapeKind::kCapsule) {
-        if (kb == ShapeKind::kBox) return capsule_box(a, b);
+        if (kb == ShapeKind::kBox) return capsule_box(a, b, margin);
         Segment sa = segment_of(a), sb = segment_of(b);
         Segment c = closest_between(sa, sb);
-        Manifold m = spheres(c.a, a.shape.dims.x, c.b, b.shape.dims.x);
+        Manifold m = spheres(c.a, a.shape.dims.x, c.b, b.shape.dims.x, margin);
         // Side by side: the other end of the overlap too, so the pair cannot roll about one point.
         Vec3 da = normalize_or(sa.b - sa.a, Vec3{0, 0, 1}), db = normalize_or(sb.b - sb.a, Vec3{0, 0, 1});
         if (m.count == 1 && abs_of(dot(da, db)) > 0.999f) {
             Vec3 ends[2] = {closest_on_segment(sa, sb.a), closest_on_segment(sa, sb.b)};
             for (Vec3 pa : ends) {
-                Manifold e = spheres(pa, a.shape.dims.x, closest_on_segment(sb, pa), b.shape.dims.x);
+                Manifold e = spheres(pa, a.shape.dims.x, closest_on_segment(sb, pa), b.shape.dims.x, margin);
                 if (e.count && length(e.p[0] - m.p[0]) > 1e-4f) add_point(m, e.p[0], e.depth[0]);
             }
         }
         return m;
     }
-    return box_box(a, b);
+    return box_box(a, b, margin);
 }
 
 /// Contacts between two placed shapes of any kinds: normal from `a` to `b`.
-ORRERY_HD inline Manifold collide(const Placed& a, const Placed& b) {
-    if (uint32_t(a.shape.kind) <= uint32_t(b.shape.kind)) return collide_ordered(a, b);
-    Manifold m = collide_ordered(b, a);
+ORRERY_HD inline Manifold collide(const Placed& a, const Placed& b, float margin = 0.0f) {
+    if (uint32_t(a.shape.kind) <= uint32_t(b.shape.kind)) return collide_ordered(a, b, margin);
+    Manifold m = collide_ordered(b, a, margin);
     m.n = -m.n;
     return m;
 }
@@ -226,7 +228,7 @@ ORRERY_HD inline uint32_t clip(const Vec3* in, uint32_t n, Vec3* out, Vec3 axis,
 /// incident face clipped against the reference face (face contact, up to 4
 /// points kept: deepest, farthest from it, then the widest spread) or the
 /// closest points of two edges (edge contact, 1 point).
-ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b) {
+ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b, float margin) {
     Manifold m{};
     Vec3 A[3] = {rotate(a.q, {1, 0, 0}), rotate(a.q, {0, 1, 0}), rotate(a.q, {0, 0, 1})};
     Vec3 B[3] = {rotate(b.q, {1, 0, 0}), rotate(b.q, {0, 1, 0}), rotate(b.q, {0, 0, 1})};
@@ -244,7 +246,7 @@ ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b) {
     for (uint32_t i = 0; i < 6; ++i) {
         Vec3 L = i < 3 ? A[i] : B[i - 3];
         float o = overlap(L);
-        if (o <= 0.0f) return m;
+        if (o <= -margin) return m;
         if (o < best) best = o, best_axis = i, best_L = L;
     }
     float face_best = best;
@@ -255,7 +257,7 @@ ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b) {
             if (l < 1e-4f) continue; // parallel edges: a face axis decides
             Vec3 L = c * (1.0f / l);
             float o = overlap(L);
-            if (o <= 0.0f) return m;
+            if (o <= -margin) return m;
             // Prefer faces unless an edge axis is clearly shallower (stable manifolds when resting).
             if (o < 0.95f * face_best - 1e-3f && o < best) best = o, best_axis = 6 + 3 * i + j, best_L = L;
         }
@@ -305,7 +307,7 @@ ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b) {
     uint32_t kept = 0;
     for (uint32_t q = 0; q < n; ++q) {
         float d = face - dot(poly[q], nf);
-        if (d > 0.0f) poly[kept] = poly[q], depth[kept++] = d;
+        if (d > -margin) poly[kept] = poly[q], depth[kept++] = d;
     }
     // Keep 4: the deepest, the farthest from it, then the two spreading the area most either side.
     uint32_t pick[4] = {0, 0, 0, 0}, np = 0;

@@ -1,11 +1,12 @@
 #pragma once
-// The XPBD solver (Müller et al. 2020, "Detailed Rigid Body Simulation with
-// Extended Position Based Dynamics"), as Madrona's gpu_hideseek uses it: each
-// substep integrates, finds contacts, solves them at the position level (one
-// Gauss-Seidel pass, static friction included), derives velocities, then
-// applies dynamic friction and restitution at the velocity level. One serial
-// pass per world in body and contact order, so results do not depend on the
-// thread or lane count. physics/README.md says why XPBD.
+// The solver: Box2D v3's soft step, in 3-D. Contacts are found once per env
+// step (speculatively, up to a margin grown by the bodies' speed); each
+// substep integrates velocities, warm-starts from the last substep's
+// impulses, solves contacts with a soft (spring-damper) push, integrates
+// positions, then relaxes without the push; restitution is applied once at
+// the end. One serial pass per world in body and contact order, so results
+// do not depend on the thread or lane count. physics/README.md says why this
+// and not XPBD.
 
 #include "physics/collide.hpp"
 
@@ -31,18 +32,17 @@ ORRERY_HD inline float inv_mass_along(const SolverBody& b, Vec3 r, Vec3 n) {
     return dot(n, mul(b.inv_mass, n)) + dot(rn, inv_inertia_times(b, rn));
 }
 
-/// Moves b by positional impulse sign * p at offset r.
-ORRERY_HD inline void push_position(SolverBody& b, Vec3 p, Vec3 r, float sign) {
-    b.x += mul(b.inv_mass, p) * sign;
-    Vec3 dw = inv_inertia_times(b, cross(r, p)) * sign;
-    Quat d = Quat{0.0f, dw.x, dw.y, dw.z} * b.q;
-    b.q = normalize({b.q.w + 0.5f * d.w, b.q.x + 0.5f * d.x, b.q.y + 0.5f * d.y, b.q.z + 0.5f * d.z});
+/// Changes the velocities of a and b by impulse p at offsets ra, rb (a gets -p, b gets +p).
+ORRERY_HD inline void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra, Vec3 rb) {
+    a.v -= mul(a.inv_mass, p);
+    a.w -= inv_inertia_times(a, cross(ra, p));
+    b.v += mul(b.inv_mass, p);
+    b.w += inv_inertia_times(b, cross(rb, p));
 }
 
-/// Changes b's velocity by impulse sign * p at offset r.
-ORRERY_HD inline void push_velocity(SolverBody& b, Vec3 p, Vec3 r, float sign) {
-    b.v += mul(b.inv_mass, p) * sign;
-    b.w += inv_inertia_times(b, cross(r, p)) * sign;
+/// Velocity of b's point at offset rb relative to a's point at ra.
+ORRERY_HD inline Vec3 relative_velocity(const SolverBody& a, const SolverBody& b, Vec3 ra, Vec3 rb) {
+    return (b.v + cross(b.w, rb)) - (a.v + cross(a.w, ra));
 }
 
 /// Radius of a sphere around the body's origin holding its shape; negative: unbounded (planes).
@@ -64,8 +64,8 @@ ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
         b.kind = ctx.get<BodyType>(e)->kind;
         b.locks = ctx.get<Locks>(e)->mask;
         b.shape = *ctx.get<Shape>(e);
-        b.x = ctx.get<Pose>(e)->p;
-        b.q = ctx.get<Pose>(e)->q;
+        b.x = b.x0 = ctx.get<Pose>(e)->p;
+        b.q = b.q0 = ctx.get<Pose>(e)->q;
         b.v = ctx.get<Velocity>(e)->v;
         b.w = ctx.get<Velocity>(e)->w;
         const MassProps mp = *ctx.get<MassProps>(e);
@@ -77,6 +77,7 @@ ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
         b.bound = bound_of(b.shape);
         if (const Damping* d = ctx.get<Damping>(e)) b.lin_damping = d->linear, b.ang_damping = d->angular;
         b.material = *ctx.get<Material>(e);
+        if (b.kind == BodyKind::kStatic) b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
         out.push(b);
     });
 }
@@ -85,42 +86,51 @@ ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
 ORRERY_HD inline void scatter_bodies(Ctx& ctx, Buffer<Bodies> bodies) {
     for (uint32_t i = 0; i < bodies.size(); ++i) {
         const SolverBody& b = bodies[i];
+        *ctx.get<Force>(b.entity) = Force{};
         if (b.kind == BodyKind::kStatic) continue;
         *ctx.get<Pose>(b.entity) = Pose{b.x, b.q};
         *ctx.get<Velocity>(b.entity) = Velocity{b.v, b.w};
-        *ctx.get<Force>(b.entity) = Force{};
     }
 }
 
-/// Substep start: remember the pose and velocity, apply gravity, forces and
-/// damping, and move every non-static body by its velocity.
-ORRERY_HD inline void integrate_bodies(Buffer<Bodies> bodies, Vec3 g, float h) {
-    for (uint32_t i = 0; i < bodies.size(); ++i) {
-        SolverBody& b = bodies[i];
-        b.x_prev = b.x, b.q_prev = b.q, b.v_start = b.v, b.w_start = b.w;
-        if (b.kind == BodyKind::kStatic) continue;
-        Vec3 lin = free_axes(b.locks, 0), ang = free_axes(b.locks, 3);
-        if (b.kind == BodyKind::kDynamic) {
-            Vec3 accel = mul(g, lin) + mul(b.inv_mass, b.force);
-            b.v = (b.v + accel * h) * (1.0f / (1.0f + h * b.lin_damping));
-            // Torque less the gyroscopic term w x (I w), in the body frame.
-            Vec3 wl = unrotate(b.q, b.w);
-            Vec3 iw{b.inv_inertia.x > 0.0f ? wl.x / b.inv_inertia.x : 0.0f,
-                    b.inv_inertia.y > 0.0f ? wl.y / b.inv_inertia.y : 0.0f,
-                    b.inv_inertia.z > 0.0f ? wl.z / b.inv_inertia.z : 0.0f};
-            Vec3 tl = unrotate(b.q, b.torque) - cross(wl, iw);
-            b.w = (b.w + mul(rotate(b.q, mul(b.inv_inertia, tl)), ang) * h) * (1.0f / (1.0f + h * b.ang_damping));
-        }
-        b.v = mul(b.v, lin);
-        b.w = mul(b.w, ang);
-        b.x += b.v * h;
-        b.q = integrate(b.q, b.w, h);
+/// Two unit tangents completing unit normal n (the same bits on every backend).
+struct Tangents { Vec3 t1, t2; };
+ORRERY_HD inline Tangents tangents_of(Vec3 n) {
+    Vec3 ref = abs_of(n.x) < 0.57735f ? Vec3{1.0f, 0.0f, 0.0f} : Vec3{0.0f, 1.0f, 0.0f};
+    Vec3 t1 = normalize_or(cross(n, ref), Vec3{0.0f, 1.0f, 0.0f});
+    return {t1, cross(n, t1)};
+}
+
+ORRERY_HD inline float inverse_or_zero(float k) { return k > 0.0f ? 1.0f / k : 0.0f; }
+
+/// Warm starting across steps: the nearest of last step's points of the
+/// same two bodies, within `reach` in a's frame, lends c its impulses (its
+/// friction projected onto c's tangents).
+ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, float reach) {
+    float best = reach * reach;
+    uint32_t found = cache.size();
+    for (uint32_t k = 0; k < cache.size(); ++k) {
+        const Contact& o = cache[k];
+        if (o.ea.index != c.ea.index || o.ea.gen != c.ea.gen || o.eb.index != c.eb.index || o.eb.gen != c.eb.gen)
+            continue;
+        Vec3 d = o.la - c.la;
+        if (dot(d, d) < best) best = dot(d, d), found = k;
     }
+    if (found == cache.size()) return;
+    const Contact& o = cache[found];
+    c.normal_impulse = o.normal_impulse;
+    Vec3 f = o.t1 * o.t1_impulse + o.t2 * o.t2_impulse;
+    c.t1_impulse = dot(f, c.t1), c.t2_impulse = dot(f, c.t2);
 }
 
 /// Broadphase (all pairs, bounding spheres; planes always tested) and
-/// narrowphase into the contact list, each point with its combined material.
-ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out, const Params& prm) {
+/// narrowphase into the contact list. A pair's points are kept up to
+/// margin + dt * (their closing speed bound) apart: speculative contacts, so
+/// what would meet during the step is caught at its start.
+ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out, Buffer<ContactCache> cache,
+                                    const Params& prm) {
+    cache.clear();
+    for (uint32_t k = 0; k < out.size(); ++k) cache.push(out[k]);
     out.clear();
     uint32_t n = bodies.size();
     for (uint32_t i = 0; i < n; ++i)
@@ -128,164 +138,159 @@ ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out,
             const SolverBody& a = bodies[i];
             const SolverBody& b = bodies[j];
             if (a.kind != BodyKind::kDynamic && b.kind != BodyKind::kDynamic) continue;
+            float speed = length(b.v - a.v) + length(a.w) * max_f(a.bound, 0.0f) + length(b.w) * max_f(b.bound, 0.0f);
+            float margin = prm.margin + prm.dt * speed;
             if (a.bound >= 0.0f && b.bound >= 0.0f) {
                 Vec3 d = b.x - a.x;
-                float r = a.bound + b.bound;
+                float r = a.bound + b.bound + margin;
                 if (dot(d, d) > r * r) continue;
             }
-            Manifold m = collide(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q});
+            Manifold m = collide(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, margin);
+            Tangents t = tangents_of(m.n);
             for (uint32_t k = 0; k < m.count; ++k) {
                 Contact c{};
-                c.a = i, c.b = j, c.n = m.n, c.depth = m.depth[k];
-                Vec3 pa = m.p[k] + m.n * (0.5f * m.depth[k]), pb = m.p[k] - m.n * (0.5f * m.depth[k]);
-                c.ra = unrotate(a.q, pa - a.x);
-                c.rb = unrotate(b.q, pb - b.x);
+                c.a = i, c.b = j, c.n = m.n, c.t1 = t.t1, c.t2 = t.t2;
+                c.ra = m.p[k] - a.x;
+                c.rb = m.p[k] - b.x;
+                c.separation = -m.depth[k] - dot(c.rb - c.ra, m.n);
+                c.normal_mass = inverse_or_zero(inv_mass_along(a, c.ra, m.n) + inv_mass_along(b, c.rb, m.n));
+                c.t1_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t1) + inv_mass_along(b, c.rb, t.t1));
+                c.t2_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t2) + inv_mass_along(b, c.rb, t.t2));
+                c.approach = dot(relative_velocity(a, b, c.ra, c.rb), m.n);
                 c.static_mu = combine(prm.friction_rule, a.material.static_friction, b.material.static_friction);
                 c.dynamic_mu = combine(prm.friction_rule, a.material.dynamic_friction, b.material.dynamic_friction);
                 c.restitution = combine(prm.restitution_rule, a.material.restitution, b.material.restitution);
-                Vec3 va = a.v_start + cross(a.w_start, pa - a.x), vb = b.v_start + cross(b.w_start, pb - b.x);
-                c.vn_start = dot(va - vb, m.n);
+                c.ea = a.entity, c.eb = b.entity;
+                c.la = unrotate(a.q, c.ra);
+                inherit_impulses(c, cache, prm.match_distance);
                 if (!out.push(c)) return;
             }
         }
 }
 
-/// Points [begin, end) of the contact list are one manifold (one pair of bodies).
-ORRERY_HD inline uint32_t manifold_end(Buffer<Contacts> contacts, uint32_t begin) {
-    uint32_t end = begin + 1;
-    while (end < contacts.size() && contacts[end].a == contacts[begin].a && contacts[end].b == contacts[begin].b) ++end;
-    return end;
+/// Box2D's soft constraint coefficients for a spring of `hertz` and damping
+/// ratio `zeta` stepped by h (Erin Catto, "Solver2D", 2024).
+struct Softness { float bias_rate, mass_scale, impulse_scale; };
+ORRERY_HD inline Softness softness(float hertz, float zeta, float h) {
+    if (hertz <= 0.0f) return {0.0f, 1.0f, 0.0f};
+    float omega = 2.0f * kPi * hertz;
+    float a1 = 2.0f * zeta + h * omega, a2 = h * omega * a1, a3 = 1.0f / (1.0f + a2);
+    return {omega / a1, a2 * a3, a3};
 }
 
-/// Point i of [begin, end) in sweep `sweep`: forward, then backward (symmetric
-/// Gauss-Seidel, so no corner of a manifold is always solved first).
-ORRERY_HD inline uint32_t sweep_order(uint32_t begin, uint32_t end, uint32_t i, uint32_t sweep) {
-    return (sweep & 1u) ? end - 1u - (i - begin) : i;
+/// Current separation of contact c (< 0: overlapping) from the bodies' motion since the step began.
+ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, const Contact& c) {
+    Vec3 pa = rotate(a.q * conj(a.q0), c.ra), pb = rotate(b.q * conj(b.q0), c.rb);
+    Vec3 d = ((b.x - b.x0) - (a.x - a.x0)) + (pb - pa);
+    return dot(d, c.n) + c.separation;
 }
 
-/// The manifold's centre in each body's frame: where its friction acts.
-struct Patch { Vec3 ra, rb; float lambda_n; };
-ORRERY_HD inline Patch patch_of(Buffer<Contacts> contacts, uint32_t begin, uint32_t end) {
-    Patch p{{0, 0, 0}, {0, 0, 0}, 0.0f};
-    for (uint32_t k = begin; k < end; ++k) p.ra += contacts[k].ra, p.rb += contacts[k].rb, p.lambda_n += contacts[k].lambda_n;
-    float inv = 1.0f / float(end - begin);
-    p.ra = p.ra * inv, p.rb = p.rb * inv;
-    return p;
+/// Each substep starts from the impulses the last one ended with.
+ORRERY_HD inline void warm_start(Buffer<Bodies> bodies, Buffer<Contacts> contacts) {
+    for (uint32_t k = 0; k < contacts.size(); ++k) {
+        const Contact& c = contacts[k];
+        Vec3 p = c.n * c.normal_impulse + c.t1 * c.t1_impulse + c.t2 * c.t2_impulse;
+        apply_impulse(bodies[c.a], bodies[c.b], p, c.ra, c.rb);
+    }
 }
 
-/// Static friction at one point: undo its tangential slip over the substep
-/// while the accumulated push stays in the cone (|push| <= mu_s |lambda_n|);
-/// outside it the point slides and dynamic friction acts instead.
-ORRERY_HD inline void static_friction(SolverBody& a, SolverBody& b, Contact& c) {
-    if (c.lambda_n == 0.0f) return;
-    Vec3 ra = rotate(a.q, c.ra), rb = rotate(b.q, c.rb);
-    Vec3 slip = ((a.x + ra) - (a.x_prev + rotate(a.q_prev, c.ra))) - ((b.x + rb) - (b.x_prev + rotate(b.q_prev, c.rb)));
-    Vec3 tangent = slip - c.n * dot(slip, c.n);
-    float len = length(tangent);
-    if (len <= 1e-9f) return;
-    Vec3 t = tangent * (1.0f / len);
-    float wt = inv_mass_along(a, ra, t) + inv_mass_along(b, rb, t);
-    if (wt <= 0.0f) return;
-    Vec3 push = t * (-len / wt);
-    Vec3 total = c.static_t + push;
-    if (length(total) > c.static_mu * abs_of(c.lambda_n)) return;
-    c.static_t = total;
-    push_position(a, push, ra, 1.0f);
-    push_position(b, push, rb, -1.0f);
+/// Normal impulse of one point. With `push`, overlap is removed softly (at
+/// most push_speed); without, only velocities are solved (the relax pass).
+ORRERY_HD inline void solve_normal(SolverBody& a, SolverBody& b, Contact& c, float inv_h, Softness soft, bool push,
+                                   float push_speed) {
+    float s = separation_now(a, b, c);
+    float bias = 0.0f, mass_scale = 1.0f, impulse_scale = 0.0f;
+    if (s > 0.0f) {
+        bias = s * inv_h; // speculative: close at most the gap this substep
+    } else if (push) {
+        bias = max_f(soft.bias_rate * s, -push_speed);
+        mass_scale = soft.mass_scale;
+        impulse_scale = soft.impulse_scale;
+    }
+    float vn = dot(relative_velocity(a, b, c.ra, c.rb), c.n);
+    float impulse = -c.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
+    float total = max_f(c.normal_impulse + impulse, 0.0f);
+    impulse = total - c.normal_impulse;
+    c.normal_impulse = total;
+    c.max_normal_impulse = max_f(c.max_normal_impulse, impulse);
+    apply_impulse(a, b, c.n * impulse, c.ra, c.rb);
 }
 
-/// Dynamic friction at one point: the impulse that stops its slip, the
-/// point's accumulated impulse clamped to mu_d times its normal impulse |lambda_n| / h.
-ORRERY_HD inline void dynamic_friction(SolverBody& a, SolverBody& b, Contact& c, float h) {
-    if (c.lambda_n == 0.0f) return;
-    Vec3 ra = rotate(a.q, c.ra), rb = rotate(b.q, c.rb);
-    Vec3 v = (a.v + cross(a.w, ra)) - (b.v + cross(b.w, rb));
-    Vec3 vt = v - c.n * dot(v, c.n);
-    float vt_len = length(vt);
-    if (vt_len <= 1e-9f) return;
-    Vec3 t = vt * (1.0f / vt_len);
-    float wt = inv_mass_along(a, ra, t) + inv_mass_along(b, rb, t);
-    if (wt <= 0.0f) return;
-    Vec3 total = c.dynamic_t + t * (-vt_len / wt);
-    float limit = c.dynamic_mu * abs_of(c.lambda_n) / h, len = length(total);
-    if (len > limit) total = total * (limit / len);
-    Vec3 p = total - c.dynamic_t;
-    c.dynamic_t = total;
-    push_velocity(a, p, ra, 1.0f);
-    push_velocity(b, p, rb, -1.0f);
+/// Coulomb friction of one point: it sticks while the impulse that stops it
+/// is within mu_s times the normal impulse, else slides with mu_d.
+ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c) {
+    Vec3 dv = relative_velocity(a, b, c.ra, c.rb);
+    float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, c.t2);
+    float len = sqrt_of(f1 * f1 + f2 * f2);
+    if (len > c.static_mu * c.normal_impulse) {
+        float scale = len > 0.0f ? c.dynamic_mu * c.normal_impulse / len : 0.0f;
+        f1 = f1 * scale, f2 = f2 * scale;
+    }
+    Vec3 p = c.t1 * (f1 - c.t1_impulse) + c.t2 * (f2 - c.t2_impulse);
+    c.t1_impulse = f1, c.t2_impulse = f2;
+    apply_impulse(a, b, p, c.ra, c.rb);
 }
 
-/// Position pass. Each manifold's points are pushed apart by projected
-/// Gauss-Seidel sweeps (zero compliance, accumulated push never pulling), so
-/// four corners of a resting box converge to the one level pose instead of
-/// rocking it; then static friction holds the manifold's centre still
-/// tangentially while the push allows (|friction| < mu_s |lambda_n|).
-ORRERY_HD inline void solve_positions(Buffer<Bodies> bodies, Buffer<Contacts> contacts, uint32_t sweeps) {
+/// One pass over the manifolds in order: each one's normal impulses, then
+/// its friction (as Box2D). Contacts touching a non-dynamic body use a
+/// stiffer spring (Box2D: twice the frequency).
+ORRERY_HD inline void solve_contacts(Buffer<Bodies> bodies, Buffer<Contacts> contacts, float h, Softness soft,
+                                     Softness static_soft, bool push, float push_speed) {
+    float inv_h = 1.0f / h;
     for (uint32_t begin = 0; begin < contacts.size();) {
-        uint32_t end = manifold_end(contacts, begin);
+        uint32_t end = begin + 1;
+        while (end < contacts.size() && contacts[end].a == contacts[begin].a && contacts[end].b == contacts[begin].b)
+            ++end;
         SolverBody& a = bodies[contacts[begin].a];
         SolverBody& b = bodies[contacts[begin].b];
-        const Vec3 n = contacts[begin].n;
-        for (uint32_t sweep = 0; sweep < sweeps; ++sweep)
-            for (uint32_t i = begin; i < end; ++i) {
-                Contact& c = contacts[sweep_order(begin, end, i, sweep)];
-                Vec3 ra = rotate(a.q, c.ra), rb = rotate(b.q, c.rb);
-                float d = dot((a.x + ra) - (b.x + rb), n);
-                float w = inv_mass_along(a, ra, n) + inv_mass_along(b, rb, n);
-                if (w <= 0.0f) continue;
-                float lambda = min_f(c.lambda_n - d / w, 0.0f); // <= 0: contacts only push
-                float dl = lambda - c.lambda_n;
-                c.lambda_n = lambda;
-                c.depth = d;
-                if (dl == 0.0f) continue;
-                push_position(a, n * dl, ra, 1.0f);
-                push_position(b, n * dl, rb, -1.0f);
-            }
-        for (uint32_t sweep = 0; sweep < sweeps; ++sweep)
-            for (uint32_t i = begin; i < end; ++i) static_friction(a, b, contacts[sweep_order(begin, end, i, sweep)]);
+        Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
+        for (uint32_t k = begin; k < end; ++k) solve_normal(a, b, contacts[k], inv_h, sf, push, push_speed);
+        for (uint32_t k = begin; k < end; ++k) solve_friction(a, b, contacts[k]);
         begin = end;
     }
 }
 
-/// Velocities of dynamic bodies from their substep's change of pose.
-ORRERY_HD inline void derive_velocities(Buffer<Bodies> bodies, float h) {
+/// Gravity, forces, torques (less the gyroscopic term) and damping of dynamic
+/// bodies; locked axes keep no velocity.
+ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float h) {
     for (uint32_t i = 0; i < bodies.size(); ++i) {
         SolverBody& b = bodies[i];
         if (b.kind != BodyKind::kDynamic) continue;
-        b.v = (b.x - b.x_prev) * (1.0f / h);
-        Quat dq = b.q * conj(b.q_prev);
-        b.w = Vec3{dq.x, dq.y, dq.z} * ((dq.w < 0.0f ? -2.0f : 2.0f) / h);
+        Vec3 lin = free_axes(b.locks, 0), ang = free_axes(b.locks, 3);
+        b.v = mul((b.v + (g + mul(b.inv_mass, b.force)) * h) * (1.0f / (1.0f + h * b.lin_damping)), lin);
+        Vec3 wl = unrotate(b.q, b.w);
+        Vec3 iw{b.inv_inertia.x > 0.0f ? wl.x / b.inv_inertia.x : 0.0f,
+                b.inv_inertia.y > 0.0f ? wl.y / b.inv_inertia.y : 0.0f,
+                b.inv_inertia.z > 0.0f ? wl.z / b.inv_inertia.z : 0.0f};
+        Vec3 tl = unrotate(b.q, b.torque) - cross(wl, iw);
+        b.w = mul((b.w + rotate(b.q, mul(b.inv_inertia, tl)) * h) * (1.0f / (1.0f + h * b.ang_damping)), ang);
     }
 }
 
-/// Velocity pass on the manifolds the position pass pushed: each point's
-/// normal velocity becomes -e times the approach speed its substep began with
-/// (zero below the bounce speed; sweeps as in the position pass), then dynamic
-/// friction at the manifold's centre, at most mu_d times its normal impulse
-/// |lambda_n| / h and never more than stops the slip.
-ORRERY_HD inline void solve_velocities(Buffer<Bodies> bodies, Buffer<Contacts> contacts, float h, float bounce,
-                                       uint32_t sweeps) {
-    for (uint32_t begin = 0; begin < contacts.size();) {
-        uint32_t end = manifold_end(contacts, begin);
-        SolverBody& a = bodies[contacts[begin].a];
-        SolverBody& b = bodies[contacts[begin].b];
-        const Vec3 n = contacts[begin].n;
-        for (uint32_t sweep = 0; sweep < sweeps; ++sweep) {
-            for (uint32_t i = begin; i < end; ++i) {
-                const Contact& c = contacts[sweep_order(begin, end, i, sweep)];
-                if (c.lambda_n == 0.0f) continue;
-                Vec3 ra = rotate(a.q, c.ra), rb = rotate(b.q, c.rb);
-                float vn = dot((a.v + cross(a.w, ra)) - (b.v + cross(b.w, rb)), n); // > 0: a moving into b
-                float e = abs_of(c.vn_start) > bounce ? c.restitution : 0.0f;
-                float w = inv_mass_along(a, ra, n) + inv_mass_along(b, rb, n);
-                if (w <= 0.0f) continue;
-                Vec3 p = n * ((-vn - max_f(e * c.vn_start, 0.0f)) / w);
-                push_velocity(a, p, ra, 1.0f);
-                push_velocity(b, p, rb, -1.0f);
-            }
-            for (uint32_t i = begin; i < end; ++i) dynamic_friction(a, b, contacts[sweep_order(begin, end, i, sweep)], h);
-        }
-        begin = end;
+/// Moves every non-static body by its velocity.
+ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h) {
+    for (uint32_t i = 0; i < bodies.size(); ++i) {
+        SolverBody& b = bodies[i];
+        if (b.kind == BodyKind::kStatic) continue;
+        b.x += b.v * h;
+        b.q = integrate(b.q, b.w, h);
+    }
+}
+
+/// After the substeps: points that were approaching faster than the bounce
+/// speed and were pushed leave at `restitution` times that speed.
+ORRERY_HD inline void apply_restitution(Buffer<Bodies> bodies, Buffer<Contacts> contacts, float bounce_speed) {
+    for (uint32_t k = 0; k < contacts.size(); ++k) {
+        Contact& c = contacts[k];
+        if (c.restitution == 0.0f || c.approach > -bounce_speed || c.max_normal_impulse == 0.0f) continue;
+        SolverBody& a = bodies[c.a];
+        SolverBody& b = bodies[c.b];
+        float vn = dot(relative_velocity(a, b, c.ra, c.rb), c.n);
+        float impulse = -c.normal_mass * (vn + c.restitution * c.approach);
+        float total = max_f(c.normal_impulse + impulse, 0.0f);
+        impulse = total - c.normal_impulse;
+        c.normal_impulse = total;
+        apply_impulse(a, b, c.n * impulse, c.ra, c.rb);
     }
 }
 
@@ -294,22 +299,27 @@ ORRERY_SYSTEM void init_world(Ctx& ctx) {
     ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity;
 }
 
-/// One env step of physics for a world: gather, `substeps` XPBD substeps, scatter.
+/// One env step of physics for a world: gather, contacts, substeps, restitution, scatter.
 ORRERY_SYSTEM void simulate(Ctx& ctx) {
     const Params prm = ctx.asset<Settings>()[0];
     const Vec3 g = ctx.single<PhysicsWorld, Gravity>().g;
     Buffer<Bodies> bodies = ctx.single_buffer<PhysicsWorld, Bodies>();
     Buffer<Contacts> contacts = ctx.single_buffer<PhysicsWorld, Contacts>();
     gather_bodies(ctx, bodies);
+    find_contacts(bodies, contacts, ctx.single_buffer<PhysicsWorld, ContactCache>(), prm);
     float h = prm.dt / float(prm.substeps);
-    float bounce = max_f(prm.bounce_speed, 2.0f * length(g) * h);
+    // Box2D's rule: the contact spring at most a quarter of the substep rate.
+    float hertz = min_f(prm.contact_hertz, 0.25f * float(prm.substeps) / prm.dt);
+    Softness soft = softness(hertz, prm.damping_ratio, h), static_soft = softness(2.0f * hertz, prm.damping_ratio, h);
     for (uint32_t s = 0; s < prm.substeps; ++s) {
-        integrate_bodies(bodies, g, h);
-        find_contacts(bodies, contacts, prm);
-        for (uint32_t it = 0; it < prm.iterations; ++it) solve_positions(bodies, contacts, prm.sweeps);
-        derive_velocities(bodies, h);
-        solve_velocities(bodies, contacts, h, bounce, prm.sweeps);
+        integrate_velocities(bodies, g, h);
+        warm_start(bodies, contacts);
+        solve_contacts(bodies, contacts, h, soft, static_soft, true, prm.push_speed);
+        integrate_positions(bodies, h);
+        for (uint32_t r = 0; r < prm.relax_iterations; ++r)
+            solve_contacts(bodies, contacts, h, soft, static_soft, false, prm.push_speed);
     }
+    apply_restitution(bodies, contacts, prm.bounce_speed);
     scatter_bodies(ctx, bodies);
 }
 

@@ -26,9 +26,9 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     cfg.height = opt.f32("height", 1.0f, 0.1f, 100.0f);
     phys::PhysicsOptions po;
     po.dt = opt.f32("dt", 0.01f, 1e-4f, 0.1f);
-    po.substeps = opt.u32("substeps", 8, 1, 64);
-    po.sweeps = opt.u32("sweeps", 4, 1, 64);
-    po.iterations = opt.u32("iterations", 2, 1, 64);
+    po.substeps = opt.u32("substeps", 4, 1, 64);
+    po.relax_iterations = opt.u32("relax", 1, 0, 16);
+    po.contact_hertz = opt.f32("contact_hertz", 60.0f, 1.0f, 1000.0f);
     po.max_bodies = kMaxBodies;
     opt.finish();
 

