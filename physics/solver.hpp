@@ -87,7 +87,10 @@ ORRERY_HD inline void scatter_bodies(Ctx& ctx, Buffer<Bodies> bodies) {
     for (uint32_t i = 0; i < bodies.size(); ++i) {
         const SolverBody& b = bodies[i];
         *ctx.get<Force>(b.entity) = Force{};
-        if (b.kind == BodyKind::kStatic) continue;
+        if (b.kind == BodyKind::kStatic) { // a static body is at rest, so it starts so when turned dynamic
+            *ctx.get<Velocity>(b.entity) = Velocity{};
+            continue;
+        }
         *ctx.get<Pose>(b.entity) = Pose{b.x, b.q};
         *ctx.get<Velocity>(b.entity) = Velocity{b.v, b.w};
     }

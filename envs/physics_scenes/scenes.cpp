@@ -10,7 +10,7 @@ namespace physics_scenes {
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("physics_scenes", options);
-    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce", "mixed"};
+    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce", "incline", "mixed"};
     std::string scene = opt.str("scene", "mixed");
     Config cfg{};
     cfg.scene = kNumScenes;
@@ -18,17 +18,21 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         if (scene == kNames[i]) cfg.scene = i;
     if (cfg.scene == kNumScenes)
         throw orrery::Error("env 'physics_scenes': scene='" + scene +
-                            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce or mixed");
+                            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline or mixed");
     cfg.horizon = opt.u32("horizon", 500, 1, 1u << 30);
     cfg.friction = opt.f32("friction", 0.5f, 0.0f, 10.0f);
     cfg.restitution = opt.f32("restitution", cfg.scene == kBounce ? 0.8f : 0.0f, 0.0f, 1.0f);
     cfg.speed = opt.f32("speed", 2.0f, -100.0f, 100.0f);
     cfg.height = opt.f32("height", 1.0f, 0.1f, 100.0f);
+    cfg.angle = opt.f32("angle", 0.3f, 0.0f, 1.5f);
+    cfg.freeze_at = opt.u32("freeze_at", 0, 0, 1u << 30);
+    cfg.thaw_at = opt.u32("thaw_at", 0, 0, 1u << 30);
     phys::PhysicsOptions po;
     po.dt = opt.f32("dt", 0.01f, 1e-4f, 0.1f);
     po.substeps = opt.u32("substeps", 4, 1, 64);
     po.relax_iterations = opt.u32("relax", 1, 0, 16);
     po.contact_hertz = opt.f32("contact_hertz", 60.0f, 1.0f, 1000.0f);
+    po.max_contacts = opt.u32("max_contacts", 256, 1, 65536);
     po.max_bodies = kMaxBodies;
     opt.finish();
 
@@ -37,6 +41,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.archetype<Body>(kMaxBodies);
     spec.info()["scene"] = scene;
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(switch_kinds));
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {nodes.simulate});
 

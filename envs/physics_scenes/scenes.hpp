@@ -1,8 +1,8 @@
 #pragma once
 // physics_scenes: canonical rigid-body scenes over the physics module, one per
 // world batch (a sphere dropped on a plane, a box sliding to rest, a box at
-// rest, a stack, a bouncing ball, and a mixed scene of every shape and body
-// kind). Tests validate the module against MuJoCo and across backends with it.
+// rest, a stack, a bouncing ball, a box on an incline, and a mixed scene of
+// every shape and body kind). Tests validate the module against MuJoCo and across backends with it.
 
 #include "physics/physics.hpp"
 
@@ -11,12 +11,13 @@ using namespace orrery;
 using phys::Quat;
 using phys::Vec3;
 
-enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kMixed, kNumScenes };
+enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kIncline, kMixed, kNumScenes };
 inline constexpr uint32_t kMaxBodies = 16;
 
 struct Config {
     uint32_t scene, horizon;
-    float friction, restitution, speed, height;
+    float friction, restitution, speed, height, angle;
+    uint32_t freeze_at, thaw_at; ///< steps at which body 1 turns static and back to dynamic (0: never)
 };
 
 ORRERY_COMPONENTS(phys::OrreryComponents);
@@ -70,18 +71,34 @@ ORRERY_HD inline void spawn_mixed(Ctx& ctx, const Config& cfg) {
 ORRERY_SYSTEM void spawn(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     const Quat id{1, 0, 0, 0};
-    add_body(ctx, {phys::ShapeKind::kPlane, {0, 0, 0}}, 0.0f, {0, 0, 0}, id, cfg.friction, cfg.restitution);
+    // The ground: z = 0, or tilted about x by `angle` for the incline.
+    const Quat tilt = phys::axis_angle({1, 0, 0}, cfg.scene == kIncline ? cfg.angle : 0.0f);
+    add_body(ctx, {phys::ShapeKind::kPlane, {0, 0, 0}}, 0.0f, {0, 0, 0}, tilt, cfg.friction, cfg.restitution);
     const phys::Shape ball{phys::ShapeKind::kSphere, {0.1f, 0, 0}}, cube{phys::ShapeKind::kBox, {0.1f, 0.1f, 0.1f}};
     switch (cfg.scene) {
     case kSphereDrop:
     case kBounce: add_body(ctx, ball, 1.0f, {0, 0, cfg.height}, id, cfg.friction, cfg.restitution); break;
     case kBoxSlide: add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution, {cfg.speed, 0, 0}); break;
     case kBoxRest: add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution); break;
+    case kIncline: add_body(ctx, cube, 1.0f, phys::rotate(tilt, {0, 0, 0.1f}), tilt, cfg.friction, 0.0f); break;
     case kStack:
         for (uint32_t i = 0; i < 3; ++i) add_body(ctx, cube, 1.0f, {0, 0, 0.1f + 0.2f * i}, id, cfg.friction, 0.0f);
         break;
     default: spawn_mixed(ctx, cfg); break;
     }
+}
+
+/// Body 1 turns static at step freeze_at and dynamic again at thaw_at (as
+/// hide-and-seek's lock does), inside the step, before physics runs.
+ORRERY_SYSTEM void switch_kinds(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    uint32_t step = ctx.step() + 1;
+    if (step != cfg.freeze_at && step != cfg.thaw_at) return;
+    uint32_t row = 0;
+    ctx.each<Body>([&](Entity e) {
+        if (row++ == 1)
+            ctx.get<phys::BodyType>(e)->kind = step == cfg.freeze_at ? phys::BodyKind::kStatic : phys::BodyKind::kDynamic;
+    });
 }
 
 /// Truncates the episode at the horizon.
