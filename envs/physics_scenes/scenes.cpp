@@ -1,5 +1,6 @@
 // physics_scenes' registration table: the scene options, the physics module
-// composed with one call, and the exported poses, velocities and forces.
+// composed with one call, a one-agent RL interface (push body 1; observe every
+// body) and the exported poses, velocities and forces.
 
 #include "envs/physics_scenes/scenes.hpp"
 
@@ -39,12 +40,21 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::EnvSpec spec = ORRERY_ENV_SPEC("physics_scenes", "envs/physics_scenes/scenes.hpp");
     spec.config(cfg);
     spec.archetype<Body>(kMaxBodies);
+    spec.archetype<Agent>(1); // not a singleton: its tensors keep their agent axis, [worlds, 1, ...]
+    spec.dims<Obs>({13 * kMaxBodies});
     spec.info()["scene"] = scene;
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(push));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(switch_kinds));
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {nodes.simulate});
 
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe));
+
+    spec.export_input<Agent, Action>("action");
+    spec.input_range("action", 0, 4);
+    spec.export_output<Agent, Obs>("obs", orrery::Output::kRewrittenEachStep);
+    spec.export_output<Agent, Reward>("reward");
     spec.export_input<Body, phys::Force>("force");
     spec.export_output<Body, phys::Pose>("pose");
     spec.export_output<Body, phys::Velocity>("velocity");

@@ -20,9 +20,24 @@ struct Config {
     uint32_t freeze_at, thaw_at; ///< steps at which body 1 turns static and back to dynamic (0: never)
 };
 
-ORRERY_COMPONENTS(phys::OrreryComponents);
+/// The agent pushes body 1: 0 none, 1 +x, 2 -x, 3 +y, 4 -y. // [worlds, 1] i32
+struct Action {
+    using Element = int32_t;
+    int32_t value;
+};
+/// Every body slot's position, orientation, linear and angular velocity (13 floats, zeros where empty).
+struct Obs : ArrayOf<float> {}; // [worlds, 1, 13 * 16] f32
+/// Body 1's velocity along x: the agent is paid for pushing it that way. // [worlds, 1] f32
+struct Reward {
+    using Element = float;
+    float value;
+};
+inline constexpr float kPushForce = 5.0f; ///< newtons
+
+ORRERY_COMPONENTS(phys::OrreryComponents, Action, Obs, Reward);
 ORRERY_ARCHETYPE(Body, phys::RigidBody); // pose [worlds, 16, 7] f32, velocity [worlds, 16, 6], force input
-ORRERY_ARCHETYPES(phys::OrreryArchetypes, Body);
+ORRERY_ARCHETYPE(Agent, Action, Obs, Reward);
+ORRERY_ARCHETYPES(phys::OrreryArchetypes, Body, Agent);
 
 /// Creates a body of `shape` with mass `mass` (0: static), at rest unless `v` is given.
 ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p, Quat q, float friction,
@@ -70,6 +85,7 @@ ORRERY_HD inline void spawn_mixed(Ctx& ctx, const Config& cfg) {
 /// Creates the configured scene: a ground plane (z = 0) and its bodies.
 ORRERY_SYSTEM void spawn(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
+    ctx.create<Agent>();
     const Quat id{1, 0, 0, 0};
     // The ground: z = 0, or tilted about x by `angle` for the incline.
     const Quat tilt = phys::axis_angle({1, 0, 0}, cfg.scene == kIncline ? cfg.angle : 0.0f);
@@ -88,17 +104,49 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
     }
 }
 
+/// Body 1 (row 1 of Body; row 0 is the ground), or null.
+ORRERY_HD inline Entity body_one(Ctx& ctx) {
+    Entity one{};
+    uint32_t row = 0;
+    ctx.each<Body>([&](Entity e) {
+        if (row++ == 1) one = e;
+    });
+    return one;
+}
+
 /// Body 1 turns static at step freeze_at and dynamic again at thaw_at (as
 /// hide-and-seek's lock does), inside the step, before physics runs.
 ORRERY_SYSTEM void switch_kinds(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     uint32_t step = ctx.step() + 1;
     if (step != cfg.freeze_at && step != cfg.thaw_at) return;
-    uint32_t row = 0;
+    if (phys::BodyType* t = ctx.get<phys::BodyType>(body_one(ctx)))
+        t->kind = step == cfg.freeze_at ? phys::BodyKind::kStatic : phys::BodyKind::kDynamic;
+}
+
+/// The action adds a push to body 1's force for this step.
+ORRERY_SYSTEM void push(Ctx& ctx) {
+    int32_t a = ctx.single<Agent, Action>().value;
+    phys::Force* f = ctx.get<phys::Force>(body_one(ctx));
+    if (!f || a == 0) return;
+    float x = a == 1 ? kPushForce : a == 2 ? -kPushForce : 0.0f, y = a == 3 ? kPushForce : a == 4 ? -kPushForce : 0.0f;
+    f->f += Vec3{x, y, 0.0f};
+}
+
+/// Writes every body slot's state into the observation and body 1's x velocity as the reward.
+ORRERY_SYSTEM void observe(Ctx& ctx) {
+    Array<Obs> obs = ctx.array_at<Obs>(archetype_id<Agent>, 0);
+    for (uint32_t i = 0; i < obs.size; ++i) obs[i] = 0.0f;
+    uint32_t slot = 0;
     ctx.each<Body>([&](Entity e) {
-        if (row++ == 1)
-            ctx.get<phys::BodyType>(e)->kind = step == cfg.freeze_at ? phys::BodyKind::kStatic : phys::BodyKind::kDynamic;
+        const phys::Pose p = *ctx.get<phys::Pose>(e);
+        const phys::Velocity v = *ctx.get<phys::Velocity>(e);
+        const float row[13] = {p.p.x, p.p.y, p.p.z, p.q.w, p.q.x, p.q.y, p.q.z, v.v.x, v.v.y, v.v.z, v.w.x, v.w.y, v.w.z};
+        for (uint32_t k = 0; k < 13 && 13 * slot + k < obs.size; ++k) obs[13 * slot + k] = row[k];
+        ++slot;
     });
+    const phys::Velocity* v = ctx.get<phys::Velocity>(body_one(ctx));
+    ctx.single<Agent, Reward>().value = v ? v->v.x : 0.0f;
 }
 
 /// Truncates the episode at the horizon.
