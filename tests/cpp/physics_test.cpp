@@ -18,6 +18,11 @@
 #include "envs/registry.hpp"
 #include "gpu_support.hpp"
 #include "physics/module.hpp"
+#include "tests/modules/pile/pile.hpp"
+
+namespace pile {
+orrery::EnvSpec make_spec(uint32_t boxes, uint32_t balls, const std::string& root);
+}
 
 namespace {
 using namespace orrery;
@@ -415,6 +420,47 @@ TEST(PhysicsNvrtc, EveryPhysicsHeaderCompilesOnItsOwn) {
         req.arch = 90;
         req.use_cache = false;
         EXPECT_NO_THROW(cuda::compile_module(req)) << h;
+    }
+}
+
+// --- a module env outside the library ---------------------------------------------
+
+static_assert(component_id<phys::Pose> == 0 && component_id<pile::Height> == phys::OrreryComponents::size);
+static_assert(archetype_id<phys::PhysicsWorld> == 0 && archetype_id<pile::Piece> == 1);
+
+TEST(PhysicsPile, AnEnvOutsideTheLibraryComposesPhysicsAndItSettles) {
+    Simulator one(pile::make_spec(6, 4, ORRERY_SOURCE_DIR), options(3, "cpu", 1, 1));
+    Simulator two(pile::make_spec(6, 4, ORRERY_SOURCE_DIR), options(3, "cpu", 2, 3));
+    for (Simulator* s : {&one, &two}) s->reset(4);
+    std::vector<float> heights(3);
+    for (uint32_t i = 0; i < 400; ++i) {
+        one.step();
+        two.step();
+        ASSERT_EQ(one.state_hash(0), two.state_hash(0)) << "step " << i;
+    }
+    one.backend().copy_to_host(heights.data(), one.tensor("height").data, 12);
+    for (float h : heights) {
+        EXPECT_GT(h, 0.09f); // nothing fell through the ground
+        EXPECT_LT(h, 1.0f);  // and the pile came down from 3 m
+    }
+    EXPECT_EQ(one.errors(), std::vector<uint32_t>(3, 0));
+}
+
+TEST(PhysicsPile, CompilesThroughNvrtcFromItsHeaderRoot) {
+    EnvSpec s = pile::make_spec(6, 4, ORRERY_SOURCE_DIR);
+    Plan plan = make_plan(s, AutoReset::kNextStep);
+    cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kStaged);
+    cuda::CompileRequest req;
+    req.label = "pile";
+    req.source = k.text;
+    req.env_header = k.env_header;
+    req.header_roots = {ORRERY_SOURCE_DIR};
+    req.arch = 90;
+    req.use_cache = false;
+    try {
+        EXPECT_EQ(cuda::compile_module(req).cubin.substr(0, 4), "\x7f" "ELF");
+    } catch (const Error& e) {
+        FAIL() << e.what();
     }
 }
 
