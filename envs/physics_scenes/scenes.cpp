@@ -11,7 +11,7 @@ namespace physics_scenes {
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("physics_scenes", options);
-    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce", "incline", "mixed"};
+    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce", "incline", "mixed", "crowd"};
     std::string scene = opt.str("scene", "mixed");
     Config cfg{};
     cfg.scene = kNumScenes;
@@ -19,7 +19,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         if (scene == kNames[i]) cfg.scene = i;
     if (cfg.scene == kNumScenes)
         throw orrery::Error("env 'physics_scenes': scene='" + scene +
-                            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline or mixed");
+                            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline, mixed or crowd");
     cfg.horizon = opt.u32("horizon", 500, 1, 1u << 30);
     cfg.friction = opt.f32("friction", 0.5f, 0.0f, 10.0f);
     cfg.restitution = opt.f32("restitution", cfg.scene == kBounce ? 0.8f : 0.0f, 0.0f, 1.0f);
@@ -28,6 +28,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     cfg.angle = opt.f32("angle", 0.3f, 0.0f, 1.5f);
     cfg.freeze_at = opt.u32("freeze_at", 0, 0, 1u << 30);
     cfg.thaw_at = opt.u32("thaw_at", 0, 0, 1u << 30);
+    cfg.count = opt.u32("count", 30, 1, kMaxCrowd);
     phys::PhysicsOptions po;
     po.dt = opt.f32("dt", 0.01f, 1e-4f, 0.1f);
     po.substeps = opt.u32("substeps", 4, 1, 64);

@@ -1,8 +1,8 @@
 #pragma once
 // physics_scenes: canonical rigid-body scenes over the physics module, one per
 // world batch (a sphere dropped on a plane, a box sliding to rest, a box at
-// rest, a stack, a bouncing ball, a box on an incline, and a mixed scene of
-// every shape and body kind). Tests validate the module against MuJoCo and across backends with it.
+// rest, a stack, a bouncing ball, a box on an incline, a mixed scene of every
+// shape and body kind, and a hide-and-seek-sized crowd in a walled room). Tests validate the module against MuJoCo and across backends with it.
 
 #include "physics/physics.hpp"
 
@@ -11,13 +11,15 @@ using namespace orrery;
 using phys::Quat;
 using phys::Vec3;
 
-enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kIncline, kMixed, kNumScenes };
-inline constexpr uint32_t kMaxBodies = 16;
+enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kIncline, kMixed, kCrowd, kNumScenes };
+inline constexpr uint32_t kMaxBodies = 48;
+inline constexpr uint32_t kMaxCrowd = 36; ///< pieces of the crowd scene, one per 1 m cell of its 6 x 6 m room
 
 struct Config {
     uint32_t scene, horizon;
     float friction, restitution, speed, height, angle;
     uint32_t freeze_at, thaw_at; ///< steps at which body 1 turns static and back to dynamic (0: never)
+    uint32_t count;              ///< pieces in the crowd scene
 };
 
 /// The agent pushes body 1: 0 none, 1 +x, 2 -x, 3 +y, 4 -y. // [worlds, 1] i32
@@ -26,7 +28,7 @@ struct Action {
     int32_t value;
 };
 /// Every body slot's position, orientation, linear and angular velocity (13 floats, zeros where empty).
-struct Obs : ArrayOf<float> {}; // [worlds, 1, 13 * 16] f32
+struct Obs : ArrayOf<float> {}; // [worlds, 1, 13 * 48] f32
 /// Body 1's velocity along x: the agent is paid for pushing it that way. // [worlds, 1] f32
 struct Reward {
     using Element = float;
@@ -35,7 +37,7 @@ struct Reward {
 inline constexpr float kPushForce = 5.0f; ///< newtons
 
 ORRERY_COMPONENTS(phys::OrreryComponents, Action, Obs, Reward);
-ORRERY_ARCHETYPE(Body, phys::RigidBody); // pose [worlds, 16, 7] f32, velocity [worlds, 16, 6], force input
+ORRERY_ARCHETYPE(Body, phys::RigidBody); // pose [worlds, 48, 7] f32, velocity [worlds, 48, 6], force input
 ORRERY_ARCHETYPE(Agent, Action, Obs, Reward);
 ORRERY_ARCHETYPES(phys::OrreryArchetypes, Body, Agent);
 
@@ -82,6 +84,34 @@ ORRERY_HD inline void spawn_mixed(Ctx& ctx, const Config& cfg) {
     ctx.get<phys::Velocity>(paddle)->v = {-0.6f, 0.0f, 0.0f};
 }
 
+/// The crowd: `count` pieces (turn-locked spheres as agents, cubes, long
+/// boxes, capsules), one per cell of a 6 x 6 m room walled by four static
+/// boxes, moving at up to 1.5 m/s: hide-and-seek's size, for cost and parity.
+ORRERY_HD inline void spawn_crowd(Ctx& ctx, const Config& cfg) {
+    Rng rng = ctx.rng(9);
+    for (uint32_t i = 0; i < cfg.count; ++i) {
+        float x = -2.5f + float(i % 6) + rng.uniform() * 0.2f - 0.1f, y = -2.5f + float(i / 6) + rng.uniform() * 0.2f - 0.1f;
+        float vx = rng.uniform() * 3.0f - 1.5f, vy = rng.uniform() * 3.0f - 1.5f, yaw = rng.uniform() * 6.0f;
+        Quat q = phys::axis_angle({0, 0, 1}, yaw);
+        switch (i % 4) {
+        case 0: add_body(ctx, {phys::ShapeKind::kSphere, {0.25f, 0, 0}}, 1.0f, {x, y, 0.25f}, q, cfg.friction, 0.0f,
+                         {vx, vy, 0}, phys::kLockTurnX | phys::kLockTurnY); break;
+        case 1: add_body(ctx, {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}, 2.0f, {x, y, 0.25f}, q, cfg.friction, 0.0f,
+                         {vx, vy, 0}); break;
+        case 2: add_body(ctx, {phys::ShapeKind::kBox, {0.4f, 0.1f, 0.2f}}, 2.0f, {x, y, 0.2f}, q, cfg.friction, 0.0f,
+                         {vx, vy, 0}); break;
+        default: add_body(ctx, {phys::ShapeKind::kCapsule, {0.1f, 0.25f, 0}}, 1.0f, {x, y, 0.1f},
+                          q * phys::axis_angle({1, 0, 0}, 1.5707963f), cfg.friction, 0.2f, {vx, vy, 0}); break;
+        }
+    }
+    const Quat id{1, 0, 0, 0};
+    for (uint32_t k = 0; k < 4; ++k) { // walls
+        float along = k < 2 ? 3.1f : 0.0f, across = k < 2 ? 0.0f : 3.1f, sign = k % 2 ? -1.0f : 1.0f;
+        Vec3 half = k < 2 ? Vec3{0.1f, 3.2f, 0.5f} : Vec3{3.2f, 0.1f, 0.5f};
+        add_body(ctx, {phys::ShapeKind::kBox, half}, 0.0f, {sign * along, sign * across, 0.5f}, id, cfg.friction, 0.0f);
+    }
+}
+
 /// Creates the configured scene: a ground plane (z = 0) and its bodies.
 ORRERY_SYSTEM void spawn(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
@@ -100,6 +130,7 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
     case kStack:
         for (uint32_t i = 0; i < 3; ++i) add_body(ctx, cube, 1.0f, {0, 0, 0.1f + 0.2f * i}, id, cfg.friction, 0.0f);
         break;
+    case kCrowd: spawn_crowd(ctx, cfg); break;
     default: spawn_mixed(ctx, cfg); break;
     }
 }
