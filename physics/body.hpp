@@ -117,8 +117,10 @@ struct SolverBody {
     Quat q0;
     Vec3 inv_mass;    ///< per world axis, zero where locked
     Vec3 inv_inertia; ///< body frame
+    Vec3 inv_inertia_world[3]; ///< rows of the world-frame inverse inertia at the step's start, locks applied
     Vec3 force, torque;
     float bound;      ///< bounding-sphere radius (broadphase)
+    float sweep;      ///< how far its surface may move this step: dt * (|v| + |w| bound)
     float lin_damping, ang_damping;
     Material material;
 };

@@ -19,11 +19,26 @@ ORRERY_HD inline Vec3 free_axes(uint32_t locks, uint32_t shift) {
             (locks >> (shift + 2)) & 1u ? 0.0f : 1.0f};
 }
 
-/// World-frame inverse inertia times v, locked rotation axes removed on both
-/// sides (exact when the free axis is a principal axis, as for a box turning about z).
-ORRERY_HD inline Vec3 inv_inertia_times(const SolverBody& b, Vec3 v) {
+/// Sets b's world-frame inverse inertia P R D R^T P from its orientation now:
+/// D the body-frame inverse inertia, P removing locked rotation axes (exact
+/// when the free axis is a principal axis, as for a box turning about z). The
+/// solver keeps it for the whole step, as it keeps the contact anchors (Box2D).
+ORRERY_HD inline void set_world_inertia(SolverBody& b) {
     Vec3 m = free_axes(b.locks, 3);
-    return mul(rotate(b.q, mul(b.inv_inertia, unrotate(b.q, mul(v, m)))), m);
+    Vec3 c[3] = {rotate(b.q, {1, 0, 0}), rotate(b.q, {0, 1, 0}), rotate(b.q, {0, 0, 1})}; // columns of R
+    for (uint32_t i = 0; i < 3; ++i) {
+        Vec3 row_i{axis_of(c[0], i), axis_of(c[1], i), axis_of(c[2], i)};
+        Vec3 scaled = mul(row_i, b.inv_inertia);
+        float mi = axis_of(m, i);
+        b.inv_inertia_world[i] = Vec3{dot(scaled, Vec3{c[0].x, c[1].x, c[2].x}) * m.x,
+                                      dot(scaled, Vec3{c[0].y, c[1].y, c[2].y}) * m.y,
+                                      dot(scaled, Vec3{c[0].z, c[1].z, c[2].z}) * m.z} * mi;
+    }
+}
+
+/// World-frame inverse inertia (as of the step's start) times v.
+ORRERY_HD inline Vec3 inv_inertia_times(const SolverBody& b, Vec3 v) {
+    return {dot(b.inv_inertia_world[0], v), dot(b.inv_inertia_world[1], v), dot(b.inv_inertia_world[2], v)};
 }
 
 /// Generalised inverse mass of body b at offset r along unit direction n.
@@ -78,6 +93,7 @@ ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
         if (const Damping* d = ctx.get<Damping>(e)) b.lin_damping = d->linear, b.ang_damping = d->angular;
         b.material = *ctx.get<Material>(e);
         if (b.kind == BodyKind::kStatic) b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
+        set_world_inertia(b);
         out.push(b);
     });
 }
@@ -108,12 +124,16 @@ ORRERY_HD inline float inverse_or_zero(float k) { return k > 0.0f ? 1.0f / k : 0
 
 /// Warm starting across steps: the nearest of last step's points of the
 /// same two bodies, within `reach` in a's frame, lends c its impulses (its
-/// friction projected onto c's tangents).
-ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, float reach) {
+/// friction projected onto c's tangents). Both lists run in pair order, so
+/// `cursor` only moves forward over the cache: linear in the contacts.
+ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, uint32_t& cursor, float reach) {
+    while (cursor < cache.size() && (cache[cursor].a < c.a || (cache[cursor].a == c.a && cache[cursor].b < c.b)))
+        ++cursor;
     float best = reach * reach;
     uint32_t found = cache.size();
-    for (uint32_t k = 0; k < cache.size(); ++k) {
+    for (uint32_t k = cursor; k < cache.size() && cache[k].a == c.a && cache[k].b == c.b; ++k) {
         const Contact& o = cache[k];
+        // The same rows may hold other bodies now (created or destroyed since).
         if (o.ea.index != c.ea.index || o.ea.gen != c.ea.gen || o.eb.index != c.eb.index || o.eb.gen != c.eb.gen)
             continue;
         Vec3 d = o.la - c.la;
@@ -127,22 +147,25 @@ ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, f
 }
 
 /// Broadphase (all pairs, bounding spheres; planes always tested) and
-/// narrowphase into the contact list. A pair's points are kept up to
-/// margin + dt * (their closing speed bound) apart: speculative contacts, so
-/// what would meet during the step is caught at its start.
+/// narrowphase into the contact list. A pair's points are kept up to margin
+/// plus the distance both surfaces may move this step apart: speculative
+/// contacts, so what would meet during the step is caught at its start.
 ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out, Buffer<ContactCache> cache,
                                     const Params& prm) {
     cache.clear();
     for (uint32_t k = 0; k < out.size(); ++k) cache.push(out[k]);
     out.clear();
-    uint32_t n = bodies.size();
+    uint32_t n = bodies.size(), cursor = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+        SolverBody& b = bodies[i];
+        b.sweep = prm.dt * (length(b.v) + length(b.w) * max_f(b.bound, 0.0f));
+    }
     for (uint32_t i = 0; i < n; ++i)
         for (uint32_t j = i + 1; j < n; ++j) {
             const SolverBody& a = bodies[i];
             const SolverBody& b = bodies[j];
             if (a.kind != BodyKind::kDynamic && b.kind != BodyKind::kDynamic) continue;
-            float speed = length(b.v - a.v) + length(a.w) * max_f(a.bound, 0.0f) + length(b.w) * max_f(b.bound, 0.0f);
-            float margin = prm.margin + prm.dt * speed;
+            float margin = prm.margin + a.sweep + b.sweep;
             if (a.bound >= 0.0f && b.bound >= 0.0f) {
                 Vec3 d = b.x - a.x;
                 float r = a.bound + b.bound + margin;
@@ -165,7 +188,7 @@ ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out,
                 c.restitution = combine(prm.restitution_rule, a.material.restitution, b.material.restitution);
                 c.ea = a.entity, c.eb = b.entity;
                 c.la = unrotate(a.q, c.ra);
-                inherit_impulses(c, cache, prm.match_distance);
+                inherit_impulses(c, cache, cursor, prm.match_distance);
                 if (!out.push(c)) return;
             }
         }
