@@ -202,6 +202,45 @@ TEST(PhysicsBody, MassFromShapeAndDensity) {
     EXPECT_NEAR(1.0f / ball.inv_inertia.z, 0.4f * 2.0f * 0.01f, 1e-7f);
 }
 
+TEST(PhysicsBody, MaterialsCombineByTheChosenRule) {
+    EXPECT_EQ(phys::combine(phys::Combine::kMax, 0.2f, 0.8f), 0.8f); // the default, as MuJoCo
+    EXPECT_EQ(phys::combine(phys::Combine::kMin, 0.2f, 0.8f), 0.2f);
+    EXPECT_EQ(phys::combine(phys::Combine::kMean, 0.2f, 0.8f), 0.5f);
+    EXPECT_FLOAT_EQ(phys::combine(phys::Combine::kGeometric, 0.2f, 0.8f), 0.4f);
+    EXPECT_EQ(phys::PhysicsOptions{}.friction_rule, phys::Combine::kMax);
+}
+
+TEST(PhysicsBody, DampingLocksAndGravityInOneSubstep) {
+    // One body in a solver buffer, as simulate() holds it.
+    std::vector<uint8_t> mem(orrery::kBufferHeaderBytes + 2 * sizeof(phys::SolverBody));
+    uint32_t error = 0;
+    Buffer<phys::Bodies> bodies;
+    bodies.count_ = reinterpret_cast<uint32_t*>(mem.data());
+    bodies.items_ = reinterpret_cast<phys::SolverBody*>(mem.data() + orrery::kBufferHeaderBytes);
+    bodies.capacity_ = 2;
+    bodies.error_ = &error;
+    phys::SolverBody b{};
+    b.kind = phys::BodyKind::kDynamic;
+    b.q = {1, 0, 0, 0};
+    b.locks = phys::kLockZ | phys::kLockTurnX | phys::kLockTurnY;
+    b.inv_mass = phys::free_axes(b.locks, 0) * 0.5f;
+    b.inv_inertia = {10, 10, 10};
+    phys::set_world_inertia(b);
+    b.v = {2, 0, 0};
+    b.w = {1, 1, 1};
+    b.lin_damping = 0.5f;
+    b.force = {0, 4, 100}; // 100 N up: locked out
+    bodies.push(b);
+    phys::integrate_velocities(bodies, {0, 0, -9.81f}, 0.1f);
+    const phys::SolverBody& a = bodies[0];
+    EXPECT_FLOAT_EQ(a.v.x, 2.0f / 1.05f);                         // v / (1 + h c)
+    EXPECT_FLOAT_EQ(a.v.y, (0.1f * 4.0f * 0.5f) / 1.05f);         // F / m, damped
+    EXPECT_EQ(a.v.z, 0.0f);                                       // locked: no gravity, no lift
+    EXPECT_EQ(a.w.x, 0.0f);
+    EXPECT_EQ(a.w.y, 0.0f);
+    EXPECT_EQ(a.w.z, 1.0f);                                       // free to turn about z
+}
+
 // --- scenes -------------------------------------------------------------------
 
 TEST(PhysicsScene, ASphereFallsFreelyThenRestsOnThePlane) {
