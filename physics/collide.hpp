@@ -211,14 +211,16 @@ ORRERY_HD inline Manifold collide(const Placed& a, const Placed& b, float margin
 }
 
 namespace detail {
-/// Clips polygon `in` (n points) to dot(p, axis) <= limit; returns the new count.
+/// Clips convex polygon `in` (n points) to dot(p, axis) <= limit; returns the
+/// new count, at most n + 1 (an edge is cut only where its ends lie strictly
+/// either side, so a point on the plane is never repeated).
 ORRERY_HD inline uint32_t clip(const Vec3* in, uint32_t n, Vec3* out, Vec3 axis, float limit) {
     uint32_t k = 0;
     for (uint32_t i = 0; i < n; ++i) {
         Vec3 p = in[i], q = in[(i + 1) % n];
         float dp = dot(p, axis) - limit, dq = dot(q, axis) - limit;
         if (dp <= 0.0f) out[k++] = p;
-        if ((dp < 0.0f) != (dq < 0.0f) && dp != dq) out[k++] = p + (q - p) * (dp / (dp - dq));
+        if ((dp < 0.0f && dq > 0.0f) || (dp > 0.0f && dq < 0.0f)) out[k++] = p + (q - p) * (dp / (dp - dq));
     }
     return k;
 }

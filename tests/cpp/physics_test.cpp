@@ -416,7 +416,7 @@ const PhysicsPin kPhysicsPins[] = {
     {"sphere_drop", 0x70085cd4115ceaf5},
     {"box_slide", 0x36f8fee23397fd98},
     {"box_rest", 0x3ea98ce5bf74cba1},
-    {"stack", 0x76b7c19e2689347f},
+    {"stack", 0x3779e56f97185249},
     {"bounce", 0x5ee873223ab4a9cf},
     {"mixed", 0x0572dcff9ed0f281},
     {"crowd", 0xdd8942ff6ce73393},
