@@ -78,6 +78,8 @@ const std::vector<Scenario>& scenarios() {
         {"forced_coordination", "overcooked", {{"layout", "forced_coordination"}, {"horizon", "90"}}},
         {"counter_circuit_o_1order", "overcooked", {{"layout", "counter_circuit_o_1order"}, {"horizon", "90"}}},
         // Random starts draw from the RNG at every reset; the featurizer adds an archetype.
+        // The physics module's crowd: 30 bodies with random starts in a walled room, pushed by the action.
+        {"physics_crowd", "physics_scenes", {{"scene", "crowd"}, {"horizon", "60"}}},
         {"cramped_room_random_featurized", "overcooked",
          {{"layout", "cramped_room"}, {"horizon", "90"}, {"start", "random"}, {"featurized", "true"}}},
     };
@@ -113,6 +115,9 @@ const Pin kPins[] = {
     {"counter_circuit_o_1order", AutoReset::kNextStep, {0x90e7ca914a98b654, 0x30ec08fb9d0a967d, 0xbf84de8d06faf7d1}, 0xe76a5d19d110b4f3},
     {"counter_circuit_o_1order", AutoReset::kSameStep, {0x695f002189c3a1a5, 0xf3be9b77c6e3a05d, 0xb5aed0f0e46b3fcf}, 0xe10e23bdcd64836b},
     {"counter_circuit_o_1order", AutoReset::kDisabled, {0x90e7ca914a98b654, 0xe4670f2c49320970, 0x31563941cb2f05a2}, 0x874862cec58f51cb},
+    {"physics_crowd", AutoReset::kNextStep, {0x87ce831e3dd4fee8, 0x8135c08fd9b1cc58, 0xd7815176c522cd70}, 0x305191036de6755d},
+    {"physics_crowd", AutoReset::kSameStep, {0xd03f3f85563894f3, 0xe097c9f481097d46, 0xab52d308e63907f6}, 0xe28a4a6d2b7b0c17},
+    {"physics_crowd", AutoReset::kDisabled, {0x87ce831e3dd4fee8, 0x279b68007a99eaed, 0x1af295337fccba09}, 0xfcc17e4af99a9600},
     {"cramped_room_random_featurized", AutoReset::kNextStep, {0x0efef5c67ee87b9c, 0xf7cfe7fb983c623d, 0x1f5c7bd55047724d}, 0xe49070d4d316b88c},
     {"cramped_room_random_featurized", AutoReset::kSameStep, {0xa9e0099ec94a1f60, 0x878b86038bf02b23, 0x1f35bfdaf7e5f668}, 0xa9be5d77f0300f81},
     {"cramped_room_random_featurized", AutoReset::kDisabled, {0x0efef5c67ee87b9c, 0xb3aa82ca20a33a57, 0xd194082df7dd885f}, 0xe828c8be79862e34},

@@ -1,0 +1,65 @@
+// physics_scenes' registration table: the scene options, the physics module
+// composed with one call, a one-agent RL interface (push body 1; observe every
+// body) and the exported poses, velocities and forces.
+
+#include "envs/physics_scenes/scenes.hpp"
+
+#include "envs/options.hpp"
+#include "physics/module.hpp"
+
+namespace physics_scenes {
+
+orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
+    orrery::OptionReader opt("physics_scenes", options);
+    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce", "incline", "mixed", "crowd"};
+    std::string scene = opt.str("scene", "mixed");
+    Config cfg{};
+    cfg.scene = kNumScenes;
+    for (uint32_t i = 0; i < kNumScenes; ++i)
+        if (scene == kNames[i]) cfg.scene = i;
+    if (cfg.scene == kNumScenes)
+        throw orrery::Error("env 'physics_scenes': scene='" + scene +
+                            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline, mixed or crowd");
+    cfg.horizon = opt.u32("horizon", 500, 1, 1u << 30);
+    cfg.friction = opt.f32("friction", 0.5f, 0.0f, 10.0f);
+    cfg.restitution = opt.f32("restitution", cfg.scene == kBounce ? 0.8f : 0.0f, 0.0f, 1.0f);
+    cfg.speed = opt.f32("speed", 2.0f, -100.0f, 100.0f);
+    cfg.height = opt.f32("height", 1.0f, 0.1f, 100.0f);
+    cfg.angle = opt.f32("angle", 0.3f, 0.0f, 1.5f);
+    cfg.freeze_at = opt.u32("freeze_at", 0, 0, 1u << 30);
+    cfg.thaw_at = opt.u32("thaw_at", 0, 0, 1u << 30);
+    cfg.count = opt.u32("count", 30, 1, kMaxCrowd);
+    phys::PhysicsOptions po;
+    po.dt = opt.f32("dt", 0.01f, 1e-4f, 0.1f);
+    po.substeps = opt.u32("substeps", 4, 1, 64);
+    po.relax_iterations = opt.u32("relax", 1, 0, 16);
+    po.contact_hertz = opt.f32("contact_hertz", 60.0f, 1.0f, 1000.0f);
+    po.max_contacts = opt.u32("max_contacts", 256, 1, 65536);
+    po.max_bodies = kMaxBodies;
+    opt.finish();
+
+    orrery::EnvSpec spec = ORRERY_ENV_SPEC("physics_scenes", "envs/physics_scenes/scenes.hpp");
+    spec.config(cfg);
+    spec.archetype<Body>(kMaxBodies);
+    spec.archetype<Agent>(1); // not a singleton: its tensors keep their agent axis, [worlds, 1, ...]
+    spec.dims<Obs>({13 * kMaxBodies});
+    spec.info()["scene"] = scene;
+    spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(push));
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(switch_kinds));
+    phys::PhysicsNodes nodes = phys::add_to(spec, po);
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {nodes.simulate});
+
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe));
+
+    spec.export_input<Agent, Action>("action");
+    spec.input_range("action", 0, 4);
+    spec.export_output<Agent, Obs>("obs", orrery::Output::kRewrittenEachStep);
+    spec.export_output<Agent, Reward>("reward");
+    spec.export_input<Body, phys::Force>("force");
+    spec.export_output<Body, phys::Pose>("pose");
+    spec.export_output<Body, phys::Velocity>("velocity");
+    return spec;
+}
+
+} // namespace physics_scenes

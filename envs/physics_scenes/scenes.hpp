@@ -1,0 +1,188 @@
+#pragma once
+// physics_scenes: canonical rigid-body scenes over the physics module, one per
+// world batch (a sphere dropped on a plane, a box sliding to rest, a box at
+// rest, a stack, a bouncing ball, a box on an incline, a mixed scene of every
+// shape and body kind, and a hide-and-seek-sized crowd in a walled room). Tests validate the module against MuJoCo and across backends with it.
+
+#include "physics/physics.hpp"
+
+namespace physics_scenes {
+using namespace orrery;
+using phys::Quat;
+using phys::Vec3;
+
+enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kIncline, kMixed, kCrowd, kNumScenes };
+inline constexpr uint32_t kMaxBodies = 48;
+inline constexpr uint32_t kMaxCrowd = 36; ///< pieces of the crowd scene, one per 1 m cell of its 6 x 6 m room
+
+struct Config {
+    uint32_t scene, horizon;
+    float friction, restitution, speed, height, angle;
+    uint32_t freeze_at, thaw_at; ///< steps at which body 1 turns static and back to dynamic (0: never)
+    uint32_t count;              ///< pieces in the crowd scene
+};
+
+/// The agent pushes body 1: 0 none, 1 +x, 2 -x, 3 +y, 4 -y. // [worlds, 1] i32
+struct Action {
+    using Element = int32_t;
+    int32_t value;
+};
+/// Every body slot's position, orientation, linear and angular velocity (13 floats, zeros where empty).
+struct Obs : ArrayOf<float> {}; // [worlds, 1, 13 * 48] f32
+/// Body 1's velocity along x: the agent is paid for pushing it that way. // [worlds, 1] f32
+struct Reward {
+    using Element = float;
+    float value;
+};
+inline constexpr float kPushForce = 5.0f; ///< newtons
+
+ORRERY_COMPONENTS(phys::OrreryComponents, Action, Obs, Reward);
+ORRERY_ARCHETYPE(Body, phys::RigidBody); // pose [worlds, 48, 7] f32, velocity [worlds, 48, 6], force input
+ORRERY_ARCHETYPE(Agent, Action, Obs, Reward);
+ORRERY_ARCHETYPES(phys::OrreryArchetypes, Body, Agent);
+
+/// Creates a body of `shape` with mass `mass` (0: static), at rest unless `v` is given.
+ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p, Quat q, float friction,
+                                 float restitution, Vec3 v = {0, 0, 0}, uint32_t locks = 0) {
+    Entity e = ctx.create<Body>();
+    if (e.is_null()) return e;
+    *ctx.get<phys::Pose>(e) = {p, q};
+    *ctx.get<phys::Velocity>(e) = {v, {0, 0, 0}};
+    ctx.get<phys::BodyType>(e)->kind = mass > 0.0f ? phys::BodyKind::kDynamic : phys::BodyKind::kStatic;
+    *ctx.get<phys::MassProps>(e) = mass > 0.0f ? phys::mass_given(shape, mass) : phys::MassProps{};
+    *ctx.get<phys::Shape>(e) = shape;
+    *ctx.get<phys::Material>(e) = {friction, friction, restitution, 0.0f};
+    ctx.get<phys::Locks>(e)->mask = locks;
+    return e;
+}
+
+/// The mixed scene: agents (spheres turning only about z, as OpenAI's), cubes,
+/// an elongated box, a capsule and a kinematic paddle, jittered per world.
+ORRERY_HD inline void spawn_mixed(Ctx& ctx, const Config& cfg) {
+    Rng rng = ctx.rng(7);
+    const Quat id{1, 0, 0, 0};
+    auto jitter = [&]() { return rng.uniform() * 0.1f - 0.05f; };
+    // Draws are named before use: the order of a call's arguments is unspecified.
+    for (uint32_t i = 0; i < 3; ++i) {
+        float x = jitter(), vx = jitter() * 10.0f;
+        add_body(ctx, {phys::ShapeKind::kSphere, {0.15f, 0, 0}}, 1.0f, {-1.0f + i * 0.5f + x, -0.6f, 0.3f}, id,
+                 cfg.friction, 0.0f, {vx, 1.5f, 0.0f}, phys::kLockTurnX | phys::kLockTurnY);
+    }
+    for (uint32_t i = 0; i < 3; ++i) { // a tower that the agents run into
+        float x = jitter(), yaw = jitter();
+        add_body(ctx, {phys::ShapeKind::kBox, {0.2f, 0.2f, 0.2f}}, 2.0f, {x, 0.3f, 0.2f + 0.42f * i},
+                 phys::axis_angle({0, 0, 1}, yaw), cfg.friction, 0.0f);
+    }
+    add_body(ctx, {phys::ShapeKind::kBox, {0.6f, 0.1f, 0.15f}}, 3.0f, {0.9f, 0.0f, 0.8f},
+             phys::axis_angle(phys::normalize_or({1, 1, 0}, {1, 0, 0}), 0.4f), cfg.friction, 0.1f);
+    add_body(ctx, {phys::ShapeKind::kCapsule, {0.1f, 0.25f, 0}}, 1.0f, {-0.8f, 0.6f, 1.0f},
+             phys::axis_angle({1, 0, 0}, 1.2f + jitter()), cfg.friction, 0.3f, {0.5f, 0, 0});
+    add_body(ctx, {phys::ShapeKind::kSphere, {0.12f, 0, 0}}, 0.5f, {-0.8f, 0.65f, 1.6f}, id, cfg.friction, 0.5f);
+    Entity paddle = add_body(ctx, {phys::ShapeKind::kBox, {0.1f, 0.5f, 0.1f}}, 0.0f, {1.6f, 0.0f, 0.1f}, id,
+                             cfg.friction, 0.0f);
+    ctx.get<phys::BodyType>(paddle)->kind = phys::BodyKind::kKinematic;
+    ctx.get<phys::Velocity>(paddle)->v = {-0.6f, 0.0f, 0.0f};
+}
+
+/// The crowd: `count` pieces (turn-locked spheres as agents, cubes, long
+/// boxes, capsules), one per cell of a 6 x 6 m room walled by four static
+/// boxes, moving at up to 1.5 m/s: hide-and-seek's size, for cost and parity.
+ORRERY_HD inline void spawn_crowd(Ctx& ctx, const Config& cfg) {
+    Rng rng = ctx.rng(9);
+    for (uint32_t i = 0; i < cfg.count; ++i) {
+        float x = -2.5f + float(i % 6) + rng.uniform() * 0.2f - 0.1f, y = -2.5f + float(i / 6) + rng.uniform() * 0.2f - 0.1f;
+        float vx = rng.uniform() * 3.0f - 1.5f, vy = rng.uniform() * 3.0f - 1.5f, yaw = rng.uniform() * 6.0f;
+        Quat q = phys::axis_angle({0, 0, 1}, yaw);
+        switch (i % 4) {
+        case 0: add_body(ctx, {phys::ShapeKind::kSphere, {0.25f, 0, 0}}, 1.0f, {x, y, 0.25f}, q, cfg.friction, 0.0f,
+                         {vx, vy, 0}, phys::kLockTurnX | phys::kLockTurnY); break;
+        case 1: add_body(ctx, {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}, 2.0f, {x, y, 0.25f}, q, cfg.friction, 0.0f,
+                         {vx, vy, 0}); break;
+        case 2: add_body(ctx, {phys::ShapeKind::kBox, {0.4f, 0.1f, 0.2f}}, 2.0f, {x, y, 0.2f}, q, cfg.friction, 0.0f,
+                         {vx, vy, 0}); break;
+        default: add_body(ctx, {phys::ShapeKind::kCapsule, {0.1f, 0.25f, 0}}, 1.0f, {x, y, 0.1f},
+                          q * phys::axis_angle({1, 0, 0}, 1.5707963f), cfg.friction, 0.2f, {vx, vy, 0}); break;
+        }
+    }
+    const Quat id{1, 0, 0, 0};
+    for (uint32_t k = 0; k < 4; ++k) { // walls
+        float along = k < 2 ? 3.1f : 0.0f, across = k < 2 ? 0.0f : 3.1f, sign = k % 2 ? -1.0f : 1.0f;
+        Vec3 half = k < 2 ? Vec3{0.1f, 3.2f, 0.5f} : Vec3{3.2f, 0.1f, 0.5f};
+        add_body(ctx, {phys::ShapeKind::kBox, half}, 0.0f, {sign * along, sign * across, 0.5f}, id, cfg.friction, 0.0f);
+    }
+}
+
+/// Creates the configured scene: a ground plane (z = 0) and its bodies.
+ORRERY_SYSTEM void spawn(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    ctx.create<Agent>();
+    const Quat id{1, 0, 0, 0};
+    // The ground: z = 0, or tilted about x by `angle` for the incline.
+    const Quat tilt = phys::axis_angle({1, 0, 0}, cfg.scene == kIncline ? cfg.angle : 0.0f);
+    add_body(ctx, {phys::ShapeKind::kPlane, {0, 0, 0}}, 0.0f, {0, 0, 0}, tilt, cfg.friction, cfg.restitution);
+    const phys::Shape ball{phys::ShapeKind::kSphere, {0.1f, 0, 0}}, cube{phys::ShapeKind::kBox, {0.1f, 0.1f, 0.1f}};
+    switch (cfg.scene) {
+    case kSphereDrop:
+    case kBounce: add_body(ctx, ball, 1.0f, {0, 0, cfg.height}, id, cfg.friction, cfg.restitution); break;
+    case kBoxSlide: add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution, {cfg.speed, 0, 0}); break;
+    case kBoxRest: add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution); break;
+    case kIncline: add_body(ctx, cube, 1.0f, phys::rotate(tilt, {0, 0, 0.1f}), tilt, cfg.friction, 0.0f); break;
+    case kStack:
+        for (uint32_t i = 0; i < 3; ++i) add_body(ctx, cube, 1.0f, {0, 0, 0.1f + 0.2f * i}, id, cfg.friction, 0.0f);
+        break;
+    case kCrowd: spawn_crowd(ctx, cfg); break;
+    default: spawn_mixed(ctx, cfg); break;
+    }
+}
+
+/// Body 1 (row 1 of Body; row 0 is the ground), or null.
+ORRERY_HD inline Entity body_one(Ctx& ctx) {
+    Entity one{};
+    uint32_t row = 0;
+    ctx.each<Body>([&](Entity e) {
+        if (row++ == 1) one = e;
+    });
+    return one;
+}
+
+/// Body 1 turns static at step freeze_at and dynamic again at thaw_at (as
+/// hide-and-seek's lock does), inside the step, before physics runs.
+ORRERY_SYSTEM void switch_kinds(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    uint32_t step = ctx.step() + 1;
+    if (step != cfg.freeze_at && step != cfg.thaw_at) return;
+    if (phys::BodyType* t = ctx.get<phys::BodyType>(body_one(ctx)))
+        t->kind = step == cfg.freeze_at ? phys::BodyKind::kStatic : phys::BodyKind::kDynamic;
+}
+
+/// The action adds a push to body 1's force for this step.
+ORRERY_SYSTEM void push(Ctx& ctx) {
+    int32_t a = ctx.single<Agent, Action>().value;
+    phys::Force* f = ctx.get<phys::Force>(body_one(ctx));
+    if (!f || a == 0) return;
+    float x = a == 1 ? kPushForce : a == 2 ? -kPushForce : 0.0f, y = a == 3 ? kPushForce : a == 4 ? -kPushForce : 0.0f;
+    f->f += Vec3{x, y, 0.0f};
+}
+
+/// Writes every body slot's state into the observation and body 1's x velocity as the reward.
+ORRERY_SYSTEM void observe(Ctx& ctx) {
+    Array<Obs> obs = ctx.array_at<Obs>(archetype_id<Agent>, 0);
+    for (uint32_t i = 0; i < obs.size; ++i) obs[i] = 0.0f;
+    uint32_t slot = 0;
+    ctx.each<Body>([&](Entity e) {
+        const phys::Pose p = *ctx.get<phys::Pose>(e);
+        const phys::Velocity v = *ctx.get<phys::Velocity>(e);
+        const float row[13] = {p.p.x, p.p.y, p.p.z, p.q.w, p.q.x, p.q.y, p.q.z, v.v.x, v.v.y, v.v.z, v.w.x, v.w.y, v.w.z};
+        for (uint32_t k = 0; k < 13 && 13 * slot + k < obs.size; ++k) obs[13 * slot + k] = row[k];
+        ++slot;
+    });
+    const phys::Velocity* v = ctx.get<phys::Velocity>(body_one(ctx));
+    ctx.single<Agent, Reward>().value = v ? v->v.x : 0.0f;
+}
+
+/// Truncates the episode at the horizon.
+ORRERY_SYSTEM void keep_time(Ctx& ctx) {
+    if (ctx.step() + 1 >= ctx.config<Config>().horizon) ctx.truncate();
+}
+
+} // namespace physics_scenes

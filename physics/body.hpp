@@ -1,0 +1,192 @@
+#pragma once
+// The physics module's components and archetypes: what a rigid body is (the
+// RigidBody bundle an env puts in its own archetypes), the per-world
+// PhysicsWorld singleton (gravity, solver scratch, contact list) and the
+// module's settings asset. Plain data; the systems are in solver.hpp.
+
+#include "engine/ctx.hpp"
+#include "physics/math.hpp"
+
+namespace phys {
+using orrery::AssetOf;
+using orrery::BufferOf;
+using orrery::Ctx;
+using orrery::Entity;
+
+/// Position and orientation. // [worlds, bodies, 7] f32: px py pz qw qx qy qz
+struct Pose {
+    using Element = float;
+    Vec3 p;
+    Quat q;
+};
+/// Linear and angular velocity, world frame. // [worlds, bodies, 6] f32
+struct Velocity {
+    using Element = float;
+    Vec3 v, w;
+};
+/// Inverse mass and body-frame inverse principal inertia; zero for static and
+/// kinematic bodies (the solver ignores them there). mass_of() fills it.
+struct MassProps { // [worlds, bodies, 4] f32
+    using Element = float;
+    float inv_mass;
+    Vec3 inv_inertia;
+};
+enum class BodyKind : uint32_t {
+    kDynamic = 0,   ///< moved by gravity, forces and contacts
+    kStatic = 1,    ///< never moves (hide-and-seek's locked box); switchable any step
+    kKinematic = 2, ///< moved by its velocity only, pushes dynamic bodies, infinite mass
+};
+struct BodyType { // [worlds, bodies, 1] u32
+    using Element = uint32_t;
+    BodyKind kind;
+};
+/// Per degree of freedom locks, world axes: kLockX.. freeze a coordinate,
+/// kLockTurnX.. forbid rotation about that axis (OpenAI's agents and boxes: kLockTurnX | kLockTurnY).
+enum : uint32_t { kLockX = 1, kLockY = 2, kLockZ = 4, kLockTurnX = 8, kLockTurnY = 16, kLockTurnZ = 32 };
+struct Locks {
+    using Element = uint32_t;
+    uint32_t mask;
+};
+/// Velocity damping per second: v *= 1 / (1 + h * linear) each substep (Box2D's form).
+struct Damping {
+    using Element = float;
+    float linear, angular;
+};
+enum class ShapeKind : uint32_t {
+    kSphere = 0,  ///< radius dims.x
+    kCapsule = 1, ///< radius dims.x, half length dims.y of the segment along the body's z axis
+    kBox = 2,     ///< half extents dims
+    kPlane = 3,   ///< infinite plane through the body's origin, normal the body's +z (static only)
+};
+struct Shape {
+    ShapeKind kind;
+    Vec3 dims;
+};
+/// Coulomb friction coefficients and restitution of a shape; a pair's values
+/// combine by PhysicsOptions' rules (default: the larger of the two, as MuJoCo).
+struct Material {
+    using Element = float;
+    float static_friction, dynamic_friction, restitution, pad;
+};
+/// Force and torque (world frame) applied during the next step, then cleared.
+/// Systems (actions) add to it. // [worlds, bodies, 6] f32
+struct Force {
+    using Element = float;
+    Vec3 f, t;
+};
+static_assert(sizeof(Pose) == 28 && sizeof(Velocity) == 24 && sizeof(MassProps) == 16 && sizeof(Shape) == 16 &&
+              sizeof(Material) == 16 && sizeof(Force) == 24);
+
+/// How a pair's friction or restitution is made from the two shapes' values.
+enum class Combine : uint32_t { kMax = 0, kMin = 1, kMean = 2, kGeometric = 3 };
+ORRERY_HD inline float combine(Combine rule, float a, float b) {
+    switch (rule) {
+    case Combine::kMax: return max_f(a, b);
+    case Combine::kMin: return min_f(a, b);
+    case Combine::kMean: return 0.5f * (a + b);
+    default: return sqrt_of(a * b);
+    }
+}
+
+/// The module's options as systems read them (one element of the Settings asset).
+struct Params {
+    float dt;            ///< seconds per env step
+    uint32_t substeps;   ///< solver substeps per env step
+    Vec3 gravity;        ///< each world's initial gravity
+    Combine friction_rule, restitution_rule;
+    float bounce_speed;  ///< no bounce below this approach speed (m/s)
+    float margin;        ///< contact points are found up to this far apart (speculative, m)
+    float match_distance; ///< a point within this of last step's (in a's frame) inherits its impulses
+    float contact_hertz; ///< stiffness of the soft contact (Box2D: 30)
+    float damping_ratio; ///< damping of the soft contact (Box2D: 10)
+    float push_speed;    ///< the fastest overlapping bodies are pushed apart (m/s)
+    uint32_t relax_iterations; ///< velocity passes without the push, per substep
+    float pad[2];
+};
+
+/// A body as the solver sees it during a step: gathered from the entity's
+/// components, stepped, and written back. One per body in PhysicsWorld's Bodies.
+struct SolverBody {
+    Entity entity;
+    BodyKind kind;
+    uint32_t locks;
+    Shape shape;
+    Vec3 x, v, w;
+    Quat q;
+    Vec3 x0;          ///< position at the step's start (contact separations are updated from it)
+    Quat q0;
+    Vec3 inv_mass;    ///< per world axis, zero where locked
+    Vec3 inv_inertia; ///< body frame
+    Vec3 inv_inertia_world[3]; ///< rows of the world-frame inverse inertia at the step's start, locks applied
+    Vec3 force, torque;
+    float bound;      ///< bounding-sphere radius (broadphase)
+    float sweep;      ///< how far its surface may move this step: dt * (|v| + |w| bound)
+    float lin_damping, ang_damping;
+    Material material;
+};
+/// One contact point, found at the step's start: bodies by index in Bodies,
+/// normal from a to b, anchors (world offsets from each body's centre, fixed
+/// for the step), and the solver's accumulated impulses.
+struct Contact {
+    uint32_t a, b;
+    Entity ea, eb;      ///< the bodies, to match this point next step (warm starting)
+    Vec3 la;            ///< the point in a's body frame, likewise
+    Vec3 n, t1, t2, ra, rb;
+    float separation;   ///< at the start, less the anchors' offset along n (< 0: overlapping)
+    float normal_mass, t1_mass, t2_mass;
+    float normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
+    float approach;     ///< normal velocity at the start (< 0: approaching), for restitution
+    float static_mu, dynamic_mu, restitution;
+};
+
+struct Gravity { // per world, [worlds, 1, 3] f32
+    using Element = float;
+    Vec3 g;
+};
+struct Bodies : BufferOf<SolverBody> {};
+struct Contacts : BufferOf<Contact> {};
+/// Last step's contacts, matched to this step's to warm-start the solver.
+struct ContactCache : BufferOf<Contact> {};
+struct Settings : AssetOf<Params> {};
+
+ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
+                  Contacts, ContactCache, Settings);
+/// Everything a rigid body carries; an env puts it in its archetypes.
+ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force);
+/// Per-world physics state (a singleton the module registers).
+ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts, ContactCache);
+ORRERY_ARCHETYPES(PhysicsWorld);
+
+/// Mass properties of `shape` at `density` (kg/m^3): solid sphere, box and
+/// capsule (cylinder plus two hemispheres). Planes get none.
+ORRERY_HD inline MassProps mass_of(Shape s, float density) {
+    float r = s.dims.x, m = 0.0f;
+    Vec3 I{0, 0, 0};
+    if (s.kind == ShapeKind::kSphere) {
+        m = density * (4.0f / 3.0f) * kPi * r * r * r;
+        float i = 0.4f * m * r * r;
+        I = {i, i, i};
+    } else if (s.kind == ShapeKind::kBox) {
+        Vec3 e = s.dims;
+        m = density * 8.0f * e.x * e.y * e.z;
+        I = {m / 3.0f * (e.y * e.y + e.z * e.z), m / 3.0f * (e.x * e.x + e.z * e.z), m / 3.0f * (e.x * e.x + e.y * e.y)};
+    } else if (s.kind == ShapeKind::kCapsule) {
+        float h = s.dims.y;
+        float mc = density * kPi * r * r * 2.0f * h, ms = density * (4.0f / 3.0f) * kPi * r * r * r;
+        m = mc + ms;
+        float ixx = mc * (r * r / 4.0f + h * h / 3.0f) + ms * (0.4f * r * r + h * h + 0.75f * h * r);
+        I = {ixx, ixx, mc * r * r * 0.5f + ms * 0.4f * r * r};
+    }
+    if (m <= 0.0f) return {0.0f, {0.0f, 0.0f, 0.0f}};
+    return {1.0f / m, {1.0f / I.x, 1.0f / I.y, 1.0f / I.z}};
+}
+
+/// mass_of() rescaled to a given total mass (inertia keeps the shape's distribution).
+ORRERY_HD inline MassProps mass_given(Shape s, float mass) {
+    MassProps unit = mass_of(s, 1.0f);
+    if (unit.inv_mass <= 0.0f || mass <= 0.0f) return unit;
+    float scale = unit.inv_mass * mass; // density giving `mass`
+    return {1.0f / mass, unit.inv_inertia * (1.0f / scale)};
+}
+
+} // namespace phys
