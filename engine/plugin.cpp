@@ -7,8 +7,10 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
+#include <sstream>
 
 namespace orrery {
 
@@ -68,6 +70,21 @@ std::vector<std::string> load_plugin(const std::string& path) {
     entry(&host); // the library stays loaded even if this throws: envs it added before keep their code
     loaded[real] = l.names;
     return l.names;
+}
+
+void load_plugins_from_environment() {
+    const char* list = std::getenv("ORRERY_PLUGINS");
+    if (!list) return;
+    std::stringstream in(list);
+    std::string path;
+    while (std::getline(in, path, ':')) {
+        if (path.empty()) continue;
+        try {
+            load_plugin(path);
+        } catch (const Error& e) {
+            throw Error(std::string("ORRERY_PLUGINS: ") + e.what());
+        }
+    }
 }
 
 } // namespace orrery

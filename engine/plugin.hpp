@@ -54,6 +54,10 @@ class PluginRegistry {
 /// @warning A plugin is never unloaded: the registry keeps its factories.
 std::vector<std::string> load_plugin(const std::string& path);
 
+/// Loads every plugin named in $ORRERY_PLUGINS (paths separated by ':'), as
+/// the native tools do at start; throws orrery::Error naming the variable.
+void load_plugins_from_environment();
+
 } // namespace orrery
 
 /// Defines a plugin's entry function; its body registers the plugin's envs:

@@ -9,6 +9,11 @@ orrery`` loads every such plugin:
 
     [project.entry-points."orrery.envs"]
     reach = "reach_env:plugin_path"   # a path, or a callable returning one
+
+Plugins named in ``$ORRERY_PLUGINS`` (paths separated by ``:``) load on import
+too, as they do in the native tools (``orrery bench``, ``view``, ``record``).
+Every plugin Python loads is added to that variable, so the native tools this
+process starts (``orrery view reach``, ``render_mode="human"``) see its envs.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from orrery import _core
 __all__ = ["load_plugin", "compile_gpu_kernels", "cmake_dir", "include_dir", "ENTRY_POINT_GROUP"]
 
 ENTRY_POINT_GROUP = "orrery.envs"
+ENV_VAR = "ORRERY_PLUGINS"
 
 
 def load_plugin(path: Union[str, "os.PathLike[str]"]) -> List[str]:
@@ -29,9 +35,18 @@ def load_plugin(path: Union[str, "os.PathLike[str]"]) -> List[str]:
     registered (the same names again for a file already loaded). Raises
     ValueError when the file is missing, is not a plugin, was built against
     another Orrery installation, or registers a name already taken."""
-    names = _core.load_plugin(os.fspath(path))
+    names = _load(os.fspath(path))
     _register_gymnasium_ids()
     return list(names)
+
+
+def _load(path: str) -> List[str]:
+    names = _core.load_plugin(path)
+    real = os.path.realpath(path)
+    known = [p for p in os.environ.get(ENV_VAR, "").split(":") if p]
+    if real not in {os.path.realpath(p) for p in known}:
+        os.environ[ENV_VAR] = ":".join(known + [real])
+    return names
 
 
 def compile_gpu_kernels(name: str, arch: int = 90, **options: object) -> dict:
@@ -77,13 +92,20 @@ def _entry_points():
 
 
 def load_entry_point_plugins() -> None:
-    """Loads the plugin of every installed ``orrery.envs`` entry point. A broken
-    plugin is reported as a warning: it must not stop ``import orrery``."""
+    """Loads the plugins of ``$ORRERY_PLUGINS`` and of every installed
+    ``orrery.envs`` entry point. A broken plugin is reported as a warning: it
+    must not stop ``import orrery``."""
+    for path in [p for p in os.environ.get(ENV_VAR, "").split(":") if p]:
+        try:
+            _core.load_plugin(path)
+        except Exception as e:  # noqa: BLE001 - any failure of a third-party plugin
+            warnings.warn(f"orrery: env plugin {path} (from ${ENV_VAR}) was not loaded: {e}", RuntimeWarning,
+                          stacklevel=2)
     for ep in _entry_points():
         try:
             target = ep.load()
             path = target() if callable(target) else target
-            _core.load_plugin(os.fspath(path))
+            _load(os.fspath(path))
         except Exception as e:  # noqa: BLE001 - any failure of a third-party plugin
             warnings.warn(f"orrery: env plugin '{ep.name}' ({ep.value}) was not loaded: {e}", RuntimeWarning,
                           stacklevel=2)

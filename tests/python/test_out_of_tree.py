@@ -195,3 +195,16 @@ def test_cpu_and_gpu_agree(plugin):
         print(json.dumps({"same": out["cpu"] == out["cuda"]}))
     """)
     assert r["same"]
+
+
+def test_native_tools_load_plugins_from_the_environment(plugin):
+    """$ORRERY_PLUGINS: what `orrery bench/view/record` load, and what Python sets for them."""
+    env = dict(os.environ, ORRERY_PLUGINS=plugin)
+    out = run([sys.executable, "-m", "orrery", "bench", "reach", "--device", "cpu", "--worlds", "8", "--steps", "20",
+               "--threads", "1"], env=env)
+    assert "reach" in out
+    r = child(plugin, """
+        import os
+        print(json.dumps({"var": os.environ.get("ORRERY_PLUGINS", "")}))
+    """)
+    assert os.path.realpath(plugin) in r["var"].split(":")
