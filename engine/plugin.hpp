@@ -18,8 +18,11 @@ inline constexpr int kPluginAbiVersion = 1;
 /// What a plugin and its loader must agree on to share EnvSpec objects. Both
 /// sides compute it from their own headers; a mismatch refuses the plugin.
 inline std::string plugin_abi() {
+    // The objects either side reads of the other's: the registration table
+    // (plugin to engine) and the world storage its CPU systems run over (engine to plugin).
     std::string abi = "orrery-plugin " + std::to_string(kPluginAbiVersion) + "; EnvSpec " +
-                      std::to_string(sizeof(EnvSpec)) + " B; DrawSpec " + std::to_string(sizeof(DrawSpec)) + " B";
+                      std::to_string(sizeof(EnvSpec)) + " B; DrawSpec " + std::to_string(sizeof(DrawSpec)) +
+                      " B; Storage " + std::to_string(sizeof(Storage)) + " B; Ctx " + std::to_string(sizeof(Ctx)) + " B";
 #ifdef _GLIBCXX_USE_CXX11_ABI
     abi += "; libstdc++ cxx11 ABI " + std::to_string(_GLIBCXX_USE_CXX11_ABI);
 #endif
