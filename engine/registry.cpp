@@ -40,7 +40,9 @@ EnvSpec make_env_spec(const std::string& name, const EnvOptions& options) {
             if (std::get<0>(e) == name) f = std::get<1>(e);
         }
     }
-    if (!f) throw Error("unknown env '" + name + "'; expected one of: " + known);
+    if (!f)
+        throw Error("unknown env '" + name + "'; expected one of: " + known +
+                    " (an env built outside this tree is loaded first: orrery.load_plugin(path) or $ORRERY_PLUGINS)");
     EnvSpec spec = f(options);
     spec.validate();
     return spec;
