@@ -3,7 +3,8 @@
 # in the shared libraries outside the manylinux set (libvulkan where render/
 # was built; the CUDA driver and NVRTC are loaded at run time, so they are not
 # linked). Then installs the wheel into a fresh venv, without this checkout or
-# its build folder on the path, and steps an env there.
+# its build folder on the path, steps an env there, and builds and loads the
+# out-of-tree example env against the wheel's CMake package.
 # Usage: tools/build_wheel.sh [OUT_DIR]   (default dist/)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,3 +36,10 @@ for _ in range(10):
 print("build_wheel: stepped", orrery.list_envs(), "on", env.device, "from", orrery.__file__)
 PY
 "$work/check/bin/orrery" envs
+# An env outside the tree (examples/out_of_tree), built against the wheel's
+# CMake package (find_package(Orrery)) and loaded from there.
+"$work/check/bin/python" -m orrery --cmake-dir >"$work/cmake_dir"
+cmake -S "$root/examples/out_of_tree" -B "$work/reach" -DOrrery_DIR="$(cat "$work/cmake_dir")" >/dev/null
+cmake --build "$work/reach" >/dev/null
+"$work/check/bin/python" -c "import sys, orrery; names = orrery.load_plugin(sys.argv[1]); \
+print('build_wheel: plugin', names, 'obs', orrery.make('reach', device='cpu').reset()[0].shape)" "$work/reach/reach.so"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "engine/options.hpp"
+#include "engine/plugin.hpp"
 #include "engine/simulator.hpp"
 #include "envs/registry.hpp"
 #include "tools/cli_args.hpp"
@@ -170,6 +171,7 @@ int main(int argc, char** argv) {
     if (argc < 2) return usage();
     std::string cmd = argv[1];
     try {
+        orrery::load_plugins_from_environment();
         if (cmd == "envs") {
             for (auto& [name, summary] : orrery::registered_envs()) std::printf("%-12s %s\n", name.c_str(), summary.c_str());
             return 0;

@@ -8,17 +8,21 @@
 Adapters: orrery.gymnasium (a Gymnasium VectorEnv; importing orrery registers
 the ids "orrery/<env>-v0" when Gymnasium is installed), orrery.pettingzoo
 (ParallelEnv), orrery.puffer (agents as rows), orrery.sb3 (Stable-Baselines3
-VecEnv). Tensors are zero-copy: see docs/python.md.
+VecEnv). Tensors are zero-copy: see docs/python.md. Envs built outside this
+tree are plugins: orrery.load_plugin(path), or an "orrery.envs" entry point
+(orrery.plugins).
 """
 
 import importlib.util as _importlib_util
 
 from orrery._core import Tensor
 from orrery.env import AUTORESET_MODES, FRAMEWORKS, RENDER_MODES, CpuFallbackWarning, Env, describe_envs, list_envs, make
+from orrery.plugins import load_entry_point_plugins as _load_entry_point_plugins
+from orrery.plugins import load_plugin
 
 __version__ = "0.1.0"
 __all__ = ["make", "Env", "Tensor", "list_envs", "describe_envs", "AUTORESET_MODES", "FRAMEWORKS", "RENDER_MODES",
-           "CpuFallbackWarning", "__version__"]
+           "CpuFallbackWarning", "load_plugin", "__version__"]
 
 
 def _register_gymnasium_ids() -> None:
@@ -29,4 +33,5 @@ def _register_gymnasium_ids() -> None:
         register_envs()
 
 
+_load_entry_point_plugins()
 _register_gymnasium_ids()

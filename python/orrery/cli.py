@@ -202,6 +202,8 @@ def _load_plugins() -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="orrery", description="Orrery: batched game environments for RL.")
+    parser.add_argument("--cmake-dir", action="store_true",
+                        help="print the folder of OrreryConfig.cmake, for cmake -DOrrery_DIR=... (envs outside the tree)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for cmd in _COMMANDS.values():
         p = sub.add_parser(cmd.name, help=cmd.help, add_help=not cmd.passthrough)
@@ -221,6 +223,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         args = argparse.Namespace(command=argv[0], rest=argv[1:])  # argparse would eat --options
     else:
         args = parser.parse_args(argv)
+    if getattr(args, "cmake_dir", False):
+        from orrery.plugins import cmake_dir
+
+        print(cmake_dir())
+        return 0
     if not args.command:
         parser.print_help()
         return 2

@@ -14,7 +14,11 @@
 #include <optional>
 #include <time.h>
 
+#include "engine/cuda/codegen.hpp"
+#include "engine/cuda/nvrtc_compiler.hpp"
 #include "engine/options.hpp"
+#include "engine/plugin.hpp"
+#include "engine/simulator.hpp"
 #include "envs/registry.hpp"
 #include "python/src/stream_order.hpp"
 #include "python/src/tensor.hpp"
@@ -345,6 +349,31 @@ void translate_errors() {
 
 } // namespace
 
+/// Generates env `name`'s staged megakernel and compiles it through NVRTC for
+/// sm_`arch`, no GPU needed: how CI checks an env's device code on a CPU machine.
+py::dict compile_gpu_kernels(const std::string& name, const EnvOptions& options, int arch) {
+    EnvSpec spec = make_env_spec(name, options);
+    Plan plan = make_plan(spec, AutoReset::kNextStep);
+    cuda::KernelSource k = cuda::generate_kernels(spec, plan, cuda::KernelForm::kStaged);
+    cuda::CompileRequest req;
+    req.label = "'" + name + "' megakernel";
+    req.source = k.text;
+    req.env_header = k.env_header;
+    if (!spec.header_root().empty()) req.header_roots.push_back(spec.header_root());
+    req.arch = arch;
+    req.use_cache = false;
+    cuda::CompiledModule m;
+    {
+        py::gil_scoped_release release;
+        m = cuda::compile_module(req);
+    }
+    py::dict out;
+    out["cubin_bytes"] = m.cubin.size();
+    out["seconds"] = m.seconds;
+    out["kernels"] = std::vector<std::string>{k.staged_step_kernel, k.staged_reset_kernel};
+    return out;
+}
+
 void bind_simulator(py::module_& m) {
     using Mask = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
     using Self = const PySimulator&;
@@ -468,4 +497,8 @@ PYBIND11_MODULE(_core, m) {
           "(wall, calling thread's CPU) seconds per step of `orrery bench`'s loop on a simulator of its own "
           "(no Python per step).");
     m.def("list_envs", &orrery::registered_envs, "(name, summary) of every registered env.");
+    m.def("load_plugin", &orrery::load_plugin, py::arg("path"),
+          "Loads an env plugin (a shared library built with orrery_add_plugin); returns the envs it registered.");
+    m.def("compile_gpu_kernels", &compile_gpu_kernels, py::arg("name"), py::arg("options"), py::arg("arch") = 90,
+          "Compiles env `name`'s megakernel through NVRTC for sm_`arch` (no GPU needed); returns its size and time.");
 }

@@ -11,6 +11,7 @@
 
 #include "engine/files.hpp"
 #include "engine/options.hpp"
+#include "engine/plugin.hpp"
 #include "envs/registry.hpp"
 #include "tools/cli_args.hpp"
 
@@ -62,6 +63,7 @@ std::string vulkan_device(const CommonArgs& a) {
 
 std::unique_ptr<Simulator> make_simulator(const CommonArgs& a) {
     register_builtin_envs();
+    load_plugins_from_environment(); // envs built outside the tree (docs/writing-an-env.md)
     if (a.env.empty()) throw Error("missing ENV (one of the registered envs, e.g. tag)");
     if (a.worlds == 0) throw Error("option --worlds must be at least 1");
     SimOptions o = options_from_environment();
