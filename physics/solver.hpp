@@ -79,8 +79,8 @@ ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
         b.kind = ctx.get<BodyType>(e)->kind;
         b.locks = ctx.get<Locks>(e)->mask;
         b.shape = *ctx.get<Shape>(e);
-        b.x = b.x0 = ctx.get<Pose>(e)->p;
-        b.q = b.q0 = ctx.get<Pose>(e)->q;
+        b.x = ctx.get<Pose>(e)->p;
+        b.q = ctx.get<Pose>(e)->q;
         b.v = ctx.get<Velocity>(e)->v;
         b.w = ctx.get<Velocity>(e)->w;
         const MassProps mp = *ctx.get<MassProps>(e);
@@ -93,7 +93,6 @@ ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
         if (const Damping* d = ctx.get<Damping>(e)) b.lin_damping = d->linear, b.ang_damping = d->angular;
         b.material = *ctx.get<Material>(e);
         if (b.kind == BodyKind::kStatic) b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
-        set_world_inertia(b);
         out.push(b);
     });
 }
@@ -325,14 +324,17 @@ ORRERY_SYSTEM void init_world(Ctx& ctx) {
     ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity;
 }
 
-/// One env step of physics for a world: gather, contacts, substeps, restitution, scatter.
-ORRERY_SYSTEM void simulate(Ctx& ctx) {
-    const Params prm = ctx.asset<Settings>()[0];
-    const Vec3 g = ctx.single<PhysicsWorld, Gravity>().g;
-    Buffer<Bodies> bodies = ctx.single_buffer<PhysicsWorld, Bodies>();
-    Buffer<Contacts> contacts = ctx.single_buffer<PhysicsWorld, Contacts>();
-    gather_bodies(ctx, bodies);
-    find_contacts(bodies, contacts, ctx.single_buffer<PhysicsWorld, ContactCache>(), prm);
+/// One env step for gathered bodies: remember where each starts, find
+/// contacts, run the substeps, apply restitution. simulate() wraps it between
+/// gathering and scattering; tests call it on a buffer of their own.
+ORRERY_HD inline void step_bodies(Buffer<Bodies> bodies, Buffer<Contacts> contacts, Buffer<ContactCache> cache,
+                                  const Params& prm, Vec3 g) {
+    for (uint32_t i = 0; i < bodies.size(); ++i) {
+        SolverBody& b = bodies[i];
+        b.x0 = b.x, b.q0 = b.q;
+        set_world_inertia(b);
+    }
+    find_contacts(bodies, contacts, cache, prm);
     float h = prm.dt / float(prm.substeps);
     // Box2D's rule: the contact spring at most a quarter of the substep rate.
     float hertz = min_f(prm.contact_hertz, 0.25f * float(prm.substeps) / prm.dt);
@@ -346,6 +348,14 @@ ORRERY_SYSTEM void simulate(Ctx& ctx) {
             solve_contacts(bodies, contacts, h, soft, static_soft, false, prm.push_speed);
     }
     apply_restitution(bodies, contacts, prm.bounce_speed);
+}
+
+/// One env step of physics for a world: gather, step_bodies, scatter.
+ORRERY_SYSTEM void simulate(Ctx& ctx) {
+    Buffer<Bodies> bodies = ctx.single_buffer<PhysicsWorld, Bodies>();
+    gather_bodies(ctx, bodies);
+    step_bodies(bodies, ctx.single_buffer<PhysicsWorld, Contacts>(), ctx.single_buffer<PhysicsWorld, ContactCache>(),
+                ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g);
     scatter_bodies(ctx, bodies);
 }
 
