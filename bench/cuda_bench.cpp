@@ -98,9 +98,8 @@ void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     });
     double graph = graph_us(sim, steps);
     sim.check_errors();
-    std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %14.3e\n", a.label.c_str(),
-                kernels_label(b, per_node), n, b.block_size(), queued, synced, graph,
-                n / (std::min(queued, graph) * 1e-6));
+    std::printf("%-8s %-10s %9u %6u %12.2f %12.2f %12.2f %14.3e\n", a.label.c_str(), kernels_label(b, per_node), n,
+                b.block_size(), queued, synced, graph, n / (std::min(queued, graph) * 1e-6));
     std::fflush(stdout);
 }
 
@@ -123,18 +122,28 @@ int main(int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         std::string s = argv[i];
         auto next = [&] { return i + 1 < argc ? std::string(argv[++i]) : std::string(); };
-        if (s == "--env") a.env = next();
-        else if (s == "--worlds") a.worlds = orrery::cli::parse_u32_list(s, next());
-        else if (s == "--steps") a.steps = orrery::cli::parse_u32(s, next());
-        else if (s == "--startup-only") a.startup_only = true;
-        else if (s == "--print-source") a.print_source = true;
-        else if (s == "--per-node") a.per_node = true;
-        else if (s == "--layout") a.env_options["layout"] = next();
-        else if (s == "--only") a.only = next();
+        if (s == "--env")
+            a.env = next();
+        else if (s == "--worlds")
+            a.worlds = orrery::cli::parse_u32_list(s, next());
+        else if (s == "--steps")
+            a.steps = orrery::cli::parse_u32(s, next());
+        else if (s == "--startup-only")
+            a.startup_only = true;
+        else if (s == "--print-source")
+            a.print_source = true;
+        else if (s == "--per-node")
+            a.per_node = true;
+        else if (s == "--layout")
+            a.env_options["layout"] = next();
+        else if (s == "--only")
+            a.only = next();
         else {
-            std::fprintf(stderr, "usage: orrery_cuda_bench [--env E] [--layout L] [--worlds N,N] [--steps T]\n"
-                                 "                          [--only staged|direct|per-node] [--startup-only]\n"
-                                 "       orrery_cuda_bench --print-source [--env E] [--per-node | --only direct]   (no GPU needed)\n");
+            std::fprintf(
+                stderr,
+                "usage: orrery_cuda_bench [--env E] [--layout L] [--worlds N,N] [--steps T]\n"
+                "                          [--only staged|direct|per-node] [--startup-only]\n"
+                "       orrery_cuda_bench --print-source [--env E] [--per-node | --only direct]   (no GPU needed)\n");
             return 2;
         }
     }
@@ -144,18 +153,20 @@ int main(int argc, char** argv) {
             orrery::EnvSpec spec = orrery::make_env_spec(a.env, {});
             orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep);
             using orrery::cuda::KernelForm;
-            KernelForm form = a.per_node ? KernelForm::kPerNode : a.only == "direct" ? KernelForm::kDirect : KernelForm::kStaged;
+            KernelForm form = a.per_node           ? KernelForm::kPerNode
+                              : a.only == "direct" ? KernelForm::kDirect
+                                                   : KernelForm::kStaged;
             std::fputs(orrery::cuda::generate_kernels(spec, plan, form).text.c_str(), stdout);
             return 0;
         }
         startup(a);
         if (a.startup_only) return 0;
-        std::printf("%-8s %-10s %9s %6s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block",
-                    "queued_us", "synced_us", "graph_us", "env-steps/s");
+        std::printf("%-8s %-10s %9s %6s %12s %12s %12s %14s\n", "env", "kernels", "worlds", "block", "queued_us",
+                    "synced_us", "graph_us", "env-steps/s");
         a.label = a.env_options.count("layout") ? a.env_options["layout"] : a.env;
         for (uint32_t n : a.worlds) {
-            if (a.only.empty() || a.only == "staged") bench_steps(a, n, false, false); // staged in shared memory
-            if (a.only.empty() || a.only == "direct") bench_steps(a, n, false, true);  // on global memory
+            if (a.only.empty() || a.only == "staged") bench_steps(a, n, false, false);  // staged in shared memory
+            if (a.only.empty() || a.only == "direct") bench_steps(a, n, false, true);   // on global memory
             if (a.only.empty() || a.only == "per-node") bench_steps(a, n, true, false); // one launch per op
         }
     } catch (const std::exception& e) {

@@ -43,8 +43,7 @@ struct Phase {
 
 /// The scene of world 0 for one frame: read exactly, or from the latest landed
 /// view (requesting the next one); `last` keeps the latest view's scene.
-const orrery::render::Scene& frame_scene(orrery::Simulator& sim, Watch watch, orrery::render::Scene& last,
-                                         Phase& p) {
+const orrery::render::Scene& frame_scene(orrery::Simulator& sim, Watch watch, orrery::render::Scene& last, Phase& p) {
     if (watch == Watch::kSync) {
         sim.read_world(0, [&](orrery::Ctx& ctx) { last = orrery::render::build_scene(sim.spec().draw, ctx); });
         return last;
@@ -71,7 +70,8 @@ void maybe_frame(orrery::Simulator& sim, orrery::render::FrameRenderer& frames, 
                  orrery::render::Scene& last, Phase& p, Clock::time_point& next_frame, Clock::duration period) {
     auto now = Clock::now();
     if (now < next_frame) return;
-    std::vector<uint8_t> rgba = frames.render(frame_scene(sim, watch == Watch::kThread ? Watch::kLagging : watch, last, p));
+    std::vector<uint8_t> rgba =
+        frames.render(frame_scene(sim, watch == Watch::kThread ? Watch::kLagging : watch, last, p));
     p.frame_seconds += std::chrono::duration<double>(Clock::now() - now).count();
     ++p.frames;
     next_frame += period;
@@ -102,7 +102,8 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
         sim.step();
         if (lockstep) sim.synchronize();
         ++steps;
-        if (watch == Watch::kSync || watch == Watch::kLagging) maybe_frame(sim, frames, watch, last, p, next_frame, period);
+        if (watch == Watch::kSync || watch == Watch::kLagging)
+            maybe_frame(sim, frames, watch, last, p, next_frame, period);
     }
     stop = true;
     if (watcher.joinable()) watcher.join();
@@ -159,17 +160,23 @@ int main(int argc, char** argv) {
             std::string arg = argv[i];
             if (orrery::render::parse_common(a.common, argc, argv, i)) continue;
             if (i + 1 >= argc) throw orrery::Error("option " + arg + " needs a value");
-            if (arg == "--seconds") a.seconds = std::stod(argv[++i]);
-            else if (arg == "--fps") a.fps = std::stod(argv[++i]);
-            else if (arg == "--size") std::tie(a.width, a.height) = orrery::render::parse_size(arg, argv[++i]);
-            else throw orrery::Error("unknown option '" + arg + "'");
+            if (arg == "--seconds")
+                a.seconds = std::stod(argv[++i]);
+            else if (arg == "--fps")
+                a.fps = std::stod(argv[++i]);
+            else if (arg == "--size")
+                std::tie(a.width, a.height) = orrery::render::parse_size(arg, argv[++i]);
+            else
+                throw orrery::Error("unknown option '" + arg + "'");
         }
         if (a.common.env.empty()) a.common.env = "overcooked";
         if (!(a.seconds > 0.0) || !(a.fps > 0.0)) throw orrery::Error("--seconds and --fps must be positive");
         return bench(a);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
-                             "[--device cuda] [--seconds T] [--fps F] [--size WxH]\n", e.what());
+        std::fprintf(stderr,
+                     "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
+                     "[--device cuda] [--seconds T] [--fps F] [--size WxH]\n",
+                     e.what());
         return 2;
     }
 }

@@ -88,8 +88,12 @@ ORRERY_HD inline uint32_t atomic_set_if_zero(uint32_t* p, uint32_t v) {
 }
 
 namespace detail {
-struct alignas(16) Bytes16 { uint32_t w[4]; };
-struct alignas(8) Bytes8 { uint32_t w[2]; };
+struct alignas(16) Bytes16 {
+    uint32_t w[4];
+};
+struct alignas(8) Bytes8 {
+    uint32_t w[2];
+};
 } // namespace detail
 
 /// Sets `n` bytes at `p` to `v`. Systems that clear an observation use it in
@@ -127,8 +131,7 @@ ORRERY_HD inline void copy_bytes(uint8_t* dst, const uint8_t* src, size_t n) {
         for (; i + 8 <= n; i += 8)
             *reinterpret_cast<detail::Bytes8*>(dst + i) = *reinterpret_cast<const detail::Bytes8*>(src + i);
     } else if (a % 4 == 0) {
-        for (; i + 4 <= n; i += 4)
-            *reinterpret_cast<uint32_t*>(dst + i) = *reinterpret_cast<const uint32_t*>(src + i);
+        for (; i + 4 <= n; i += 4) *reinterpret_cast<uint32_t*>(dst + i) = *reinterpret_cast<const uint32_t*>(src + i);
     }
     for (; i < n; ++i) dst[i] = src[i];
 #else
@@ -157,8 +160,10 @@ ORRERY_HD inline void fill_bytes_lanes(uint8_t* p, uint8_t v, size_t n, uint32_t
     if (lanes == 1) return fill_bytes(p, v, n);
     const uint32_t word = 0x01010101u * v;
     detail::lane_pieces<detail::Bytes16>(p, n, lane, lanes, [&](size_t at, size_t k) {
-        if (k == 16) *reinterpret_cast<detail::Bytes16*>(p + at) = detail::Bytes16{{word, word, word, word}};
-        else p[at] = v;
+        if (k == 16)
+            *reinterpret_cast<detail::Bytes16*>(p + at) = detail::Bytes16{{word, word, word, word}};
+        else
+            p[at] = v;
     });
 }
 
@@ -170,14 +175,20 @@ ORRERY_HD inline void copy_bytes_lanes(uint8_t* dst, const uint8_t* src, size_t 
     auto copy = [&](auto unit) {
         using U = decltype(unit);
         detail::lane_pieces<U>(dst, n, lane, lanes, [&](size_t at, size_t k) {
-            if (k == sizeof(U)) *reinterpret_cast<U*>(dst + at) = *reinterpret_cast<const U*>(src + at);
-            else dst[at] = src[at];
+            if (k == sizeof(U))
+                *reinterpret_cast<U*>(dst + at) = *reinterpret_cast<const U*>(src + at);
+            else
+                dst[at] = src[at];
         });
     };
-    if (apart % 16 == 0) copy(detail::Bytes16{});
-    else if (apart % 8 == 0) copy(detail::Bytes8{});
-    else if (apart % 4 == 0) copy(uint32_t{});
-    else copy(uint8_t{});
+    if (apart % 16 == 0)
+        copy(detail::Bytes16{});
+    else if (apart % 8 == 0)
+        copy(detail::Bytes8{});
+    else if (apart % 4 == 0)
+        copy(uint32_t{});
+    else
+        copy(uint8_t{});
 }
 
 template <class T> ORRERY_HD constexpr T min_of(T a, T b) { return a < b ? a : b; }

@@ -16,7 +16,7 @@ namespace orrery {
 // uses (Storage::used_bytes), so unused slots cost constant memory, not time.
 inline constexpr uint32_t kMaxComponents = 64;
 inline constexpr uint32_t kMaxArchetypes = 16;
-inline constexpr uint32_t kMaxFinals = 32; ///< outputs kept as final_<name> (same-step autoreset)
+inline constexpr uint32_t kMaxFinals = 32;             ///< outputs kept as final_<name> (same-step autoreset)
 inline constexpr uint32_t kMaxRowsPerWorld = 1u << 24; ///< rows fit the handle's 24-bit row field
 
 /// Per-world error codes a step may record (first error in a world wins).
@@ -46,15 +46,15 @@ static_assert(sizeof(Entity) == 8, "Entity is two words");
 
 /// Bookkeeping and columns of one archetype over all worlds.
 struct ArchetypeTable {
-    uint32_t capacity = 0;          ///< rows per world
-    uint32_t singleton = 0;         ///< 1: row 0 is always live (per-world state)
-    uint32_t* generation = nullptr; ///< [worlds * capacity], starts at 1
-    uint8_t* alive = nullptr;       ///< [worlds * capacity]
-    uint8_t* doomed = nullptr;      ///< [worlds * capacity] destroy requested, applied at a barrier
-    uint32_t* free_rows = nullptr;  ///< [worlds * capacity] free rows, the lowest on top
-    int32_t* free_top = nullptr;    ///< [worlds] entries in free_rows (negative while exhausted)
-    uint32_t* high_water = nullptr; ///< [worlds] rows ever handed out (may pass capacity transiently)
-    uint32_t* live = nullptr;       ///< [worlds] live rows
+    uint32_t capacity = 0;                 ///< rows per world
+    uint32_t singleton = 0;                ///< 1: row 0 is always live (per-world state)
+    uint32_t* generation = nullptr;        ///< [worlds * capacity], starts at 1
+    uint8_t* alive = nullptr;              ///< [worlds * capacity]
+    uint8_t* doomed = nullptr;             ///< [worlds * capacity] destroy requested, applied at a barrier
+    uint32_t* free_rows = nullptr;         ///< [worlds * capacity] free rows, the lowest on top
+    int32_t* free_top = nullptr;           ///< [worlds] entries in free_rows (negative while exhausted)
+    uint32_t* high_water = nullptr;        ///< [worlds] rows ever handed out (may pass capacity transiently)
+    uint32_t* live = nullptr;              ///< [worlds] live rows
     uint8_t* columns[kMaxComponents] = {}; ///< column base, nullptr where absent
 };
 
@@ -62,8 +62,8 @@ struct ArchetypeTable {
 struct WorldMeta {
     uint64_t seed = 0;
     uint32_t episode = 0;
-    uint32_t step = 0;  ///< steps taken in this episode
-    uint32_t flags = 0; ///< WorldFlag bits
+    uint32_t step = 0;     ///< steps taken in this episode
+    uint32_t flags = 0;    ///< WorldFlag bits
     uint32_t identity = 0; ///< RNG key: the world's index at reset; travels with copies
 };
 static_assert(sizeof(WorldMeta) == 24, "WorldMeta is checkpointed byte for byte");
@@ -84,16 +84,16 @@ struct Storage {
     uint32_t num_archetypes = 0;
     uint32_t num_components = 0;
     uint32_t config_bytes = 0;
-    WorldMeta* meta = nullptr;      ///< [worlds]
-    uint32_t* errors = nullptr;     ///< [worlds] ErrorCode, first one wins
-    uint8_t* terminated = nullptr;  ///< [worlds] set by the env, cleared at the next step
-    uint8_t* truncated = nullptr;   ///< [worlds]
+    WorldMeta* meta = nullptr;        ///< [worlds]
+    uint32_t* errors = nullptr;       ///< [worlds] ErrorCode, first one wins
+    uint8_t* terminated = nullptr;    ///< [worlds] set by the env, cleared at the next step
+    uint8_t* truncated = nullptr;     ///< [worlds]
     uint8_t* reset_request = nullptr; ///< [worlds] set by the host before a reset pass
-    const uint8_t* config = nullptr; ///< env config blob, read-only during a step
+    const uint8_t* config = nullptr;  ///< env config blob, read-only during a step
     /// Shared read-only assets (AssetOf components): an AssetEntry per component
     /// id, then the data. One copy for every world, never staged; null when none.
     const uint8_t* assets = nullptr;
-    uint32_t num_finals = 0;          ///< exported outputs kept as final_<name> (same-step reset)
+    uint32_t num_finals = 0;               ///< exported outputs kept as final_<name> (same-step reset)
     uint32_t final_bytes[kMaxFinals] = {}; ///< bytes per world of each such export
     const uint8_t* final_src[kMaxFinals] = {};
     uint8_t* final_dst[kMaxFinals] = {};
@@ -190,21 +190,15 @@ template <class T> struct Array {
 };
 
 namespace detail {
-template <class T, class = void> struct IsArrayComponent {
-    static constexpr bool value = false;
-};
+template <class T, class = void> struct IsArrayComponent { static constexpr bool value = false; };
 template <class T> struct IsArrayComponent<T, decltype((void)T::kIsArray)> {
     static constexpr bool value = T::kIsArray;
 };
-template <class T, class = void> struct IsBufferComponent {
-    static constexpr bool value = false;
-};
+template <class T, class = void> struct IsBufferComponent { static constexpr bool value = false; };
 template <class T> struct IsBufferComponent<T, decltype((void)T::kIsBuffer)> {
     static constexpr bool value = T::kIsBuffer;
 };
-template <class T, class = void> struct IsAssetComponent {
-    static constexpr bool value = false;
-};
+template <class T, class = void> struct IsAssetComponent { static constexpr bool value = false; };
 template <class T> struct IsAssetComponent<T, decltype((void)T::kIsAsset)> {
     static constexpr bool value = T::kIsAsset;
 };
@@ -254,9 +248,7 @@ class WorldView {
     template <class A, class T> ORRERY_HD T& single() const { return at<A, T>(0); }
 
     /// Live entities of archetype A in this world.
-    template <class A> ORRERY_HD uint32_t count() const {
-        return s_->tables[archetype_id<A>].live[world_];
-    }
+    template <class A> ORRERY_HD uint32_t count() const { return s_->tables[archetype_id<A>].live[world_]; }
 
     /// Creates an entity of archetype A with zeroed components. Returns the null
     /// handle and records kCapacityOverflow when the world's slab is full.
@@ -344,9 +336,7 @@ class WorldView {
     ORRERY_HD void fail(uint32_t code) const { atomic_set_if_zero(&s_->errors[world_], code); }
 
     /// Global row index of `row` in table `t` for this world.
-    ORRERY_HD uint32_t slot(const ArchetypeTable& t, uint32_t row) const {
-        return world_ * t.capacity + row;
-    }
+    ORRERY_HD uint32_t slot(const ArchetypeTable& t, uint32_t row) const { return world_ * t.capacity + row; }
 
     template <class T> ORRERY_HD Array<T> array_at(uint32_t arch, uint32_t row) const {
         const ArchetypeTable& t = s_->tables[arch];

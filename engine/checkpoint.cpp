@@ -55,8 +55,8 @@ void check_table(const EnvSpec& spec, const Storage& s, uint32_t w, uint32_t a) 
     for (uint32_t row = 0; row < t.capacity; ++row) {
         const size_t r = base + row;
         if (t.alive[r] > 1 || t.doomed[r] > 1)
-            throw Error(row_name(spec, a, row) + ": alive = " + std::to_string(t.alive[r]) + ", doomed = " +
-                        std::to_string(t.doomed[r]) + "; expected 0 or 1 each");
+            throw Error(row_name(spec, a, row) + ": alive = " + std::to_string(t.alive[r]) +
+                        ", doomed = " + std::to_string(t.doomed[r]) + "; expected 0 or 1 each");
         if (!t.alive[r]) continue;
         ++live;
         if (row >= high)
@@ -91,8 +91,8 @@ void check_world_storage(const EnvSpec& spec, const Storage& s, uint32_t w) {
         throw Error("meta.flags = " + std::to_string(s.meta[w].flags) + "; expected only the bits of " +
                     std::to_string(known));
     if (s.terminated[w] > 1 || s.truncated[w] > 1)
-        throw Error("terminated = " + std::to_string(s.terminated[w]) + ", truncated = " +
-                    std::to_string(s.truncated[w]) + "; expected 0 or 1 each");
+        throw Error("terminated = " + std::to_string(s.terminated[w]) +
+                    ", truncated = " + std::to_string(s.truncated[w]) + "; expected 0 or 1 each");
 }
 
 namespace {
@@ -149,8 +149,9 @@ std::string first_difference(const std::string& file, const std::string& ours) {
         if (a == b && ga == gb) continue;
         const std::string opt = "info.option.";
         if (a.rfind(opt, 0) == 0 && b.rfind(opt, 0) == 0 && a.substr(0, a.find('=')) == b.substr(0, b.find('=')))
-            return "env option " + a.substr(opt.size(), a.find('=') - opt.size()) + " differs: the file was written with " +
-                   a.substr(opt.size()) + ", this simulator has " + b.substr(opt.size());
+            return "env option " + a.substr(opt.size(), a.find('=') - opt.size()) +
+                   " differs: the file was written with " + a.substr(opt.size()) + ", this simulator has " +
+                   b.substr(opt.size());
         return "file has '" + (ga ? a : "") + "', this simulator has '" + (gb ? b : "") + "'";
     }
 }
@@ -158,18 +159,20 @@ std::string first_difference(const std::string& file, const std::string& ours) {
 /// Worlds per streamed chunk: about 8 MiB of snapshots, so each region of a
 /// chunk moves in one copy (one device transfer, not one per world).
 uint32_t chunk_worlds(uint64_t per_world, uint32_t num_worlds) {
-    return uint32_t(std::max<uint64_t>(1, std::min<uint64_t>(num_worlds, (uint64_t(8) << 20) / std::max<uint64_t>(per_world, 1))));
+    return uint32_t(
+        std::max<uint64_t>(1, std::min<uint64_t>(num_worlds, (uint64_t(8) << 20) / std::max<uint64_t>(per_world, 1))));
 }
 
 /// What a checkpoint's fixed head and schema say, read and checked against
 /// this simulator's sizes (`payload`) before any world is read.
 struct CheckpointHead {
     std::string header;
-    uint32_t crc = 0;         ///< CRC-32 of everything read so far
-    uint64_t payload_at = 0;  ///< file offset of world 0
+    uint32_t crc = 0;        ///< CRC-32 of everything read so far
+    uint64_t payload_at = 0; ///< file offset of world 0
 };
 
-CheckpointHead read_head(RegularFile& f, uint64_t payload, const std::string& ours, const std::function<void(const std::string&)>& bad) {
+CheckpointHead read_head(RegularFile& f, uint64_t payload, const std::string& ours,
+                         const std::function<void(const std::string&)>& bad) {
     if (f.size() < kHead + 8 + 4) bad("truncated (" + std::to_string(f.size()) + " bytes)");
     char head[kHead];
     f.read_exact(head, kHead);
@@ -191,8 +194,8 @@ CheckpointHead read_head(RegularFile& f, uint64_t payload, const std::string& ou
     if (stored_payload != payload && !first_difference(h.header, ours).empty())
         bad("written for a different simulator: " + first_difference(h.header, ours));
     if (stored_payload != payload)
-        bad("payload length " + std::to_string(stored_payload) + "; expected num_worlds * snapshot bytes = " +
-            std::to_string(payload));
+        bad("payload length " + std::to_string(stored_payload) +
+            "; expected num_worlds * snapshot bytes = " + std::to_string(payload));
     if (h.payload_at + payload + 4 != f.size())
         bad("truncated or padded: " + std::to_string(f.size()) + " bytes; the header promises " +
             std::to_string(h.payload_at + payload + 4));
@@ -299,9 +302,7 @@ void Simulator::load_checkpoint(const std::string& path) {
 std::string Simulator::world_error(const uint8_t* bytes, uint32_t world) {
     try {
         check_snapshot(bytes);
-    } catch (const Error& e) {
-        return "world " + std::to_string(world) + ": " + e.what();
-    }
+    } catch (const Error& e) { return "world " + std::to_string(world) + ": " + e.what(); }
     return "";
 }
 

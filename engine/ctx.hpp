@@ -12,15 +12,17 @@ namespace orrery {
 
 /// How a node maps onto worlds and entities.
 enum class NodeKind : uint8_t {
-    kPerWorld,      ///< F(Ctx&) once per world
-    kPerEntity,     ///< F(Ctx&, components...) per live entity having those components
-    kApplyDestroys, ///< built-in destruction barrier
-    kPerWorldLanes, ///< F(Ctx&, lane, lanes) per world, its lanes possibly at once
+    kPerWorld,       ///< F(Ctx&) once per world
+    kPerEntity,      ///< F(Ctx&, components...) per live entity having those components
+    kApplyDestroys,  ///< built-in destruction barrier
+    kPerWorldLanes,  ///< F(Ctx&, lane, lanes) per world, its lanes possibly at once
     kPerEntityLanes, ///< as kPerEntity, several entities of one world possibly at once
 };
 
 /// Nodes whose work the staged GPU megakernel spreads over a world's lanes.
-ORRERY_HD inline bool is_lane_kind(NodeKind k) { return k == NodeKind::kPerWorldLanes || k == NodeKind::kPerEntityLanes; }
+ORRERY_HD inline bool is_lane_kind(NodeKind k) {
+    return k == NodeKind::kPerWorldLanes || k == NodeKind::kPerEntityLanes;
+}
 
 /// Which part of a step a node belongs to. kReobserve is the observe list run a
 /// second time, only in worlds reset late in the step (same-step autoreset).
@@ -60,9 +62,7 @@ class Ctx : public WorldView {
     }
 
     /// The env's configuration struct, as registered with EnvSpec::config.
-    template <class C> ORRERY_HD const C& config() const {
-        return *reinterpret_cast<const C*>(s_->config);
-    }
+    template <class C> ORRERY_HD const C& config() const { return *reinterpret_cast<const C*>(s_->config); }
 
     /// Ends the episode: the env reached a terminal state.
     ORRERY_HD void terminate() const { s_->terminated[world_] = 1; }
@@ -84,9 +84,7 @@ template <class T> struct Fetch<T&> {
 };
 template <class T> struct Fetch<const T&> {
     using Component = T;
-    ORRERY_HD static const T& get(const Ctx& c, uint32_t arch, uint32_t row) {
-        return Fetch<T&>::get(c, arch, row);
-    }
+    ORRERY_HD static const T& get(const Ctx& c, uint32_t arch, uint32_t row) { return Fetch<T&>::get(c, arch, row); }
 };
 template <class T> struct Fetch<Array<T>> {
     using Component = T;
@@ -141,9 +139,7 @@ template <auto F> ORRERY_HD void run_world_lane(const Storage& s, uint32_t w, ui
 
 /// Runs per-entity system F over every live entity of world w whose archetype
 /// has all of F's component parameters.
-template <auto F> ORRERY_HD void run_each(const Storage& s, uint32_t w) {
-    detail::each_entity(F, s, w);
-}
+template <auto F> ORRERY_HD void run_each(const Storage& s, uint32_t w) { detail::each_entity(F, s, w); }
 
 /// Lane `lane` of `lanes` of per-entity lane system F on world w: every lanes-th row.
 template <auto F> ORRERY_HD void run_each_lane(const Storage& s, uint32_t w, uint32_t lane, uint32_t lanes) {

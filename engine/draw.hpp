@@ -31,13 +31,20 @@ enum class ScalarType : uint8_t { kU8, kI8, kU16, kI16, kI32, kU32, kF32 };
 template <class E> constexpr ScalarType scalar_type_of() {
     if constexpr (std::is_same_v<E, uint8_t> || std::is_same_v<E, bool> || std::is_same_v<E, char>)
         return ScalarType::kU8;
-    else if constexpr (std::is_same_v<E, int8_t>) return ScalarType::kI8;
-    else if constexpr (std::is_same_v<E, uint16_t>) return ScalarType::kU16;
-    else if constexpr (std::is_same_v<E, int16_t>) return ScalarType::kI16;
-    else if constexpr (std::is_same_v<E, int32_t> || std::is_enum_v<E>) return ScalarType::kI32;
-    else if constexpr (std::is_same_v<E, uint32_t>) return ScalarType::kU32;
-    else if constexpr (std::is_same_v<E, float>) return ScalarType::kF32;
-    else static_assert(sizeof(E) == 0, "drawn fields must be 8/16/32-bit integers or float");
+    else if constexpr (std::is_same_v<E, int8_t>)
+        return ScalarType::kI8;
+    else if constexpr (std::is_same_v<E, uint16_t>)
+        return ScalarType::kU16;
+    else if constexpr (std::is_same_v<E, int16_t>)
+        return ScalarType::kI16;
+    else if constexpr (std::is_same_v<E, int32_t> || std::is_enum_v<E>)
+        return ScalarType::kI32;
+    else if constexpr (std::is_same_v<E, uint32_t>)
+        return ScalarType::kU32;
+    else if constexpr (std::is_same_v<E, float>)
+        return ScalarType::kF32;
+    else
+        static_assert(sizeof(E) == 0, "drawn fields must be 8/16/32-bit integers or float");
 }
 
 /// A number read from an entity's row (or from the env config): the scalar at
@@ -129,13 +136,13 @@ struct Palette {
 /// archetype (a chef's body, then the item it holds, offset and smaller).
 struct EntityDraw {
     uint32_t archetype = 0;
-    Field x, y, z;          ///< position in world units (2-D: y grows downwards)
+    Field x, y, z; ///< position in world units (2-D: y grows downwards)
     /// Alternatively a grid cell index (y * cell_width + x): the mark sits at the
     /// cell's centre, (x + 0.5, y + 0.5) * cell_size. Used when present.
     Field cell;
     uint32_t cell_width = 0;
     float cell_size = 1.0f;
-    Field style_by;         ///< integer that picks a style; absent: the style of value 0
+    Field style_by; ///< integer that picks a style; absent: the style of value 0
     Palette styles;
     float dx = 0.0f, dy = 0.0f; ///< offset of the mark from the position
     /// Orientation marker: an integer index into `headings` (unit vectors), or
@@ -196,16 +203,16 @@ struct EntityDraw {
 /// Dense (value k is cell k: terrain) or sparse (value k sits on cell at[k]:
 /// items of the counters, pots, whose cells a table lists).
 struct GridDraw {
-    uint32_t archetype = 0;      ///< singleton archetype holding the values (unused for config fields)
-    Field cells;                 ///< value 0; field(), elements<>() or config_field() of an array
+    uint32_t archetype = 0; ///< singleton archetype holding the values (unused for config fields)
+    Field cells;            ///< value 0; field(), elements<>() or config_field() of an array
     uint32_t width = 0, height = 0;
-    uint32_t stride = 0;         ///< bytes from one value to the next; 0: the scalar's size
+    uint32_t stride = 0; ///< bytes from one value to the next; 0: the scalar's size
     float x0 = 0.0f, y0 = 0.0f, cell_size = 1.0f;
     Palette styles;
-    Field bar;                   ///< progress of value k, in [0, 1] after scaling; <= 0: no bar
+    Field bar; ///< progress of value k, in [0, 1] after scaling; <= 0: no bar
     uint32_t bar_stride = 0;
-    uint32_t count = 0;          ///< sparse: number of values; 0: dense (width * height)
-    Field at;                    ///< sparse: cell index of value k
+    uint32_t count = 0; ///< sparse: number of values; 0: dense (width * height)
+    Field at;           ///< sparse: cell index of value k
     uint32_t at_stride = 0;
 
     /// Makes the grid sparse: `n` values, value k on cell `cell_of` + k.
@@ -235,8 +242,8 @@ struct DrawSpec {
     /// is the orbit camera's target on the ground plane (z up).
     std::array<float, 4> bounds = {0.0f, 0.0f, 1.0f, 1.0f};
     Rgba background{24, 24, 30, 255};
-    std::vector<GridDraw> grids;       ///< drawn first, in order
-    std::vector<EntityDraw> entities;  ///< then these, in order
+    std::vector<GridDraw> grids;      ///< drawn first, in order
+    std::vector<EntityDraw> entities; ///< then these, in order
     /// Tensors the viewer shows for the selected agent, and the one keys write.
     std::string obs = "obs", reward = "reward", action = "action";
     std::vector<std::pair<Key, int32_t>> keys; ///< e.g. {Key::kUp, 1}: the action value a key sends

@@ -16,9 +16,13 @@ void assert_fail(const char* cond, const char* msg, const char* file, int line) 
 
 size_t dtype_size(DType t) {
     switch (t) {
-    case DType::kU8: case DType::kI8: return 1;
-    case DType::kU16: case DType::kI16: return 2;
-    case DType::kI32: case DType::kU32: case DType::kF32: return 4;
+    case DType::kU8:
+    case DType::kI8: return 1;
+    case DType::kU16:
+    case DType::kI16: return 2;
+    case DType::kI32:
+    case DType::kU32:
+    case DType::kF32: return 4;
     case DType::kI64: return 8;
     }
     return 0;
@@ -132,8 +136,7 @@ void EnvSpec::validate() const {
     auto fail = [&](const std::string& m) { throw Error("env '" + name_ + "': " + m); };
     if (components_.empty()) fail("no components registered");
     if (components_.size() > kMaxComponents)
-        fail("has " + std::to_string(components_.size()) + " components; at most " +
-             std::to_string(kMaxComponents));
+        fail("has " + std::to_string(components_.size()) + " components; at most " + std::to_string(kMaxComponents));
     for (const ComponentSpec& c : components_) {
         if (c.kind == ComponentKind::kAsset) continue; // rowless: its data may be empty
         if (c.row_bytes == 0 && c.kind == ComponentKind::kBuffer)
@@ -142,8 +145,7 @@ void EnvSpec::validate() const {
     }
     if (archetypes_.empty()) fail("no archetypes registered");
     if (archetypes_.size() > kMaxArchetypes)
-        fail("has " + std::to_string(archetypes_.size()) + " archetypes; at most " +
-             std::to_string(kMaxArchetypes));
+        fail("has " + std::to_string(archetypes_.size()) + " archetypes; at most " + std::to_string(kMaxArchetypes));
     for (size_t i = 0; i < archetypes_.size(); ++i) {
         const ArchetypeSpec& a = archetypes_[i];
         if (a.name.empty()) fail("archetype " + std::to_string(i) + " is declared but not registered");
@@ -152,8 +154,8 @@ void EnvSpec::validate() const {
                 fail("archetype '" + a.name + "' holds asset '" + components_[c].name +
                      "'; assets are shared by every world and live in no archetype");
         if (a.capacity == 0 || a.capacity > kMaxRowsPerWorld)
-            fail("archetype '" + a.name + "' capacity " + std::to_string(a.capacity) +
-                 " is outside [1, " + std::to_string(kMaxRowsPerWorld) + "]");
+            fail("archetype '" + a.name + "' capacity " + std::to_string(a.capacity) + " is outside [1, " +
+                 std::to_string(kMaxRowsPerWorld) + "]");
     }
     uint32_t outputs = 0;
     for (const ExportSpec& e : exports_) outputs += e.input ? 0 : 1;

@@ -72,10 +72,10 @@ std::string short_type_name(const char* signature);
 } // namespace detail
 
 /// A per-world system: `void fn(orrery::Ctx&)`.
-#define ORRERY_PER_WORLD(fn)                                                                       \
-    ::orrery::SystemRef {                                                                          \
-        #fn, ::orrery::NodeKind::kPerWorld, &::orrery::detail::cpu_world_node<&fn>,                 \
-            &::orrery::detail::system_signature<&fn>                                               \
+#define ORRERY_PER_WORLD(fn)                                                                                           \
+    ::orrery::SystemRef {                                                                                              \
+#fn, ::orrery::NodeKind::kPerWorld, &::orrery::detail::cpu_world_node < &fn>,                                  \
+            &::orrery::detail::system_signature < &fn>                                                                 \
     }
 /// A per-world system split into lanes: `void fn(orrery::Ctx&, uint32_t lane,
 /// uint32_t lanes)` does lane `lane`'s share of the world's work (cells lane,
@@ -85,16 +85,16 @@ std::string short_type_name(const char* signature);
 /// must not depend on it: a lane writes only bytes no other lane of the node
 /// reads or writes. Use it for wide, independent work such as building an
 /// observation; anything serial belongs in a per-world system before it.
-#define ORRERY_PER_WORLD_LANES(fn)                                                                 \
-    ::orrery::SystemRef {                                                                          \
-        #fn, ::orrery::NodeKind::kPerWorldLanes, &::orrery::detail::cpu_lanes_node<&fn>,            \
-            &::orrery::detail::system_signature<&fn>                                               \
+#define ORRERY_PER_WORLD_LANES(fn)                                                                                     \
+    ::orrery::SystemRef {                                                                                              \
+#fn, ::orrery::NodeKind::kPerWorldLanes, &::orrery::detail::cpu_lanes_node < &fn>,                             \
+            &::orrery::detail::system_signature < &fn>                                                                 \
     }
 /// A per-entity system: `void fn(orrery::Ctx&, A&, const B&, orrery::Array<C>, ...)`.
-#define ORRERY_PER_ENTITY(fn)                                                                      \
-    ::orrery::SystemRef {                                                                          \
-        #fn, ::orrery::NodeKind::kPerEntity, &::orrery::detail::cpu_each_node<&fn>,                 \
-            &::orrery::detail::system_signature<&fn>, &::orrery::detail::system_query<&fn>         \
+#define ORRERY_PER_ENTITY(fn)                                                                                          \
+    ::orrery::SystemRef {                                                                                              \
+#fn, ::orrery::NodeKind::kPerEntity, &::orrery::detail::cpu_each_node < &fn>,                                  \
+            &::orrery::detail::system_signature < &fn>, &::orrery::detail::system_query < &fn>                         \
     }
 
 /// A per-entity system whose calls for different entities of one world may run
@@ -103,10 +103,10 @@ std::string short_type_name(const char* signature);
 /// write only its own entity's components and must not create or destroy
 /// entities, draw from a stream another entity's call also draws from, or read
 /// what the node writes for another entity.
-#define ORRERY_PER_ENTITY_LANES(fn)                                                                \
-    ::orrery::SystemRef {                                                                          \
-        #fn, ::orrery::NodeKind::kPerEntityLanes, &::orrery::detail::cpu_each_lanes_node<&fn>,      \
-            &::orrery::detail::system_signature<&fn>, &::orrery::detail::system_query<&fn>         \
+#define ORRERY_PER_ENTITY_LANES(fn)                                                                                    \
+    ::orrery::SystemRef {                                                                                              \
+#fn, ::orrery::NodeKind::kPerEntityLanes, &::orrery::detail::cpu_each_lanes_node < &fn>,                       \
+            &::orrery::detail::system_signature < &fn>, &::orrery::detail::system_query < &fn>                         \
     }
 
 /// Element type of an exported tensor (DLPack codes follow from it).
@@ -115,24 +115,29 @@ size_t dtype_size(DType t);
 const char* dtype_name(DType t);
 
 template <class E> constexpr DType dtype_of() {
-    if constexpr (std::is_same_v<E, uint8_t> || std::is_same_v<E, bool>) return DType::kU8;
-    else if constexpr (std::is_same_v<E, int8_t>) return DType::kI8;
-    else if constexpr (std::is_same_v<E, uint16_t>) return DType::kU16;
-    else if constexpr (std::is_same_v<E, int16_t>) return DType::kI16;
-    else if constexpr (std::is_same_v<E, int32_t>) return DType::kI32;
-    else if constexpr (std::is_same_v<E, uint32_t>) return DType::kU32;
-    else if constexpr (std::is_same_v<E, float>) return DType::kF32;
-    else if constexpr (std::is_same_v<E, int64_t>) return DType::kI64;
-    else static_assert(sizeof(E) == 0, "unsupported element type");
+    if constexpr (std::is_same_v<E, uint8_t> || std::is_same_v<E, bool>)
+        return DType::kU8;
+    else if constexpr (std::is_same_v<E, int8_t>)
+        return DType::kI8;
+    else if constexpr (std::is_same_v<E, uint16_t>)
+        return DType::kU16;
+    else if constexpr (std::is_same_v<E, int16_t>)
+        return DType::kI16;
+    else if constexpr (std::is_same_v<E, int32_t>)
+        return DType::kI32;
+    else if constexpr (std::is_same_v<E, uint32_t>)
+        return DType::kU32;
+    else if constexpr (std::is_same_v<E, float>)
+        return DType::kF32;
+    else if constexpr (std::is_same_v<E, int64_t>)
+        return DType::kI64;
+    else
+        static_assert(sizeof(E) == 0, "unsupported element type");
 }
 
 namespace detail {
-template <class T, class = void> struct ElementOf {
-    using type = uint8_t;
-};
-template <class T> struct ElementOf<T, std::void_t<typename T::Element>> {
-    using type = typename T::Element;
-};
+template <class T, class = void> struct ElementOf { using type = uint8_t; };
+template <class T> struct ElementOf<T, std::void_t<typename T::Element>> { using type = typename T::Element; };
 template <class T, class = void> struct HasElement : std::false_type {};
 template <class T> struct HasElement<T, std::void_t<typename T::Element>> : std::true_type {};
 } // namespace detail
@@ -147,13 +152,13 @@ enum class ComponentKind : uint8_t {
 
 struct ComponentSpec {
     std::string name;
-    uint32_t row_bytes = 0;      ///< 0 until an array component's dims are set
+    uint32_t row_bytes = 0; ///< 0 until an array component's dims are set
     DType dtype = DType::kU8;
-    std::vector<uint32_t> dims;  ///< shape of one row in elements
+    std::vector<uint32_t> dims; ///< shape of one row in elements
     bool is_array = false;
     ComponentKind kind = ComponentKind::kPlain;
-    uint32_t element_bytes = 0;  ///< sizeof(Element) of arrays, buffers and assets
-    uint32_t element_align = 1;  ///< alignof(Element) of assets
+    uint32_t element_bytes = 0; ///< sizeof(Element) of arrays, buffers and assets
+    uint32_t element_align = 1; ///< alignof(Element) of assets
 };
 
 struct ArchetypeSpec {
@@ -380,8 +385,10 @@ class EnvSpec {
                                                            : ComponentKind::kAsset;
             c.element_bytes = uint32_t(sizeof(E));
             c.element_align = uint32_t(alignof(E));
-            if constexpr (std::is_arithmetic_v<E>) c.dtype = dtype_of<E>();
-            else c.dtype = DType::kU8; // an array of structs: raw bytes, never exported
+            if constexpr (std::is_arithmetic_v<E>)
+                c.dtype = dtype_of<E>();
+            else
+                c.dtype = DType::kU8; // an array of structs: raw bytes, never exported
             static_assert(!detail::IsBufferComponent<T>::value || alignof(E) <= kBufferHeaderBytes,
                           "buffer elements may be aligned to at most 8 bytes");
         } else {
@@ -421,9 +428,9 @@ std::vector<std::pair<std::string, std::string>> registered_envs();
 
 /// Starts an env's registration table: `orrery::EnvSpec spec = ORRERY_ENV_SPEC("tag", "envs/tutorial/tag.hpp");`
 /// Must be used inside the env's namespace so its component list (modules' included) is found.
-#define ORRERY_ENV_SPEC(name, source)                                                              \
-    [&] {                                                                                          \
-        ::orrery::EnvSpec s_(name, source);                                                        \
-        s_.components(OrreryComponents{});                                                         \
-        return s_;                                                                                 \
+#define ORRERY_ENV_SPEC(name, source)                                                                                  \
+    [&] {                                                                                                              \
+        ::orrery::EnvSpec s_(name, source);                                                                            \
+        s_.components(OrreryComponents{});                                                                             \
+        return s_;                                                                                                     \
     }()

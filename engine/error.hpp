@@ -26,9 +26,9 @@ class TypeError : public Error {
 } // namespace orrery
 
 #if defined(ORRERY_VALIDATE) || !defined(NDEBUG)
-#define ORRERY_ASSERT(cond, msg)                                                                   \
-    do {                                                                                           \
-        if (!(cond)) ::orrery::assert_fail(#cond, msg, __FILE__, __LINE__);                        \
+#define ORRERY_ASSERT(cond, msg)                                                                                       \
+    do {                                                                                                               \
+        if (!(cond)) ::orrery::assert_fail(#cond, msg, __FILE__, __LINE__);                                            \
     } while (0)
 #else
 #define ORRERY_ASSERT(cond, msg) ((void)0)

@@ -53,8 +53,8 @@ StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mo
         // Rows are addressed by a 32-bit slot index (world * capacity + row).
         if (uint64_t(rows) > (uint64_t(1) << 32))
             throw Error("env '" + spec.name() + "': archetype '" + as.name + "' needs num_worlds x capacity = " +
-                        std::to_string(num_worlds) + " x " + std::to_string(as.capacity) + " = " + std::to_string(rows) +
-                        " rows; expected at most 2^32 (num_worlds <= " +
+                        std::to_string(num_worlds) + " x " + std::to_string(as.capacity) + " = " +
+                        std::to_string(rows) + " rows; expected at most 2^32 (num_worlds <= " +
                         std::to_string((uint64_t(1) << 32) / as.capacity) + " for this env)");
         StorageLayout::Offsets::Table& t = o.tables[a];
         size_t start = p.total;
@@ -193,10 +193,8 @@ std::string MemoryReport::to_string() const {
 
 namespace {
 const NodeSpec& barrier_node() {
-    static const NodeSpec n{SystemRef{"orrery::apply_destroys", NodeKind::kApplyDestroys,
-                                      &detail::cpu_destroy_node},
-                            Phase::kStep,
-                            {}};
+    static const NodeSpec n{
+        SystemRef{"orrery::apply_destroys", NodeKind::kApplyDestroys, &detail::cpu_destroy_node}, Phase::kStep, {}};
     return n;
 }
 

@@ -54,7 +54,8 @@ std::vector<std::string> load_plugin(const std::string& path) {
     auto entry = symbol<void (*)(const PluginHost*)>(handle, "orrery_plugin_register");
     if (!abi || !entry) {
         dlclose(handle);
-        throw Error("'" + path + "' is not an Orrery env plugin (it defines no ORRERY_PLUGIN entry; build it "
+        throw Error("'" + path +
+                    "' is not an Orrery env plugin (it defines no ORRERY_PLUGIN entry; build it "
                     "with orrery_add_plugin)");
     }
     const std::string theirs = abi(), ours = plugin_abi();
@@ -81,9 +82,7 @@ void load_plugins_from_environment() {
         if (path.empty()) continue;
         try {
             load_plugin(path);
-        } catch (const Error& e) {
-            throw Error(std::string("ORRERY_PLUGINS: ") + e.what());
-        }
+        } catch (const Error& e) { throw Error(std::string("ORRERY_PLUGINS: ") + e.what()); }
     }
 }
 

@@ -22,7 +22,8 @@ inline std::string plugin_abi() {
     // (plugin to engine) and the world storage its CPU systems run over (engine to plugin).
     std::string abi = "orrery-plugin " + std::to_string(kPluginAbiVersion) + "; EnvSpec " +
                       std::to_string(sizeof(EnvSpec)) + " B; DrawSpec " + std::to_string(sizeof(DrawSpec)) +
-                      " B; Storage " + std::to_string(sizeof(Storage)) + " B; Ctx " + std::to_string(sizeof(Ctx)) + " B";
+                      " B; Storage " + std::to_string(sizeof(Storage)) + " B; Ctx " + std::to_string(sizeof(Ctx)) +
+                      " B";
 #ifdef _GLIBCXX_USE_CXX11_ABI
     abi += "; libstdc++ cxx11 ABI " + std::to_string(_GLIBCXX_USE_CXX11_ABI);
 #endif
@@ -65,14 +66,13 @@ void load_plugins_from_environment();
 
 /// Defines a plugin's entry function; its body registers the plugin's envs:
 ///     ORRERY_PLUGIN(registry) { registry.add("reach", reach::make_spec, "a 2-D reach task"); }
-#define ORRERY_PLUGIN(registry)                                                                    \
-    static void orrery_plugin_envs(const ::orrery::PluginRegistry& registry);                     \
-    extern "C" __attribute__((visibility("default"))) const char* orrery_plugin_abi() {           \
-        static const std::string abi = ::orrery::plugin_abi();                                     \
-        return abi.c_str();                                                                        \
-    }                                                                                              \
-    extern "C" __attribute__((visibility("default"))) void orrery_plugin_register(                \
-        const ::orrery::PluginHost* host) {                                                        \
-        orrery_plugin_envs(::orrery::PluginRegistry(*host));                                       \
-    }                                                                                              \
+#define ORRERY_PLUGIN(registry)                                                                                        \
+    static void orrery_plugin_envs(const ::orrery::PluginRegistry& registry);                                          \
+    extern "C" __attribute__((visibility("default"))) const char* orrery_plugin_abi() {                                \
+        static const std::string abi = ::orrery::plugin_abi();                                                         \
+        return abi.c_str();                                                                                            \
+    }                                                                                                                  \
+    extern "C" __attribute__((visibility("default"))) void orrery_plugin_register(const ::orrery::PluginHost* host) {  \
+        orrery_plugin_envs(::orrery::PluginRegistry(*host));                                                           \
+    }                                                                                                                  \
     static void orrery_plugin_envs(const ::orrery::PluginRegistry& registry)

@@ -8,9 +8,7 @@
 namespace orrery {
 
 namespace detail {
-ORRERY_HD inline uint32_t mul_hi(uint32_t a, uint32_t b) {
-    return uint32_t((uint64_t(a) * uint64_t(b)) >> 32);
-}
+ORRERY_HD inline uint32_t mul_hi(uint32_t a, uint32_t b) { return uint32_t((uint64_t(a) * uint64_t(b)) >> 32); }
 } // namespace detail
 
 /// Philox4x32 with 10 rounds: maps a 128-bit counter and 64-bit key to 128 random bits.
@@ -36,8 +34,8 @@ ORRERY_HD inline void philox4x32(uint32_t ctr[4], uint32_t k0, uint32_t k1) {
 class Rng {
   public:
     ORRERY_HD Rng(uint64_t seed, uint32_t world, uint32_t episode, uint32_t step, uint32_t stream)
-        : k0_(uint32_t(seed)), k1_(uint32_t(seed >> 32)), world_(world), episode_(episode),
-          step_(step), stream_(stream) {}
+        : k0_(uint32_t(seed)), k1_(uint32_t(seed >> 32)), world_(world), episode_(episode), step_(step),
+          stream_(stream) {}
 
     /// 32 uniformly distributed bits.
     ORRERY_HD uint32_t next_u32() {

@@ -28,8 +28,7 @@ int cuda_index(const std::string& device) {
         size_t used = 0;
         int i = std::stoi(device.substr(5), &used);
         if (used + 5 == device.size() && i >= 0) return i;
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     throw Error("device='" + device + "' is not understood; expected 'cpu', 'cuda', 'cuda:N' or 'auto'");
 }
 
@@ -37,9 +36,12 @@ int cuda_index(const std::string& device) {
 std::string one_line(const std::string& v) {
     std::string out;
     for (char c : v) {
-        if (c == '\n') out += "\\n";
-        else if (c == '\\') out += "\\\\";
-        else out += c;
+        if (c == '\n')
+            out += "\\n";
+        else if (c == '\\')
+            out += "\\\\";
+        else
+            out += c;
     }
     return out;
 }
@@ -75,8 +77,8 @@ bool Backend::poll_snapshot(std::vector<uint8_t>& out) {
     return true;
 }
 
-std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
-                                      const StorageLayout& layout, const SimOptions& opts) {
+std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout,
+                                      const SimOptions& opts) {
     const std::string& d = opts.device;
     if (d == "cpu") return std::make_unique<CpuBackend>(spec, plan, layout, opts.threads, opts.cpu_lanes);
 #if defined(ORRERY_WITH_CUDA)
@@ -96,14 +98,14 @@ std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
     }
     if (d.rfind("cuda", 0) == 0) {
         int index = cuda_index(d);
-        if (!g_cuda_factory) throw Error("device='" + d + "' was asked for, but this build of Orrery has no CUDA backend");
+        if (!g_cuda_factory)
+            throw Error("device='" + d + "' was asked for, but this build of Orrery has no CUDA backend");
         return g_cuda_factory(spec, plan, layout, opts, index);
     }
     throw Error("device='" + d + "' is not understood; expected 'cpu', 'cuda', 'cuda:N' or 'auto'");
 }
 
-Simulator::Simulator(EnvSpec spec, SimOptions opts)
-    : spec_(std::move(spec)), opts_(std::move(opts)) {
+Simulator::Simulator(EnvSpec spec, SimOptions opts) : spec_(std::move(spec)), opts_(std::move(opts)) {
     spec_.validate();
     plan_ = make_plan(spec_, opts_.autoreset, opts_.random_inputs);
     layout_ = make_layout(spec_, opts_.num_worlds, opts_.autoreset);
@@ -130,7 +132,8 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts)
         for (uint32_t d : c.dims) t.shape.push_back(d);
         t.user_shape = {W};
         if (!a.singleton) t.user_shape.push_back(a.capacity);
-        if (!(c.dims.size() == 1 && c.dims[0] == 1)) t.user_shape.insert(t.user_shape.end(), c.dims.begin(), c.dims.end());
+        if (!(c.dims.size() == 1 && c.dims[0] == 1))
+            t.user_shape.insert(t.user_shape.end(), c.dims.begin(), c.dims.end());
         t.device = dev;
         t.device_index = index;
         t.input = e.input;
@@ -150,8 +153,7 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts)
         memory.assign(scratch_layout_.total_bytes + 64, 0);
         uint8_t* base = memory.data() + (64 - reinterpret_cast<uintptr_t>(memory.data()) % 64) % 64;
         Storage st = scratch_layout_.bind(base, nullptr);
-        if (st.config_bytes)
-            std::memcpy(const_cast<uint8_t*>(st.config), spec_.config_bytes().data(), st.config_bytes);
+        if (st.config_bytes) std::memcpy(const_cast<uint8_t*>(st.config), spec_.config_bytes().data(), st.config_bytes);
         if (!assets.empty()) std::memcpy(const_cast<uint8_t*>(st.assets), assets.data(), assets.size());
         return st;
     };
@@ -187,8 +189,8 @@ void Simulator::reset(uint64_t seed) {
 
 void Simulator::reset_worlds(const std::vector<uint8_t>& mask) {
     if (mask.size() != opts_.num_worlds)
-        throw Error("reset mask has " + std::to_string(mask.size()) + " entries; expected num_worlds = " +
-                    std::to_string(opts_.num_worlds));
+        throw Error("reset mask has " + std::to_string(mask.size()) +
+                    " entries; expected num_worlds = " + std::to_string(opts_.num_worlds));
     std::vector<uint8_t> request(mask.size());
     for (size_t i = 0; i < mask.size(); ++i) request[i] = mask[i] ? 1 : 0;
     std::lock_guard<FairMutex> lock(mutex_);
@@ -198,7 +200,7 @@ void Simulator::reset_worlds(const std::vector<uint8_t>& mask) {
 
 void Simulator::check_inputs() {
     if (backend_->device() != DeviceKind::kCpu) return; // the device records kBadAction instead
-    if (opts_.random_inputs) return;                      // the step draws them in range
+    if (opts_.random_inputs) return;                    // the step draws them in range
     for (const auto& [name, range] : spec_.input_ranges()) {
         const TensorView& t = tensor(name);
         size_t n = t.bytes() / dtype_size(t.dtype);
@@ -217,10 +219,9 @@ void Simulator::check_inputs() {
             case DType::kF32: continue;
             }
             if (v < range.first || v > range.second)
-                throw Error("'" + name + "' holds " + std::to_string(v) + " at world " +
-                            std::to_string(i / per_world) + ", index " + std::to_string(i % per_world) +
-                            "; expected a value in [" + std::to_string(range.first) + ", " +
-                            std::to_string(range.second) + "]");
+                throw Error("'" + name + "' holds " + std::to_string(v) + " at world " + std::to_string(i / per_world) +
+                            ", index " + std::to_string(i % per_world) + "; expected a value in [" +
+                            std::to_string(range.first) + ", " + std::to_string(range.second) + "]");
         }
     }
 }
@@ -238,8 +239,10 @@ std::vector<std::vector<uint8_t>> random_inputs(const Simulator& sim, uint64_t& 
             state ^= state << 17;
             int64_t v = range.first + int64_t((state >> 11) % span);
             float f = float(v);
-            if (t.dtype == DType::kF32) std::memcpy(buffer.data() + i * size, &f, size);
-            else std::memcpy(buffer.data() + i * size, &v, size); // little-endian: low bytes first
+            if (t.dtype == DType::kF32)
+                std::memcpy(buffer.data() + i * size, &f, size);
+            else
+                std::memcpy(buffer.data() + i * size, &v, size); // little-endian: low bytes first
         }
     }
     return out;
@@ -277,8 +280,8 @@ void Simulator::check_errors() {
 
 void Simulator::check_world(uint32_t w, const char* what) const {
     if (w >= opts_.num_worlds)
-        throw Error(std::string(what) + " = " + std::to_string(w) + " is out of range; expected 0 <= " + what +
-                    " < " + std::to_string(opts_.num_worlds));
+        throw Error(std::string(what) + " = " + std::to_string(w) + " is out of range; expected 0 <= " + what + " < " +
+                    std::to_string(opts_.num_worlds));
 }
 
 size_t Simulator::snapshot_bytes() const {
@@ -313,9 +316,7 @@ void Simulator::restore_world(uint32_t world, const WorldSnapshot& snap) {
                     std::to_string(snapshot_bytes()) + " for env '" + spec_.name() + "'");
     try {
         check_snapshot(snap.bytes.data());
-    } catch (const Error& e) {
-        throw Error("snapshot rejected: " + std::string(e.what()));
-    }
+    } catch (const Error& e) { throw Error("snapshot rejected: " + std::string(e.what())); }
     backend_->synchronize();
     size_t at = 0;
     for (const Region& r : regions_) {
@@ -410,8 +411,7 @@ std::string Simulator::schema_text() const {
     out << "env=" << spec_.name() << "\n";
     out << "num_worlds=" << opts_.num_worlds << "\n";
     out << "autoreset=" << int(opts_.autoreset) << "\n";
-    for (const ComponentSpec& c : spec_.component_specs())
-        out << "component=" << c.name << ":" << c.row_bytes << "\n";
+    for (const ComponentSpec& c : spec_.component_specs()) out << "component=" << c.name << ":" << c.row_bytes << "\n";
     for (const ArchetypeSpec& a : spec_.archetype_specs()) out << "archetype=" << a.name << ":" << a.capacity << "\n";
     for (const auto& [k, v] : spec_.info()) out << "info." << k << "=" << one_line(v) << "\n";
     out << "config_bytes=" << spec_.config_bytes().size() << "\n";

@@ -54,9 +54,9 @@ struct GpuOptions {
 /// How a simulator is created.
 struct SimOptions {
     uint32_t num_worlds = 1;
-    uint32_t threads = 0;          ///< CPU worker threads; 0 uses every hardware thread
+    uint32_t threads = 0; ///< CPU worker threads; 0 uses every hardware thread
     AutoReset autoreset = AutoReset::kNextStep;
-    std::string device = "cpu";    ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
+    std::string device = "cpu";     ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
     bool per_node_launches = false; ///< GPU: one launch per node instead of the megakernel
     /// Each step first fills every ranged input (the actions) with uniform random
     /// values from the world's RNG, on the device that steps (benchmarks and
@@ -67,7 +67,7 @@ struct SimOptions {
     /// A lane system's result must not depend on its lane count; tests set this
     /// above 1 to check that on the CPU (the GPU gives a world up to 16 lanes).
     uint32_t cpu_lanes = 1;
-    GpuOptions gpu;                 ///< the CUDA backend's kernel form and compile settings
+    GpuOptions gpu; ///< the CUDA backend's kernel form and compile settings
 };
 
 /// An exported tensor: dense, row-major, at a fixed address for the simulator's life.
@@ -78,7 +78,7 @@ struct TensorView {
     std::vector<int64_t> shape; ///< [worlds, rows, dims...] or [worlds]
     DeviceKind device = DeviceKind::kCpu;
     int device_index = 0;
-    bool input = false;         ///< users write it before step() (actions)
+    bool input = false; ///< users write it before step() (actions)
     /// The shape users see (the Python package's views; the same bytes as
     /// `shape`): [worlds], then rows unless the archetype is a singleton, then
     /// dims unless the component is a single scalar. Computed once, here.
@@ -202,13 +202,12 @@ class Backend {
 
 /// Creates a backend for `opts.device`. Throws orrery::Error when the device is
 /// unavailable (for "cuda"), logs a line and falls back to the CPU for "auto".
-std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan,
-                                      const StorageLayout& layout, const SimOptions& opts);
+std::unique_ptr<Backend> make_backend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout,
+                                      const SimOptions& opts);
 
 /// Creates a CUDA backend on device `index`; set by the CUDA backend when it is built in.
-using CudaBackendFactory = std::unique_ptr<Backend> (*)(const EnvSpec&, const Plan&,
-                                                        const StorageLayout&, const SimOptions&,
-                                                        int index);
+using CudaBackendFactory = std::unique_ptr<Backend> (*)(const EnvSpec&, const Plan&, const StorageLayout&,
+                                                        const SimOptions&, int index);
 void set_cuda_backend_factory(CudaBackendFactory f);
 
 /// A saved world: every per-world region, byte for byte.
@@ -219,9 +218,9 @@ struct WorldSnapshot {
 /// What a world view (Simulator::poll_world_view) shows.
 struct LaggedView {
     uint32_t world = 0;
-    uint64_t step = 0;    ///< Simulator::steps_taken() when it was requested: the state after that many steps
-    uint64_t lag = 0;     ///< steps taken since: how far the view trails the batch
-    bool fresh = false;   ///< it landed during this poll (else an earlier view is shown again)
+    uint64_t step = 0;  ///< Simulator::steps_taken() when it was requested: the state after that many steps
+    uint64_t lag = 0;   ///< steps taken since: how far the view trails the batch
+    bool fresh = false; ///< it landed during this poll (else an earlier view is shown again)
 };
 
 class Simulator;
@@ -341,16 +340,16 @@ class Simulator {
     std::unique_ptr<Backend> backend_;
     std::vector<Region> regions_;
     std::vector<TensorView> tensors_;
-    StorageLayout scratch_layout_;          ///< a one-world host layout for read/edit_world
+    StorageLayout scratch_layout_; ///< a one-world host layout for read/edit_world
     std::vector<uint8_t> scratch_memory_;
     Storage scratch_;
-    FairMutex mutex_;                       ///< step/reset against the world-view calls (other threads), FIFO
+    FairMutex mutex_; ///< step/reset against the world-view calls (other threads), FIFO
     std::atomic<uint64_t> steps_taken_{0};
     std::vector<uint8_t> view_scratch_memory_;
-    Storage view_scratch_;                  ///< a one-world host copy for poll_world_view
-    LaggedView view_, view_pending_;         ///< the latest landed view and the requested one
+    Storage view_scratch_;           ///< a one-world host copy for poll_world_view
+    LaggedView view_, view_pending_; ///< the latest landed view and the requested one
     bool view_requested_ = false, view_landed_ = false;
-    std::vector<uint8_t> view_bytes_;       ///< the latest landed view's bytes
+    std::vector<uint8_t> view_bytes_; ///< the latest landed view's bytes
 };
 
 } // namespace orrery

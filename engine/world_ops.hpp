@@ -83,9 +83,9 @@ ORRERY_HD inline void begin_requested_reset(const Storage& s, uint32_t w) {
 /// fills with uniform draws each step.
 struct RandomInput {
     uint32_t archetype, component;
-    uint32_t elements;    ///< per world: capacity * elements per row
-    uint32_t elem_bytes;  ///< 1, 2, 4 or 8 (two's complement, little-endian)
-    int64_t lo, hi;       ///< inclusive range
+    uint32_t elements;   ///< per world: capacity * elements per row
+    uint32_t elem_bytes; ///< 1, 2, 4 or 8 (two's complement, little-endian)
+    int64_t lo, hi;      ///< inclusive range
 };
 
 /// RNG stream of the i-th random input (far from the small streams envs use).
@@ -134,7 +134,13 @@ ORRERY_HD inline void clear_outputs(const Storage& s, uint32_t w, const ClearedO
 /// The engine ops that sit between env nodes in a pass over the worlds.
 /// kClearOutputs runs in the worlds where its phase (kObserve or kReobserve) is active.
 enum class OpKind : uint8_t {
-    kBeginStep, kRandomInputs, kEndStep, kFinishSameStep, kBeginRequestedReset, kClearOutputs, kNode
+    kBeginStep,
+    kRandomInputs,
+    kEndStep,
+    kFinishSameStep,
+    kBeginRequestedReset,
+    kClearOutputs,
+    kNode
 };
 
 } // namespace orrery

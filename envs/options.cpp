@@ -35,8 +35,7 @@ uint32_t OptionReader::u32(const std::string& key, uint32_t fallback, uint32_t l
             values_[key] = std::to_string(x);
             return uint32_t(x);
         }
-    } catch (const std::exception&) {
-    }
+    } catch (const std::exception&) {}
     throw Error(env_ + ": option " + key + "=" + *v + " is invalid; expected " + expect);
 }
 
@@ -53,18 +52,20 @@ float OptionReader::f32(const std::string& key, float fallback, float lo, float 
             values_[key] = normalised(x);
             return x;
         }
-    } catch (const std::exception&) {
-    }
-    throw Error(env_ + ": option " + key + "=" + *v + " is invalid; expected a number in [" +
-                std::to_string(lo) + ", " + std::to_string(hi) + "]");
+    } catch (const std::exception&) {}
+    throw Error(env_ + ": option " + key + "=" + *v + " is invalid; expected a number in [" + std::to_string(lo) +
+                ", " + std::to_string(hi) + "]");
 }
 
 bool OptionReader::flag(const std::string& key, bool fallback) {
     const std::string* v = find(key);
     bool x = fallback;
-    if (v && (*v == "1" || *v == "true" || *v == "True")) x = true;
-    else if (v && (*v == "0" || *v == "false" || *v == "False")) x = false;
-    else if (v) throw Error(env_ + ": option " + key + "=" + *v + " is invalid; expected true or false");
+    if (v && (*v == "1" || *v == "true" || *v == "True"))
+        x = true;
+    else if (v && (*v == "0" || *v == "false" || *v == "False"))
+        x = false;
+    else if (v)
+        throw Error(env_ + ": option " + key + "=" + *v + " is invalid; expected true or false");
     values_[key] = x ? "true" : "false";
     return x;
 }

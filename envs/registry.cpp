@@ -20,8 +20,10 @@ namespace orrery {
 
 void register_builtin_envs() {
     register_env("tag", tag::make_spec, "tutorial: pursuers chase evaders that eat pellets (continuous 2-D)");
-    register_env("overcooked", overcooked::make_spec, "Overcooked (overcooked_ai rules): 2 chefs cook onion soup; lossless 26-channel observations");
-    register_env("physics_scenes", physics_scenes::make_spec, "physics module scenes: sphere drop, box slide/rest, stack, bounce, mixed shapes (MuJoCo validation)");
+    register_env("overcooked", overcooked::make_spec,
+                 "Overcooked (overcooked_ai rules): 2 chefs cook onion soup; lossless 26-channel observations");
+    register_env("physics_scenes", physics_scenes::make_spec,
+                 "physics module scenes: sphere drop, box slide/rest, stack, bounce, mixed shapes (MuJoCo validation)");
 }
 
 } // namespace orrery

@@ -90,16 +90,16 @@ ORRERY_HD inline float combine(Combine rule, float a, float b) {
 
 /// The module's options as systems read them (one element of the Settings asset).
 struct Params {
-    float dt;            ///< seconds per env step
-    uint32_t substeps;   ///< solver substeps per env step
-    Vec3 gravity;        ///< each world's initial gravity
+    float dt;          ///< seconds per env step
+    uint32_t substeps; ///< solver substeps per env step
+    Vec3 gravity;      ///< each world's initial gravity
     Combine friction_rule, restitution_rule;
-    float bounce_speed;  ///< no bounce below this approach speed (m/s)
-    float margin;        ///< contact points are found up to this far apart (speculative, m)
-    float match_distance; ///< a point within this of last step's (in a's frame) inherits its impulses
-    float contact_hertz; ///< stiffness of the soft contact (Box2D: 30)
-    float damping_ratio; ///< damping of the soft contact (Box2D: 10)
-    float push_speed;    ///< the fastest overlapping bodies are pushed apart (m/s)
+    float bounce_speed;        ///< no bounce below this approach speed (m/s)
+    float margin;              ///< contact points are found up to this far apart (speculative, m)
+    float match_distance;      ///< a point within this of last step's (in a's frame) inherits its impulses
+    float contact_hertz;       ///< stiffness of the soft contact (Box2D: 30)
+    float damping_ratio;       ///< damping of the soft contact (Box2D: 10)
+    float push_speed;          ///< the fastest overlapping bodies are pushed apart (m/s)
     uint32_t relax_iterations; ///< velocity passes without the push, per substep
     float pad[2];
 };
@@ -113,14 +113,14 @@ struct SolverBody {
     Shape shape;
     Vec3 x, v, w;
     Quat q;
-    Vec3 x0;          ///< position at the step's start (contact separations are updated from it)
+    Vec3 x0; ///< position at the step's start (contact separations are updated from it)
     Quat q0;
-    Vec3 inv_mass;    ///< per world axis, zero where locked
-    Vec3 inv_inertia; ///< body frame
+    Vec3 inv_mass;             ///< per world axis, zero where locked
+    Vec3 inv_inertia;          ///< body frame
     Vec3 inv_inertia_world[3]; ///< rows of the world-frame inverse inertia at the step's start, locks applied
     Vec3 force, torque;
-    float bound;      ///< bounding-sphere radius (broadphase)
-    float sweep;      ///< how far its surface may move this step: dt * (|v| + |w| bound)
+    float bound; ///< bounding-sphere radius (broadphase)
+    float sweep; ///< how far its surface may move this step: dt * (|v| + |w| bound)
     float lin_damping, ang_damping;
     Material material;
 };
@@ -129,13 +129,13 @@ struct SolverBody {
 /// for the step), and the solver's accumulated impulses.
 struct Contact {
     uint32_t a, b;
-    Entity ea, eb;      ///< the bodies, to match this point next step (warm starting)
-    Vec3 la;            ///< the point in a's body frame, likewise
+    Entity ea, eb; ///< the bodies, to match this point next step (warm starting)
+    Vec3 la;       ///< the point in a's body frame, likewise
     Vec3 n, t1, t2, ra, rb;
-    float separation;   ///< at the start, less the anchors' offset along n (< 0: overlapping)
+    float separation; ///< at the start, less the anchors' offset along n (< 0: overlapping)
     float normal_mass, t1_mass, t2_mass;
     float normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
-    float approach;     ///< normal velocity at the start (< 0: approaching), for restitution
+    float approach; ///< normal velocity at the start (< 0: approaching), for restitution
     float static_mu, dynamic_mu, restitution;
 };
 
@@ -169,7 +169,8 @@ ORRERY_HD inline MassProps mass_of(Shape s, float density) {
     } else if (s.kind == ShapeKind::kBox) {
         Vec3 e = s.dims;
         m = density * 8.0f * e.x * e.y * e.z;
-        I = {m / 3.0f * (e.y * e.y + e.z * e.z), m / 3.0f * (e.x * e.x + e.z * e.z), m / 3.0f * (e.x * e.x + e.y * e.y)};
+        I = {m / 3.0f * (e.y * e.y + e.z * e.z), m / 3.0f * (e.x * e.x + e.z * e.z),
+             m / 3.0f * (e.x * e.x + e.y * e.y)};
     } else if (s.kind == ShapeKind::kCapsule) {
         float h = s.dims.y;
         float mc = density * kPi * r * r * 2.0f * h, ms = density * (4.0f / 3.0f) * kPi * r * r * r;

@@ -48,7 +48,9 @@ ORRERY_HD inline Manifold spheres(Vec3 ca, float ra, Vec3 cb, float rb, float ma
 }
 
 /// End points of a capsule's segment.
-struct Segment { Vec3 a, b; };
+struct Segment {
+    Vec3 a, b;
+};
 ORRERY_HD inline Segment segment_of(const Placed& c) {
     Vec3 axis = rotate(c.q, Vec3{0.0f, 0.0f, c.shape.dims.y});
     return {c.x - axis, c.x + axis};
@@ -314,7 +316,8 @@ ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b, float margin
     // Keep 4: the deepest, the farthest from it, then the two spreading the area most either side.
     uint32_t pick[4] = {0, 0, 0, 0}, np = 0;
     if (kept > 0) {
-        for (uint32_t q = 1; q < kept; ++q) if (depth[q] > depth[pick[0]]) pick[0] = q;
+        for (uint32_t q = 1; q < kept; ++q)
+            if (depth[q] > depth[pick[0]]) pick[0] = q;
         np = 1;
     }
     if (kept > 1) {

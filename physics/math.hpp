@@ -25,7 +25,9 @@ ORRERY_HD inline float min_f(float a, float b) { return a < b ? a : b; }
 ORRERY_HD inline float max_f(float a, float b) { return a < b ? b : a; }
 ORRERY_HD inline float clamp_f(float x, float lo, float hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
-struct SinCos { float s, c; };
+struct SinCos {
+    float s, c;
+};
 
 /// sin and cos of x (radians, |x| < 1e5): Cody-Waite reduction to [-pi/4, pi/4]
 /// and minimax polynomials (error < 2 ulp there), the same bits on CPU and GPU.
@@ -47,7 +49,9 @@ ORRERY_HD inline SinCos sin_cos(float x) {
     }
 }
 
-struct Vec3 { float x, y, z; };
+struct Vec3 {
+    float x, y, z;
+};
 
 ORRERY_HD inline Vec3 operator+(Vec3 a, Vec3 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
 ORRERY_HD inline Vec3 operator-(Vec3 a, Vec3 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
@@ -72,7 +76,9 @@ ORRERY_HD inline Vec3 normalize_or(Vec3 a, Vec3 fallback) {
 ORRERY_HD inline float axis_of(Vec3 a, uint32_t i) { return i == 0 ? a.x : (i == 1 ? a.y : a.z); }
 
 /// Unit quaternion w + xi + yj + zk.
-struct Quat { float w, x, y, z; };
+struct Quat {
+    float w, x, y, z;
+};
 
 ORRERY_HD inline Quat operator*(Quat a, Quat b) {
     return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,

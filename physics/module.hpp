@@ -12,20 +12,20 @@ namespace phys {
 /// (scaled to metres); friction combines as in MuJoCo (the larger), so scenes
 /// port 1:1 from MuJoCo and OpenAI's hide-and-seek.
 struct PhysicsOptions {
-    float dt = 0.01f;                        ///< seconds of simulated time per env step
-    uint32_t substeps = 4;                   ///< solver substeps per env step (Box2D: 4)
-    Vec3 gravity{0.0f, 0.0f, -9.81f};        ///< each world's gravity at reset (Gravity may change it)
-    uint32_t max_bodies = 64;                ///< rigid bodies per world (the solver's scratch)
-    uint32_t max_contacts = 256;             ///< contact points per world per step
-    Combine friction_rule = Combine::kMax;   ///< how two shapes' friction combine
+    float dt = 0.01f;                         ///< seconds of simulated time per env step
+    uint32_t substeps = 4;                    ///< solver substeps per env step (Box2D: 4)
+    Vec3 gravity{0.0f, 0.0f, -9.81f};         ///< each world's gravity at reset (Gravity may change it)
+    uint32_t max_bodies = 64;                 ///< rigid bodies per world (the solver's scratch)
+    uint32_t max_contacts = 256;              ///< contact points per world per step
+    Combine friction_rule = Combine::kMax;    ///< how two shapes' friction combine
     Combine restitution_rule = Combine::kMax; ///< how two shapes' restitution combine
-    float bounce_speed = 1.0f;               ///< no bounce below this approach speed, m/s (Box2D: 1)
-    float margin = 0.01f;                    ///< speculative contact distance, m, grown by speed * dt
-    float match_distance = 0.02f;            ///< a point this close to last step's (m) is warm-started from it
-    float contact_hertz = 60.0f;             ///< contact spring, Hz, at most substep rate / 4 (Box2D: 30)
-    float damping_ratio = 10.0f;             ///< contact damping ratio (Box2D: 10)
-    float push_speed = 3.0f;                 ///< fastest overlap removal, m/s (Box2D: 3)
-    uint32_t relax_iterations = 1;           ///< velocity passes without the push per substep
+    float bounce_speed = 1.0f;                ///< no bounce below this approach speed, m/s (Box2D: 1)
+    float margin = 0.01f;                     ///< speculative contact distance, m, grown by speed * dt
+    float match_distance = 0.02f;             ///< a point this close to last step's (m) is warm-started from it
+    float contact_hertz = 60.0f;              ///< contact spring, Hz, at most substep rate / 4 (Box2D: 30)
+    float damping_ratio = 10.0f;              ///< contact damping ratio (Box2D: 10)
+    float push_speed = 3.0f;                  ///< fastest overlap removal, m/s (Box2D: 3)
+    uint32_t relax_iterations = 1;            ///< velocity passes without the push per substep
 };
 
 /// The nodes add_to registered, for an env's own nodes to depend on.

@@ -8,17 +8,20 @@ namespace phys {
 
 PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     auto bad = [&](const std::string& field, const std::string& value, const std::string& want) {
-        throw orrery::Error("env '" + spec.name() + "': physics option " + field + "=" + value + " is invalid; expected " +
-                            want);
+        throw orrery::Error("env '" + spec.name() + "': physics option " + field + "=" + value +
+                            " is invalid; expected " + want);
     };
     if (!(o.dt > 0.0f && o.dt <= 1.0f)) bad("dt", std::to_string(o.dt), "a time step in (0, 1] seconds");
     if (o.substeps < 1 || o.substeps > 64) bad("substeps", std::to_string(o.substeps), "1..64");
     if (o.max_bodies < 1 || o.max_bodies > 4096) bad("max_bodies", std::to_string(o.max_bodies), "1..4096");
     if (o.max_contacts < 1 || o.max_contacts > 65536) bad("max_contacts", std::to_string(o.max_contacts), "1..65536");
-    if (!(o.match_distance >= 0.0f && o.match_distance <= 1.0f)) bad("match_distance", std::to_string(o.match_distance), "0..1 m");
+    if (!(o.match_distance >= 0.0f && o.match_distance <= 1.0f))
+        bad("match_distance", std::to_string(o.match_distance), "0..1 m");
     if (!(o.margin >= 0.0f && o.margin <= 1.0f)) bad("margin", std::to_string(o.margin), "0..1 m");
-    if (!(o.contact_hertz > 0.0f && o.contact_hertz <= 1e4f)) bad("contact_hertz", std::to_string(o.contact_hertz), "(0, 1e4]");
-    if (!(o.damping_ratio >= 0.0f && o.damping_ratio <= 1e3f)) bad("damping_ratio", std::to_string(o.damping_ratio), "0..1e3");
+    if (!(o.contact_hertz > 0.0f && o.contact_hertz <= 1e4f))
+        bad("contact_hertz", std::to_string(o.contact_hertz), "(0, 1e4]");
+    if (!(o.damping_ratio >= 0.0f && o.damping_ratio <= 1e3f))
+        bad("damping_ratio", std::to_string(o.damping_ratio), "0..1e3");
     if (!(o.push_speed > 0.0f)) bad("push_speed", std::to_string(o.push_speed), "> 0 m/s");
     if (!(o.bounce_speed >= 0.0f)) bad("bounce_speed", std::to_string(o.bounce_speed), ">= 0 m/s");
     if (o.relax_iterations > 16) bad("relax_iterations", std::to_string(o.relax_iterations), "0..16");

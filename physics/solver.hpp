@@ -30,9 +30,10 @@ ORRERY_HD inline void set_world_inertia(SolverBody& b) {
         Vec3 row_i{axis_of(c[0], i), axis_of(c[1], i), axis_of(c[2], i)};
         Vec3 scaled = mul(row_i, b.inv_inertia);
         float mi = axis_of(m, i);
-        b.inv_inertia_world[i] = Vec3{dot(scaled, Vec3{c[0].x, c[1].x, c[2].x}) * m.x,
-                                      dot(scaled, Vec3{c[0].y, c[1].y, c[2].y}) * m.y,
-                                      dot(scaled, Vec3{c[0].z, c[1].z, c[2].z}) * m.z} * mi;
+        b.inv_inertia_world[i] =
+            Vec3{dot(scaled, Vec3{c[0].x, c[1].x, c[2].x}) * m.x, dot(scaled, Vec3{c[0].y, c[1].y, c[2].y}) * m.y,
+                 dot(scaled, Vec3{c[0].z, c[1].z, c[2].z}) * m.z} *
+            mi;
     }
 }
 
@@ -112,7 +113,9 @@ ORRERY_HD inline void scatter_bodies(Ctx& ctx, Buffer<Bodies> bodies) {
 }
 
 /// Two unit tangents completing unit normal n (the same bits on every backend).
-struct Tangents { Vec3 t1, t2; };
+struct Tangents {
+    Vec3 t1, t2;
+};
 ORRERY_HD inline Tangents tangents_of(Vec3 n) {
     Vec3 ref = abs_of(n.x) < 0.57735f ? Vec3{1.0f, 0.0f, 0.0f} : Vec3{0.0f, 1.0f, 0.0f};
     Vec3 t1 = normalize_or(cross(n, ref), Vec3{0.0f, 1.0f, 0.0f});
@@ -195,7 +198,9 @@ ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out,
 
 /// Box2D's soft constraint coefficients for a spring of `hertz` and damping
 /// ratio `zeta` stepped by h (Erin Catto, "Solver2D", 2024).
-struct Softness { float bias_rate, mass_scale, impulse_scale; };
+struct Softness {
+    float bias_rate, mass_scale, impulse_scale;
+};
 ORRERY_HD inline Softness softness(float hertz, float zeta, float h) {
     if (hertz <= 0.0f) return {0.0f, 1.0f, 0.0f};
     float omega = 2.0f * kPi * hertz;
@@ -320,9 +325,7 @@ ORRERY_HD inline void apply_restitution(Buffer<Bodies> bodies, Buffer<Contacts> 
 }
 
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
-ORRERY_SYSTEM void init_world(Ctx& ctx) {
-    ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity;
-}
+ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity; }
 
 /// One env step for gathered bodies: remember where each starts, find
 /// contacts, run the substeps, apply restitution. simulate() wraps it between

@@ -63,9 +63,15 @@ void lzw(const std::vector<uint8_t>& idx, std::vector<uint8_t>& out) {
     w.put(kClear, bits);
     int32_t cur = -1;
     for (uint8_t p : idx) {
-        if (cur < 0) { cur = p; continue; }
+        if (cur < 0) {
+            cur = p;
+            continue;
+        }
         uint16_t& slot = next[size_t(cur) * 256 + p];
-        if (slot) { cur = slot; continue; }
+        if (slot) {
+            cur = slot;
+            continue;
+        }
         w.put(uint32_t(cur), bits);
         slot = uint16_t(++last);
         if (last >= (1u << bits)) ++bits;
@@ -143,12 +149,23 @@ bool have_ffmpeg() { return run_program({"ffmpeg", "-version"}, true) == 0; }
 
 void encode_mp4(const std::string& pattern, const std::string& out, uint32_t fps) {
     // An argument vector, no shell: paths are passed through as they are.
-    std::vector<std::string> argv = {"ffmpeg", "-y", "-loglevel", "error", "-framerate", std::to_string(fps),
-                                     "-i", pattern, "-vf", "pad=ceil(iw/2)*2:ceil(ih/2)*2", "-pix_fmt", "yuv420p",
+    std::vector<std::string> argv = {"ffmpeg",
+                                     "-y",
+                                     "-loglevel",
+                                     "error",
+                                     "-framerate",
+                                     std::to_string(fps),
+                                     "-i",
+                                     pattern,
+                                     "-vf",
+                                     "pad=ceil(iw/2)*2:ceil(ih/2)*2",
+                                     "-pix_fmt",
+                                     "yuv420p",
                                      out.rfind('-', 0) == 0 ? "./" + out : out}; // not read as an option
     if (out.find('\0') != std::string::npos || pattern.find('\0') != std::string::npos)
         throw Error("render: the video path holds a NUL byte");
-    if (run_program(argv, false) != 0) throw Error("render: ffmpeg failed writing '" + out + "' from '" + pattern + "'");
+    if (run_program(argv, false) != 0)
+        throw Error("render: ffmpeg failed writing '" + out + "' from '" + pattern + "'");
 }
 
 } // namespace orrery::render

@@ -12,13 +12,13 @@ namespace orrery::render {
 
 struct FrameRenderer::Impl {
     explicit Impl(const FrameOptions& o)
-        : vk(VulkanOptions{{}, {}, o.device}), renderer(vk, VK_FORMAT_R8G8B8A8_UNORM,
-                                                        VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
+        : vk(VulkanOptions{{}, {}, o.device}),
+          renderer(vk, VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
         color = vk.create_image(o.width, o.height, VK_FORMAT_R8G8B8A8_UNORM,
                                 VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
                                 VK_IMAGE_ASPECT_COLOR_BIT);
-        depth = vk.create_image(o.width, o.height, Renderer::kDepthFormat,
-                                VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT, VK_IMAGE_ASPECT_DEPTH_BIT);
+        depth = vk.create_image(o.width, o.height, Renderer::kDepthFormat, VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT,
+                                VK_IMAGE_ASPECT_DEPTH_BIT);
         VkImageView views[2] = {color.view, depth.view};
         VkFramebufferCreateInfo fi{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
         fi.renderPass = renderer.render_pass(), fi.attachmentCount = 2, fi.pAttachments = views;
@@ -65,8 +65,8 @@ std::vector<uint8_t> FrameRenderer::render(const Scene& scene, const Camera& cam
         vkCmdCopyImageToBuffer(cmd, m.color.image, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, m.readback.buffer, 1, &region);
         VkMemoryBarrier host{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
         host.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT, host.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0,
-                             nullptr, 0, nullptr);
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr,
+                             0, nullptr);
     });
     std::vector<uint8_t> out(size_t(opts_.width) * opts_.height * 4);
     std::memcpy(out.data(), m.readback.mapped, out.size());

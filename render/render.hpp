@@ -50,8 +50,8 @@ class FrameRenderer {
 /// first), for Gymnasium's render_mode="rgb_array". Keeps one FrameRenderer per
 /// size and Vulkan device (`vk_device`: VulkanOptions::device, "" chooses) for
 /// the life of the process; safe to call from several threads (serialised).
-std::vector<uint8_t> render_world_rgba(Simulator& sim, uint32_t world, uint32_t width = 512,
-                                       uint32_t height = 512, const std::string& vk_device = "");
+std::vector<uint8_t> render_world_rgba(Simulator& sim, uint32_t world, uint32_t width = 512, uint32_t height = 512,
+                                       const std::string& vk_device = "");
 
 /// Builds the scene of world `world` of `sim` (reads only that world).
 Scene scene_of(Simulator& sim, uint32_t world);

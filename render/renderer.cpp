@@ -102,7 +102,8 @@ VkPipeline make_pipeline(VkDevice dev, VkRenderPass pass, VkPipelineLayout layou
     ds.depthTestEnable = d.depth, ds.depthWriteEnable = d.depth, ds.depthCompareOp = VK_COMPARE_OP_LESS;
     VkPipelineColorBlendAttachmentState blend{};
     blend.blendEnable = VK_TRUE;
-    blend.srcColorBlendFactor = VK_BLEND_FACTOR_SRC_ALPHA, blend.dstColorBlendFactor = VK_BLEND_FACTOR_ONE_MINUS_SRC_ALPHA;
+    blend.srcColorBlendFactor = VK_BLEND_FACTOR_SRC_ALPHA,
+    blend.dstColorBlendFactor = VK_BLEND_FACTOR_ONE_MINUS_SRC_ALPHA;
     blend.colorBlendOp = VK_BLEND_OP_ADD;
     blend.srcAlphaBlendFactor = VK_BLEND_FACTOR_ONE, blend.dstAlphaBlendFactor = VK_BLEND_FACTOR_ONE_MINUS_SRC_ALPHA;
     blend.alphaBlendOp = VK_BLEND_OP_ADD;
@@ -161,11 +162,13 @@ std::array<float, 16> orbit_view_proj(const std::array<float, 4>& b, const Camer
     Vec3 f = norm(sub(target, eye));
     Vec3 s = norm(cross(f, {0.0f, 0.0f, 1.0f}));
     Vec3 u = cross(s, f);
-    float view[16] = {s.x, u.x, -f.x, 0, s.y, u.y, -f.y, 0, s.z, u.z, -f.z, 0, -dot(s, eye), -dot(u, eye), dot(f, eye), 1};
+    float view[16] = {s.x, u.x, -f.x, 0, s.y,          u.y,          -f.y,        0,
+                      s.z, u.z, -f.z, 0, -dot(s, eye), -dot(u, eye), dot(f, eye), 1};
     float near = 0.01f * dist, far = 4.0f * dist + extent;
     float t = 1.0f / std::tan(0.5f * cam.fov), aspect = float(w) / float(h);
     // Vulkan clip space: y down, depth in [0, 1].
-    float proj[16] = {t / aspect, 0, 0, 0, 0, -t, 0, 0, 0, 0, far / (near - far), -1, 0, 0, near * far / (near - far), 0};
+    float proj[16] = {t / aspect, 0, 0, 0, 0, -t, 0, 0, 0, 0, far / (near - far), -1, 0, 0, near * far / (near - far),
+                      0};
     std::array<float, 16> out{};
     for (int c = 0; c < 4; ++c)
         for (int r = 0; r < 4; ++r)
@@ -227,22 +230,31 @@ void Renderer::create_pipelines() {
     li.pPushConstantRanges = &push3d;
     ORRERY_VK(vkCreatePipelineLayout(dev, &li, nullptr, &layout3d_));
 
-    PipelineDesc d2{kShape2dVert, sizeof(kShape2dVert), kShape2dFrag, sizeof(kShape2dFrag),
+    PipelineDesc d2{kShape2dVert,
+                    sizeof(kShape2dVert),
+                    kShape2dFrag,
+                    sizeof(kShape2dFrag),
                     {{0, sizeof(Instance2D), VK_VERTEX_INPUT_RATE_INSTANCE}},
                     {{0, 0, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
                      {1, 0, VK_FORMAT_R32_SFLOAT, 16},
                      {2, 0, VK_FORMAT_R32_UINT, 20},
                      {3, 0, VK_FORMAT_R32_UINT, 24}},
-                    VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP, false};
+                    VK_PRIMITIVE_TOPOLOGY_TRIANGLE_STRIP,
+                    false};
     shapes_ = make_pipeline(dev, pass_, layout2d_, d2);
-    PipelineDesc d3{kMesh3dVert, sizeof(kMesh3dVert), kMesh3dFrag, sizeof(kMesh3dFrag),
-                    {{0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX}, {1, sizeof(Instance3D), VK_VERTEX_INPUT_RATE_INSTANCE}},
-                    {{0, 0, VK_FORMAT_R32G32B32_SFLOAT, 0},
-                     {1, 0, VK_FORMAT_R32G32B32_SFLOAT, 12},
-                     {2, 1, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
-                     {3, 1, VK_FORMAT_R32G32B32_SFLOAT, 16},
-                     {4, 1, VK_FORMAT_R32_UINT, 28}},
-                    VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST, true};
+    PipelineDesc d3{
+        kMesh3dVert,
+        sizeof(kMesh3dVert),
+        kMesh3dFrag,
+        sizeof(kMesh3dFrag),
+        {{0, sizeof(Vertex), VK_VERTEX_INPUT_RATE_VERTEX}, {1, sizeof(Instance3D), VK_VERTEX_INPUT_RATE_INSTANCE}},
+        {{0, 0, VK_FORMAT_R32G32B32_SFLOAT, 0},
+         {1, 0, VK_FORMAT_R32G32B32_SFLOAT, 12},
+         {2, 1, VK_FORMAT_R32G32B32A32_SFLOAT, 0},
+         {3, 1, VK_FORMAT_R32G32B32_SFLOAT, 16},
+         {4, 1, VK_FORMAT_R32_UINT, 28}},
+        VK_PRIMITIVE_TOPOLOGY_TRIANGLE_LIST,
+        true};
     meshes_ = make_pipeline(dev, pass_, layout3d_, d3);
 }
 
@@ -294,8 +306,8 @@ void Renderer::begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D 
     bi.clearValueCount = 2, bi.pClearValues = clear;
     vkCmdBeginRenderPass(cmd, &bi, VK_SUBPASS_CONTENTS_INLINE);
     if (view.extent.width == 0 || view.extent.height == 0) view = {{0, 0}, extent};
-    VkViewport vp{float(view.offset.x), float(view.offset.y), float(view.extent.width), float(view.extent.height),
-                  0.0f, 1.0f};
+    VkViewport vp{
+        float(view.offset.x), float(view.offset.y), float(view.extent.width), float(view.extent.height), 0.0f, 1.0f};
     VkRect2D sc = view;
     extent = view.extent; // the cameras frame the scene's own area
     vkCmdSetViewport(cmd, 0, 1, &vp);
@@ -308,7 +320,8 @@ void Renderer::begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D 
             float light[4];
         } push{orbit_view_proj(scene.bounds, cam, extent.width, extent.height), {0.4f, 0.3f, 0.85f, 0.0f}};
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, meshes_);
-        vkCmdPushConstants(cmd, layout3d_, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(push), &push);
+        vkCmdPushConstants(cmd, layout3d_, VK_SHADER_STAGE_VERTEX_BIT | VK_SHADER_STAGE_FRAGMENT_BIT, 0, sizeof(push),
+                           &push);
         VkDeviceSize zero = 0, offset = 0;
         vkCmdBindVertexBuffers(cmd, 0, 1, &vertices_.buffer, &zero);
         for (size_t k = 0; k < n3d_.size(); ++k) {

@@ -13,11 +13,11 @@ namespace orrery::render {
 /// The view: 2-D zoom and pan over the scene's bounds, or a 3-D orbit camera
 /// around the bounds' centre (z up).
 struct Camera {
-    float zoom = 1.0f;               ///< 2-D: 1 frames the bounds
+    float zoom = 1.0f;                ///< 2-D: 1 frames the bounds
     float pan_x = 0.0f, pan_y = 0.0f; ///< 2-D: world units
     float yaw = -2.2f, pitch = 0.75f; ///< 3-D: radians
-    float distance = 0.0f;           ///< 3-D: 0 picks one from the bounds
-    float fov = 0.8f;                ///< 3-D: vertical field of view, radians
+    float distance = 0.0f;            ///< 3-D: 0 picks one from the bounds
+    float fov = 0.8f;                 ///< 3-D: vertical field of view, radians
 };
 
 /// 2-D transform from world units to clip space: clip = world * scale + offset.
@@ -50,8 +50,8 @@ class Renderer {
     /// Begins the render pass on `fb`, clears to the scene's background and draws
     /// the uploaded scene. The caller may record more (ImGui), then ends the pass.
     /// `view` is the part of the framebuffer the scene fills (all of it when empty).
-    void begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D extent, const Scene& scene,
-                        const Camera& cam, VkRect2D view = {}) const;
+    void begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D extent, const Scene& scene, const Camera& cam,
+                        VkRect2D view = {}) const;
 
   private:
     void create_pass(VkFormat color_format, VkImageLayout final_layout);
@@ -63,7 +63,7 @@ class Renderer {
     VkRenderPass pass_ = VK_NULL_HANDLE;
     VkPipelineLayout layout2d_ = VK_NULL_HANDLE, layout3d_ = VK_NULL_HANDLE;
     VkPipeline shapes_ = VK_NULL_HANDLE, meshes_ = VK_NULL_HANDLE;
-    Buffer vertices_;                ///< cube then sphere (position, normal)
+    Buffer vertices_; ///< cube then sphere (position, normal)
     std::array<uint32_t, size_t(Mesh::kCount)> mesh_first_{}, mesh_count_{};
     Buffer instances2d_, instances3d_;
     uint32_t n2d_ = 0;

@@ -19,7 +19,6 @@
 namespace orrery::render {
 namespace {
 
-
 uint32_t scalar_size(ScalarType t) {
     switch (t) {
     case ScalarType::kU8:
@@ -35,11 +34,31 @@ float read_scalar(const uint8_t* p, ScalarType t, uint32_t mask) {
     switch (t) {
     case ScalarType::kU8: return float(uint32_t(*p) & mask);
     case ScalarType::kI8: return float(int32_t(int8_t(*p)) & int32_t(mask));
-    case ScalarType::kU16: { uint16_t v; std::memcpy(&v, p, 2); return float(uint32_t(v) & mask); }
-    case ScalarType::kI16: { int16_t v; std::memcpy(&v, p, 2); return float(int32_t(v) & int32_t(mask)); }
-    case ScalarType::kI32: { int32_t v; std::memcpy(&v, p, 4); return float(v & int32_t(mask)); }
-    case ScalarType::kU32: { uint32_t v; std::memcpy(&v, p, 4); return float(v & mask); }
-    case ScalarType::kF32: { float v; std::memcpy(&v, p, 4); return v; }
+    case ScalarType::kU16: {
+        uint16_t v;
+        std::memcpy(&v, p, 2);
+        return float(uint32_t(v) & mask);
+    }
+    case ScalarType::kI16: {
+        int16_t v;
+        std::memcpy(&v, p, 2);
+        return float(int32_t(v) & int32_t(mask));
+    }
+    case ScalarType::kI32: {
+        int32_t v;
+        std::memcpy(&v, p, 4);
+        return float(v & int32_t(mask));
+    }
+    case ScalarType::kU32: {
+        uint32_t v;
+        std::memcpy(&v, p, 4);
+        return float(v & mask);
+    }
+    case ScalarType::kF32: {
+        float v;
+        std::memcpy(&v, p, 4);
+        return v;
+    }
     }
     return 0.0f;
 }
@@ -124,8 +143,12 @@ void add_entities(Scene& s, const EntityDraw& d, const Ctx& ctx) {
         int32_t v = d.style_by.present() ? int32_t(std::lround(read_field(d.style_by, ctx, d.archetype, row))) : 0;
         const Style* st = d.styles.find(v);
         if (!st || st->shape == Shape::kNone) continue;
-        Mark m{st, read_field(d.x, ctx, d.archetype, row) + d.dx, read_field(d.y, ctx, d.archetype, row) + d.dy,
-               read_field(d.z, ctx, d.archetype, row), st->size, expand_label(st->label, row)};
+        Mark m{st,
+               read_field(d.x, ctx, d.archetype, row) + d.dx,
+               read_field(d.y, ctx, d.archetype, row) + d.dy,
+               read_field(d.z, ctx, d.archetype, row),
+               st->size,
+               expand_label(st->label, row)};
         if (d.cell.present() && d.cell_width > 0) {
             uint32_t c = uint32_t(std::lround(read_field(d.cell, ctx, d.archetype, row)));
             m.x = (float(c % d.cell_width) + 0.5f) * d.cell_size + d.dx;
@@ -191,8 +214,7 @@ float read_field(const Field& f, const Ctx& ctx, uint32_t arch, uint32_t row, ui
     return read_scalar(p, f.type, f.mask) * f.scale + f.bias;
 }
 
-void add_text(Scene& scene, const std::string& text, float cx, float cy, float height, Rgba color,
-              float max_width) {
+void add_text(Scene& scene, const std::string& text, float cx, float cy, float height, Rgba color, float max_width) {
     std::vector<char> chars(text.begin(), text.end());
     chars.push_back('\0');
     struct Vertex {
@@ -245,8 +267,8 @@ void check_field(const EnvSpec& spec, const Field& f, uint32_t arch, uint32_t ex
         bool found = false;
         for (uint32_t c : have) found = found || c == uint32_t(f.component);
         if (!found)
-            throw Error("draw: " + what + " reads component " + comps[size_t(f.component)].name +
-                        ", which archetype " + archs[arch].name + " lacks");
+            throw Error("draw: " + what + " reads component " + comps[size_t(f.component)].name + ", which archetype " +
+                        archs[arch].name + " lacks");
         bytes = comps[size_t(f.component)].row_bytes;
     }
     if (f.offset + extent > bytes)
@@ -265,8 +287,8 @@ void validate_draw(const EnvSpec& spec) {
         if (e.archetype >= n_arch)
             throw Error("draw: " + what + ".archetype is " + std::to_string(e.archetype) + ", expected < " +
                         std::to_string(n_arch));
-        for (const Field* f : {&e.x, &e.y, &e.z, &e.cell, &e.style_by, &e.heading, &e.bar, &e.size_x, &e.size_y,
-                               &e.size_z})
+        for (const Field* f :
+             {&e.x, &e.y, &e.z, &e.cell, &e.style_by, &e.heading, &e.bar, &e.size_x, &e.size_y, &e.size_z})
             check_field(spec, *f, e.archetype, scalar_size(f->type), what);
     }
     for (size_t i = 0; i < d.grids.size(); ++i) {

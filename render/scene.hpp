@@ -41,14 +41,12 @@ struct Scene {
     DrawSpec::View view = DrawSpec::View::k2D;
     std::array<float, 4> bounds = {0.0f, 0.0f, 1.0f, 1.0f};
     Rgba background;
-    std::vector<Instance2D> shapes; ///< 2-D marks, in painter's order
+    std::vector<Instance2D> shapes;                                   ///< 2-D marks, in painter's order
     std::array<std::vector<Instance3D>, size_t(Mesh::kCount)> meshes; ///< 3-D marks by mesh
 };
 
 /// RGBA8 packed with r in the low byte (the layout of an R8G8B8A8 texel).
-inline uint32_t pack(Rgba c) {
-    return uint32_t(c.r) | uint32_t(c.g) << 8 | uint32_t(c.b) << 16 | uint32_t(c.a) << 24;
-}
+inline uint32_t pack(Rgba c) { return uint32_t(c.r) | uint32_t(c.g) << 8 | uint32_t(c.b) << 16 | uint32_t(c.a) << 24; }
 
 /// Checks a draw table against its env: archetypes, components and offsets
 /// exist. Throws orrery::Error naming the bad entry.

@@ -11,7 +11,8 @@ namespace orrery::render {
 
 const char* vk_result_name(VkResult r) {
     switch (r) {
-#define ORRERY_VK_CASE(x) case x: return #x;
+#define ORRERY_VK_CASE(x)                                                                                              \
+    case x: return #x;
         ORRERY_VK_CASE(VK_SUCCESS)
         ORRERY_VK_CASE(VK_NOT_READY)
         ORRERY_VK_CASE(VK_TIMEOUT)
@@ -282,9 +283,7 @@ std::string vulkan_unavailable_reason() {
     try {
         VulkanContext probe;
         return {};
-    } catch (const Error& e) {
-        return e.what();
-    }
+    } catch (const Error& e) { return e.what(); }
 }
 
 } // namespace orrery::render

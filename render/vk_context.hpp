@@ -17,10 +17,10 @@ namespace orrery::render {
 const char* vk_result_name(VkResult r);
 [[noreturn]] void vk_fail(const char* call, VkResult r, const char* file, int line);
 
-#define ORRERY_VK(call)                                                                            \
-    do {                                                                                           \
-        VkResult orrery_vk_r_ = (call);                                                            \
-        if (orrery_vk_r_ != VK_SUCCESS) ::orrery::render::vk_fail(#call, orrery_vk_r_, __FILE__, __LINE__); \
+#define ORRERY_VK(call)                                                                                                \
+    do {                                                                                                               \
+        VkResult orrery_vk_r_ = (call);                                                                                \
+        if (orrery_vk_r_ != VK_SUCCESS) ::orrery::render::vk_fail(#call, orrery_vk_r_, __FILE__, __LINE__);            \
     } while (0)
 
 /// How the context is created.

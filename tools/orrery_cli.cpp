@@ -49,8 +49,8 @@ int bench(const BenchArgs& a) {
     std::ostringstream json;
     json << "[";
     bool first = true;
-    std::printf("%-12s %-10s %-22s %10s %8s %10s %16s\n", "env", "device", "backend", "worlds", "steps",
-                "seconds", "env-steps/s");
+    std::printf("%-12s %-10s %-22s %10s %8s %10s %16s\n", "env", "device", "backend", "worlds", "steps", "seconds",
+                "env-steps/s");
     for (const std::string& env : envs) {
         for (uint32_t n : a.worlds) {
             orrery::SimOptions o = orrery::options_from_environment();
@@ -82,8 +82,7 @@ int bench(const BenchArgs& a) {
             }
             auto run = [&](uint32_t steps) {
                 for (uint32_t s = 0; s < steps; ++s) {
-                    if (input_ptr)
-                        sim.backend().copy_from_host(input_ptr, pool[s % 16].data(), pool[s % 16].size());
+                    if (input_ptr) sim.backend().copy_from_host(input_ptr, pool[s % 16].data(), pool[s % 16].size());
                     sim.step();
                 }
                 sim.synchronize();
@@ -110,14 +109,13 @@ int bench(const BenchArgs& a) {
             const auto& info = sim.spec().info();
             auto layout = info.find("layout");
             std::printf("%-12s %-10s %-22s %10u %8u %10.3f %16.0f\n", env.c_str(),
-                        sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda", backend.c_str(), n,
-                        steps, secs, rate);
+                        sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda", backend.c_str(), n, steps,
+                        secs, rate);
             std::fflush(stdout);
             json << (first ? "" : ",") << "\n  {\"env\": \"" << env << "\", \"device\": \""
-                 << (sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda")
-                 << "\", \"backend\": \"" << backend << "\", \"num_worlds\": " << n << ", \"steps\": " << steps
-                 << ", \"seconds\": " << secs << ", \"env_steps_per_s\": " << rate
-                 << ", \"bytes_moved_per_step\": " << bytes_per_step
+                 << (sim.backend().device() == orrery::DeviceKind::kCpu ? "cpu" : "cuda") << "\", \"backend\": \""
+                 << backend << "\", \"num_worlds\": " << n << ", \"steps\": " << steps << ", \"seconds\": " << secs
+                 << ", \"env_steps_per_s\": " << rate << ", \"bytes_moved_per_step\": " << bytes_per_step
                  << ", \"actions\": \"" << (host_actions ? "host" : "device") << "\"";
             if (layout != info.end()) json << ", \"layout\": \"" << layout->second << "\"";
             json << "}";
@@ -173,7 +171,8 @@ int main(int argc, char** argv) {
     try {
         orrery::load_plugins_from_environment();
         if (cmd == "envs") {
-            for (auto& [name, summary] : orrery::registered_envs()) std::printf("%-12s %s\n", name.c_str(), summary.c_str());
+            for (auto& [name, summary] : orrery::registered_envs())
+                std::printf("%-12s %s\n", name.c_str(), summary.c_str());
             return 0;
         }
         BenchArgs a;
@@ -184,18 +183,24 @@ int main(int argc, char** argv) {
                 if (i + 1 >= argc) throw orrery::Error(s + " needs a value");
                 return argv[++i];
             };
-            if (s == "--device") a.device = next();
-            else if (s == "--worlds") a.worlds = orrery::cli::parse_u32_list(s, next());
-            else if (s == "--steps") a.steps = orrery::cli::parse_u32(s, next());
-            else if (s == "--threads") a.threads = orrery::cli::parse_u32(s, next());
-            else if (s == "--json") a.json = next();
-            else if (s == "--per-node") a.per_node = true;
+            if (s == "--device")
+                a.device = next();
+            else if (s == "--worlds")
+                a.worlds = orrery::cli::parse_u32_list(s, next());
+            else if (s == "--steps")
+                a.steps = orrery::cli::parse_u32(s, next());
+            else if (s == "--threads")
+                a.threads = orrery::cli::parse_u32(s, next());
+            else if (s == "--json")
+                a.json = next();
+            else if (s == "--per-node")
+                a.per_node = true;
             else if (s == "--actions") {
                 a.actions = next();
                 if (a.actions != "auto" && a.actions != "host" && a.actions != "device")
                     throw orrery::Error("--actions expects auto, host or device, got '" + a.actions + "'");
-            }
-            else if (s == "--layout") a.options["layout"] = next(); // the env's layout option (Overcooked)
+            } else if (s == "--layout")
+                a.options["layout"] = next(); // the env's layout option (Overcooked)
             else if (s == "--opt") {
                 std::string kv = next();
                 size_t eq = kv.find('=');
@@ -204,8 +209,8 @@ int main(int argc, char** argv) {
             } else if (s.rfind("--", 0) == 0) {
                 std::fprintf(stderr, "orrery: unknown option '%s'\n", s.c_str());
                 return usage();
-            }
-            else a.envs.push_back(s);
+            } else
+                a.envs.push_back(s);
         }
         if (cmd == "bench") return bench(a);
         if (cmd == "memory") {

@@ -8,6 +8,8 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 jobs="$(nproc)"
+# Formatting first: it takes seconds and names each file that is off.
+"$root/tools/format.sh"
 "$root/tools/build.sh" release
 ctest --preset release -j "$jobs"
 "$root/tools/build.sh" asan

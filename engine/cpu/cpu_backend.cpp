@@ -78,9 +78,7 @@ CpuBackend::CpuBackend(const EnvSpec& spec, const Plan& plan, const StorageLayou
 
 CpuBackend::~CpuBackend() { std::free(memory_); }
 
-std::string CpuBackend::describe() const {
-    return "cpu (" + std::to_string(pool_.threads()) + " threads)";
-}
+std::string CpuBackend::describe() const { return "cpu (" + std::to_string(pool_.threads()) + " threads)"; }
 
 void CpuBackend::run(const std::vector<Op>& ops) {
     uint32_t chunks = (num_worlds_ + chunk_ - 1) / chunk_;

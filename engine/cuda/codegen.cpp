@@ -60,10 +60,14 @@ std::string op_statement(const Op& op, AutoReset mode, bool check_inputs) {
     }
     const SystemRef& sys = op.node->system;
     std::string call;
-    if (sys.kind == NodeKind::kApplyDestroys) call = "orrery::apply_destroys(s, w);";
-    else if (sys.kind == NodeKind::kPerWorld) call = "orrery::run_world<&" + qualified_system_name(sys) + ">(s, w);";
-    else if (is_lane_kind(sys.kind)) call = lane_call(op, "w", "0", "1"); // one thread, every lane
-    else call = "orrery::run_each<&" + qualified_system_name(sys) + ">(s, w);";
+    if (sys.kind == NodeKind::kApplyDestroys)
+        call = "orrery::apply_destroys(s, w);";
+    else if (sys.kind == NodeKind::kPerWorld)
+        call = "orrery::run_world<&" + qualified_system_name(sys) + ">(s, w);";
+    else if (is_lane_kind(sys.kind))
+        call = lane_call(op, "w", "0", "1"); // one thread, every lane
+    else
+        call = "orrery::run_each<&" + qualified_system_name(sys) + ">(s, w);";
     return std::string("if (orrery::phase_active(s, w, orrery::Phase::") + phase_name(op.phase) + ")) " + call +
            " // " + sys.name;
 }
@@ -144,8 +148,7 @@ void emit_input_loops(std::ostringstream& out, const EnvSpec& spec, const std::s
             << "        const orrery::uint32_t n = t.capacity * " << per_row << "u;\n"
             << "        " << type << "* p = reinterpret_cast<" << type << "*>(t.columns[" << e.component
             << "]) + orrery::size_t(w) * n;\n"
-            << "        const long long lo = " << range->second.first << "LL, hi = " << range->second.second
-            << "LL;\n"
+            << "        const long long lo = " << range->second.first << "LL, hi = " << range->second.second << "LL;\n"
             << "        (void)lo; (void)hi;\n"
             << "        for (orrery::uint32_t i = 0; i < n; ++i) { " << body << " }\n"
             << "    }\n";
@@ -227,8 +230,7 @@ void emit_ordered(std::ostringstream& out, const EnvSpec& spec, const std::vecto
         }
         const bool is_lane = is_lane_op(op);
         bool wait = false;
-        for (const Op* x : pending)
-            wait = wait || ((is_lane || pending_lanes) && needs_order(spec, *x, op));
+        for (const Op* x : pending) wait = wait || ((is_lane || pending_lanes) && needs_order(spec, *x, op));
         if ((wait || is_lane) && open) {
             out << "    }\n";
             open = false;
@@ -279,15 +281,17 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
             return;
         }
         out << "    const unsigned group = "
-            << (lanes == 32 ? std::string("0xffffffffu") : std::to_string((1u << lanes) - 1) + "u << (threadIdx.x % 32u / " +
-                                                               std::to_string(lanes) + "u * " + std::to_string(lanes) + "u)")
+            << (lanes == 32 ? std::string("0xffffffffu")
+                            : std::to_string((1u << lanes) - 1) + "u << (threadIdx.x % 32u / " + std::to_string(lanes) +
+                                  "u * " + std::to_string(lanes) + "u)")
             << ";\n    (void)group; (void)lane;\n";
     };
     auto lane_line = [&](const Op& op) {
         if (lanes == 1) return "    " + op_statement(op, mode, check_inputs) + "\n";
         unsigned n = op_lanes(spec, op, lanes);
-        return "    if (lane < " + std::to_string(n) + "u && orrery::phase_active(s, w, orrery::Phase::" +
-               phase_name(op.phase) + ")) " + lane_call(op, "w", "lane", std::to_string(n) + "u") + " // " +
+        return "    if (lane < " + std::to_string(n) +
+               "u && orrery::phase_active(s, w, orrery::Phase::" + phase_name(op.phase) + ")) " +
+               lane_call(op, "w", "lane", std::to_string(n) + "u") + " // " +
                (op.node ? op.node->system.name : "clear outputs") + ", " + std::to_string(n) + " lanes\n";
     };
     if (form == KernelForm::kDirect) {
@@ -327,8 +331,8 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
             [&](const Op& op) {
                 out << "    // " << (op.node ? op.node->system.name : "clear outputs") << ", in lanes\n"
                     << "    for (unsigned i = threadIdx.x; i < count * lanes; i += blockDim.x)\n"
-                    << "        if (orrery::phase_active(s, i / lanes, orrery::Phase::" << phase_name(op.phase)
-                    << ")) " << lane_call(op, "i / lanes", "i % lanes", "lanes") << "\n";
+                    << "        if (orrery::phase_active(s, i / lanes, orrery::Phase::" << phase_name(op.phase) << ")) "
+                    << lane_call(op, "i / lanes", "i % lanes", "lanes") << "\n";
             });
         out << kStagedTail << "#undef ORRERY_STEP_PASS\n#undef ORRERY_PROLOGUE_CLEAR\n";
         return;
@@ -337,8 +341,10 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         std::string name = std::string("orrery_") + pass + "_op" + std::to_string(i);
         names.push_back(name);
         head(name);
-        if (lanes == 1 || is_lane_op(ops[i])) out << lane_line(ops[i]);
-        else out << "    if (lane == 0) " << op_statement(ops[i], mode, check_inputs) << "\n";
+        if (lanes == 1 || is_lane_op(ops[i]))
+            out << lane_line(ops[i]);
+        else
+            out << "    if (lane == 0) " << op_statement(ops[i], mode, check_inputs) << "\n";
         out << "}\n";
     }
 }
@@ -376,16 +382,17 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     k.env_header = spec.source();
     std::ostringstream out;
     out << "// Generated by Orrery for env '" << spec.name() << "': "
-        << (per_node ? "one kernel per op"
+        << (per_node                      ? "one kernel per op"
             : form == KernelForm::kStaged ? "one megakernel per pass, staged in shared memory"
-                                          : "one megakernel per pass") << ", autoreset mode "
-        << int(plan.autoreset) << ".\n"
+                                          : "one megakernel per pass")
+        << ", autoreset mode " << int(plan.autoreset) << ".\n"
         << "#include \"" << spec.source() << "\"\n"
         << "#include \"engine/world_ops.hpp\"\n"
         << kStorageCuh;
     if (form == KernelForm::kStaged)
         out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n"
-            << "#define ORRERY_STAGE_STORAGE_WORDS " << stage_storage_words(spec) << "u\n" << kStageCuh;
+            << "#define ORRERY_STAGE_STORAGE_WORDS " << stage_storage_words(spec) << "u\n"
+            << kStageCuh;
     emit_input_helpers(out, spec);
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, k.step_kernels, k.staged_step_kernel);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, k.reset_kernels, k.staged_reset_kernel);

@@ -30,8 +30,8 @@ std::string version_text(int v) { return std::to_string(v / 1000) + "." + std::t
 void check_driver_supports_nvrtc() {
     int drv = driver_version(), rtc = nvrtc_version();
     if (drv / 1000 >= rtc / 1000) return;
-    throw Error("the NVIDIA driver is too old: it supports CUDA " + version_text(drv) + ", but NVRTC (" +
-                nvrtc_path() + ") is CUDA " + version_text(rtc) +
+    throw Error("the NVIDIA driver is too old: it supports CUDA " + version_text(drv) + ", but NVRTC (" + nvrtc_path() +
+                ") is CUDA " + version_text(rtc) +
                 " and its binaries would not load; update the driver or set ORRERY_NVRTC to an NVRTC of CUDA " +
                 std::to_string(drv / 1000) + ".x");
 }
@@ -73,8 +73,8 @@ DeviceInfo device_info(int index) {
     return info;
 }
 
-CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout,
-                         const SimOptions& opts, int index)
+CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, const SimOptions& opts,
+                         int index)
     : gpu_(opts.gpu), step_ops_(plan.step), reset_ops_(plan.reset) {
     const DriverApi& d = driver();
     info_ = device_info(index);
@@ -107,11 +107,13 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
-        const unsigned long long per_sm = (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
+        const unsigned long long per_sm =
+            (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
         block_ = unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, source_.lanes > 1 ? 256 : 128));
         if (source_.lanes > 32) block_ = source_.lanes; // a block per world
         if ((threads + block_ - 1) / block_ > 0x7fffffffull)
-            throw Error("num_worlds " + std::to_string(opts.num_worlds) + " needs more GPU blocks than a launch allows");
+            throw Error("num_worlds " + std::to_string(opts.num_worlds) +
+                        " needs more GPU blocks than a launch allows");
         grid_ = unsigned((threads + block_ - 1) / block_);
         load_module(spec);
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
@@ -174,9 +176,9 @@ size_t stage_layout(const std::vector<Region>& regions, unsigned block, size_t c
     };
     for (const Region& r : regions) {
         if (out)
-            out->push_back({reinterpret_cast<unsigned long long>(r.base), r.bytes_per_world, at,
-                            (has(skip, r.base) ? kStageSkipLoadOnStep : 0) |
-                                (has(cleared, r.base) ? kStageClearOnStep : 0)});
+            out->push_back(
+                {reinterpret_cast<unsigned long long>(r.base), r.bytes_per_world, at,
+                 (has(skip, r.base) ? kStageSkipLoadOnStep : 0) | (has(cleared, r.base) ? kStageClearOnStep : 0)});
         at += align16(size_t(block) * r.bytes_per_world);
     }
     if (config_at) *config_at = unsigned(at);
@@ -342,10 +344,10 @@ void CudaBackend::bind_current() const { ORRERY_CU(driver().cuCtxSetCurrent(ctx_
 std::string CudaBackend::describe() const {
     return "cuda:" + std::to_string(info_.index) + " " + info_.name + " (sm_" + std::to_string(info_.arch) + ", " +
            (source_.per_node ? "per-node" + lanes_text()
-            : staged_      ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory, " +
-                                std::to_string(stage_threads_ / stage_worlds_) + " lanes/world" +
-                                (pdl_ ? ", programmatic launch" : "")
-                           : "megakernel on global memory" + lanes_text()) +
+            : staged_ ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory, " +
+                            std::to_string(stage_threads_ / stage_worlds_) + " lanes/world" +
+                            (pdl_ ? ", programmatic launch" : "")
+                      : "megakernel on global memory" + lanes_text()) +
            ")";
 }
 
@@ -364,9 +366,12 @@ void CudaBackend::launch(CUfunction f, void** params) {
 void CudaBackend::run(const std::vector<Op>& ops) {
     bind_current();
     const std::vector<CUfunction>* fns = nullptr;
-    if (same_ops(ops, step_ops_)) fns = &step_fns_;
-    else if (same_ops(ops, reset_ops_)) fns = &reset_fns_;
-    else throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
+    if (same_ops(ops, step_ops_))
+        fns = &step_fns_;
+    else if (same_ops(ops, reset_ops_))
+        fns = &reset_fns_;
+    else
+        throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
     if (staged_) {
         CUfunction f = fns == &step_fns_ ? step_staged_ : reset_staged_;
         if (pdl_) {
@@ -401,8 +406,8 @@ void CudaBackend::copy_from_host(void* dst, const void* src, size_t n) {
 void CudaBackend::copy_within(void* dst, const void* src, size_t n) {
     if (n == 0) return;
     bind_current();
-    ORRERY_CU(driver().cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), n,
-                                         stream_));
+    ORRERY_CU(
+        driver().cuMemcpyDtoDAsync(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src), n, stream_));
 }
 
 void CudaBackend::use_stream(CUstream stream) {
@@ -542,9 +547,7 @@ std::unique_ptr<Backend> make_cuda_backend(const EnvSpec& spec, const Plan& plan
                                            const SimOptions& opts, int index) {
     try {
         return std::make_unique<cuda::CudaBackend>(spec, plan, layout, opts, index);
-    } catch (const Error& e) {
-        throw Error("device='" + opts.device + "': " + e.what());
-    }
+    } catch (const Error& e) { throw Error("device='" + opts.device + "': " + e.what()); }
 }
 } // namespace
 

@@ -43,8 +43,7 @@ struct ModuleStats {
 
 class CudaBackend final : public Backend {
   public:
-    CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, const SimOptions& opts,
-                int index);
+    CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, const SimOptions& opts, int index);
     ~CudaBackend() override;
 
     DeviceKind device() const override { return DeviceKind::kCuda; }
@@ -101,7 +100,7 @@ class CudaBackend final : public Backend {
     DeviceInfo info_;
     CUdevice dev_ = 0;
     CUcontext ctx_ = nullptr;
-    CUstream stream_ = nullptr;     ///< where work is queued: own_stream_ or the caller's
+    CUstream stream_ = nullptr; ///< where work is queued: own_stream_ or the caller's
     CUstream own_stream_ = nullptr;
     CUdeviceptr memory_ = 0;
     CUmodule module_ = nullptr;

@@ -230,8 +230,8 @@ void check_cu(CUresult r, const char* call, const char* file, int line) {
 void check_nvrtc(nvrtcResult r, const char* call, const char* file, int line, nvrtcProgram prog) {
     if (r == 0) return;
     const NvrtcApi& api = nvrtc_state().api;
-    std::string msg = std::string(file) + ":" + std::to_string(line) + ": " + call + " failed: " +
-                      (api.nvrtcGetErrorString ? api.nvrtcGetErrorString(r) : "NVRTC error");
+    std::string msg = std::string(file) + ":" + std::to_string(line) + ": " + call +
+                      " failed: " + (api.nvrtcGetErrorString ? api.nvrtcGetErrorString(r) : "NVRTC error");
     size_t n = 0;
     if (prog && api.nvrtcGetProgramLogSize(prog, &n) == 0 && n > 1) {
         std::string log(n, '\0');

@@ -86,8 +86,8 @@ struct DriverApi {
     CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
     CUresult (*cuModuleGetGlobal)(CUdeviceptr*, size_t*, CUmodule, const char*);
     CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
-    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-                               unsigned, CUstream, void**, void**);
+    CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               CUstream, void**, void**);
     /// CUDA 12.0+; null when the driver lacks it (then no programmatic launches).
     CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
     CUresult (*cuStreamCreate)(CUstream*, unsigned);

@@ -113,7 +113,8 @@ std::vector<Header> gather_headers(const std::string& source, const std::string&
             name = inc;
             if (!seen.count(name) && !resolve(name, text)) {
                 if (name == env_header)
-                    throw Error("env header '" + env_header + "' is not built into this library and was not found "
+                    throw Error("env header '" + env_header +
+                                "' is not built into this library and was not found "
                                 "under its header roots or GpuOptions::source_dir ($ORRERY_SOURCE_DIR for the "
                                 "tools); the GPU backend compiles it at run time");
                 continue; // NVRTC names it if the compile needs it
@@ -191,16 +192,19 @@ std::string load_entry(const std::string& path, const std::string& key, std::str
     uint64_t n = 0;
     std::memcpy(&n, data.data() + sizeof(kMagic) + 128, 8);
     std::string cubin = data.substr(head);
-    if (data.compare(sizeof(kMagic), 64, key) != 0) why = "recorded key differs";
-    else if (n != cubin.size()) why = "truncated";
-    else if (data.compare(sizeof(kMagic) + 64, 64, payload_digest(cubin)) != 0) why = "content digest mismatch";
+    if (data.compare(sizeof(kMagic), 64, key) != 0)
+        why = "recorded key differs";
+    else if (n != cubin.size())
+        why = "truncated";
+    else if (data.compare(sizeof(kMagic) + 64, 64, payload_digest(cubin)) != 0)
+        why = "content digest mismatch";
     return why.empty() ? cubin : "";
 }
 
 void store_entry(const std::string& dir, const std::string& path, const std::string& key, const std::string& cubin) {
     static std::atomic<unsigned> counter{0};
-    std::string tmp = dir + "/." + key.substr(0, 16) + ".tmp." + std::to_string(::getpid()) + "." +
-                      std::to_string(counter++);
+    std::string tmp =
+        dir + "/." + key.substr(0, 16) + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         std::fprintf(stderr, "orrery: cannot write the compile cache (%s: %s)\n", tmp.c_str(), std::strerror(errno));
@@ -317,8 +321,10 @@ CompiledModule compile_module(const CompileRequest& req) {
     m.seconds = seconds();
     std::fprintf(stderr, "orrery: NVRTC compiled %s for sm_%d in %.2f s%s\n", req.label.c_str(), req.arch, m.seconds,
                  cache_ok ? "" : " (not cached)");
-    if (cache_ok) store_entry(dir, m.cache_path, key, m.cubin);
-    else m.cache_path.clear();
+    if (cache_ok)
+        store_entry(dir, m.cache_path, key, m.cubin);
+    else
+        m.cache_path.clear();
     return m;
 }
 

@@ -17,9 +17,9 @@ struct CompileRequest {
     /// Folders searched for headers not built into the library (an env or
     /// module kept outside this tree): "name" is read from root + "/name".
     std::vector<std::string> header_roots;
-    int arch = 90;          ///< compute capability * 10 (90: sm_90)
+    int arch = 90; ///< compute capability * 10 (90: sm_90)
     bool use_cache = true;
-    int driver_version = 0; ///< part of the cache key (0 without a driver)
+    int driver_version = 0;      ///< part of the cache key (0 without a driver)
     std::string cache_dir;       ///< "" for the default (cache_directory)
     std::string dump_source_dir; ///< when set, the source is written to DIR/orrery_kernels.cu first
     bool verbose = false;        ///< log cache hits too
@@ -29,7 +29,7 @@ struct CompileRequest {
 /// A compiled module.
 struct CompiledModule {
     std::string cubin;
-    double seconds = 0;     ///< compile or cache-load time
+    double seconds = 0; ///< compile or cache-load time
     bool from_cache = false;
     std::string cache_path; ///< the entry read or written ("" when caching is off or failed)
 };

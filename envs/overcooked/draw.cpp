@@ -63,8 +63,8 @@ void add_draw_table(orrery::EnvSpec& spec, const Config& cfg) {
         .at_cell(orrery::field(&Player::cell), cfg.width)
         .offset(0.22f, 0.22f)
         .style_of(orrery::field(&Player::held).masked(7), items(0.6f));
-    d.keys = {{orrery::Key::kUp, kNorth},    {orrery::Key::kDown, kSouth}, {orrery::Key::kRight, kEast},
-              {orrery::Key::kLeft, kWest},   {orrery::Key::kNoop, kStay},  {orrery::Key::kInteract, kInteract}};
+    d.keys = {{orrery::Key::kUp, kNorth},  {orrery::Key::kDown, kSouth}, {orrery::Key::kRight, kEast},
+              {orrery::Key::kLeft, kWest}, {orrery::Key::kNoop, kStay},  {orrery::Key::kInteract, kInteract}};
 }
 
 } // namespace overcooked

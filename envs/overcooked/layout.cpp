@@ -38,12 +38,14 @@ std::string python_to_json(const std::string& s, const std::string& source) {
             while (end < s.size() && (std::isalnum(static_cast<unsigned char>(s[end])) || s[end] == '_')) ++end;
             auto word = kWords.find(s.substr(i, end - i));
             if (word == kWords.end())
-                throw Error(source + ": unsupported Python expression '" + s.substr(i, end - i) + "'; expected plain literals");
+                throw Error(source + ": unsupported Python expression '" + s.substr(i, end - i) +
+                            "'; expected plain literals");
             out += word->second;
             i = end;
         } else {
             size_t k = out.find_last_not_of(" \t\r\n");
-            if ((c == '}' || c == ']' || c == ')') && k != std::string::npos && out[k] == ',') out.erase(k, 1); // trailing comma
+            if ((c == '}' || c == ']' || c == ')') && k != std::string::npos && out[k] == ',')
+                out.erase(k, 1); // trailing comma
             out += c == '(' ? '[' : c == ')' ? ']' : c;
             ++i;
         }
@@ -75,8 +77,8 @@ void check_grid(const Layout& L, const std::string& all, const std::string& top)
         throw Error(top + ": " + std::to_string(pots) + " pots; at most " + std::to_string(kMaxPots));
     for (const char* need : {"P", "D", "S", "OT"})
         if (all.find_first_of(need) == std::string::npos)
-            throw Error(top + ": the grid has no '" + std::string(need).substr(0, 1) +
-                        (need[1] ? "' or 'T'" : "'") + "; overcooked_ai requires at least one");
+            throw Error(top + ": the grid has no '" + std::string(need).substr(0, 1) + (need[1] ? "' or 'T'" : "'") +
+                        "; overcooked_ai requires at least one");
 }
 
 /// Checks the grid rows (overcooked_ai's _assert_valid_grid plus Orrery's
@@ -98,9 +100,11 @@ void read_grid(Layout& L, std::vector<std::string> rows, const std::string& sour
             bool border = r == 0 || r + 1 == rows.size() || x == 0 || x + 1 == L.width;
             bool tile = std::string_view("XPODTS").find(c) != std::string_view::npos;
             if (c >= '3' && c <= '9')
-                throw Error(at + ": player " + symbol + ": Overcooked in Orrery has exactly 2 players (digits 1 and 2)");
+                throw Error(at + ": player " + symbol +
+                            ": Overcooked in Orrery has exactly 2 players (digits 1 and 2)");
             if (c != ' ' && c != '1' && c != '2' && !tile)
-                throw Error(at + ": unknown symbol " + symbol + "; expected X, P, O, T, D, S, space or a player digit 1-2");
+                throw Error(at + ": unknown symbol " + symbol +
+                            "; expected X, P, O, T, D, S, space or a player digit 1-2");
             if (border && !tile) throw Error(at + ": walkable border; the grid's edge must be X, P, O, T, D or S");
             if ((c == '1' || c == '2') && all.find(c) != std::string::npos)
                 throw Error(at + ": player " + symbol + " appears twice");
@@ -126,7 +130,8 @@ std::vector<uint32_t> read_orders(const json& list, const std::string& field) {
         if (names.empty() || names.size() > 3) throw Error(at + ".ingredients: expected 1 to 3 ingredients");
         uint32_t recipe = 0;
         for (const json& name : names) recipe += ingredient_weight(name, at + ".ingredients");
-        if (std::count(out.begin(), out.end(), recipe)) throw Error(field + ": order " + list[i].dump() + " is listed twice");
+        if (std::count(out.begin(), out.end(), recipe))
+            throw Error(field + ": order " + list[i].dump() + " is listed twice");
         out.push_back(recipe);
     }
     return out;
@@ -147,33 +152,43 @@ std::vector<double> read_numbers(const json& v, const std::string& field) {
 void read_shaping(Layout& L, const json& v, const std::string& source) {
     if (v.is_null()) return;
     if (!v.is_object()) throw Error(source + ": rew_shaping_params: expected a dict or None");
-    const std::map<std::string, double*> kept = {
-        {"PLACEMENT_IN_POT_REW", &L.placement_in_pot}, {"DISH_PICKUP_REWARD", &L.dish_pickup},
-        {"SOUP_PICKUP_REWARD", &L.soup_pickup}};
+    const std::map<std::string, double*> kept = {{"PLACEMENT_IN_POT_REW", &L.placement_in_pot},
+                                                 {"DISH_PICKUP_REWARD", &L.dish_pickup},
+                                                 {"SOUP_PICKUP_REWARD", &L.soup_pickup}};
     for (auto& [key, value] : v.items()) {
         std::string field = source + ": rew_shaping_params." + key;
         double x = read_number(value, field);
-        if (kept.count(key)) *kept.at(key) = x;
-        else if (x != 0) throw Error(field + " = " + value.dump() + ": only 0 is supported (distance shaping is not implemented)");
+        if (kept.count(key))
+            *kept.at(key) = x;
+        else if (x != 0)
+            throw Error(field + " = " + value.dump() + ": only 0 is supported (distance shaping is not implemented)");
     }
 }
 
 void read_setting(Layout& L, const std::string& key, const json& v, const std::string& source) {
     std::string field = source + ": " + key;
     const std::map<std::string, std::optional<double>*> numbers = {
-        {"cook_time", &L.time.all},       {"delivery_reward", &L.value.all},
-        {"onion_value", &L.value.onion},  {"tomato_value", &L.value.tomato},
-        {"onion_time", &L.time.onion},    {"tomato_time", &L.time.tomato}};
-    if (numbers.count(key)) *numbers.at(key) = read_number(v, field);
-    else if (key == "start_all_orders") L.all_orders = read_orders(v, field);
-    else if (key == "start_bonus_orders") L.bonus_orders = read_orders(v, field);
-    else if (key == "rew_shaping_params") read_shaping(L, v, source);
-    else if (key == "order_bonus") L.order_bonus = read_number(v, field);
-    else if (key == "old_dynamics" && v.is_boolean()) L.old_dynamics = v.get<bool>();
-    else if (key == "recipe_values") L.value.list = read_numbers(v, field);
-    else if (key == "recipe_times") L.time.list = read_numbers(v, field);
+        {"cook_time", &L.time.all},        {"delivery_reward", &L.value.all}, {"onion_value", &L.value.onion},
+        {"tomato_value", &L.value.tomato}, {"onion_time", &L.time.onion},     {"tomato_time", &L.time.tomato}};
+    if (numbers.count(key))
+        *numbers.at(key) = read_number(v, field);
+    else if (key == "start_all_orders")
+        L.all_orders = read_orders(v, field);
+    else if (key == "start_bonus_orders")
+        L.bonus_orders = read_orders(v, field);
+    else if (key == "rew_shaping_params")
+        read_shaping(L, v, source);
+    else if (key == "order_bonus")
+        L.order_bonus = read_number(v, field);
+    else if (key == "old_dynamics" && v.is_boolean())
+        L.old_dynamics = v.get<bool>();
+    else if (key == "recipe_values")
+        L.value.list = read_numbers(v, field);
+    else if (key == "recipe_times")
+        L.time.list = read_numbers(v, field);
     else if (key != "num_items_for_soup" || v != 3)
-        throw Error(field + " = " + v.dump() + " is not supported; expected grid, start_all_orders, "
+        throw Error(field + " = " + v.dump() +
+                    " is not supported; expected grid, start_all_orders, "
                     "start_bonus_orders, rew_shaping_params, cook_time, delivery_reward, onion_/tomato_value, "
                     "onion_/tomato_time, recipe_values, recipe_times, order_bonus, old_dynamics, num_items_for_soup=3");
 }
@@ -213,9 +228,7 @@ Layout parse_layout_file(const std::string& text, const std::string& source) {
         const std::string as_json = python_to_json(text, source);
         check_json_depth(as_json, source);
         dict = json::parse(as_json);
-    } catch (const json::exception& e) {
-        throw Error(source + ": not a valid layout dict (" + e.what() + ")");
-    }
+    } catch (const json::exception& e) { throw Error(source + ": not a valid layout dict (" + e.what() + ")"); }
     if (!dict.is_object() || !dict.contains("grid") || !dict["grid"].is_string())
         throw Error(source + ": expected a dict with a \"grid\" string");
     Layout L;
@@ -225,7 +238,8 @@ Layout parse_layout_file(const std::string& text, const std::string& source) {
     for (auto [list, key] : {std::pair{&L.value.list, "recipe_values"}, {&L.time.list, "recipe_times"}})
         if (list->size() && list->size() != L.all_orders.size())
             throw Error(source + ": " + key + " has " + std::to_string(list->size()) +
-                        " entries; expected one per start_all_orders entry (" + std::to_string(L.all_orders.size()) + ")");
+                        " entries; expected one per start_all_orders entry (" + std::to_string(L.all_orders.size()) +
+                        ")");
     return L;
 }
 
@@ -268,8 +282,9 @@ void fill_recipes(Config& cfg, const Layout& L) {
         if (r % 4 + r / 4 == 0 || r % 4 + r / 4 > 3) continue;
         double time = amount(L.time, r, L.all_orders);
         if (time != std::floor(time) || time < 0 || time > 250)
-            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " + std::to_string(r / 4) +
-                        " tomatoes) is " + std::to_string(time) + "; expected a whole number of ticks in [0, 250]");
+            throw Error("overcooked: the cook time of recipe (" + std::to_string(r % 4) + " onions, " +
+                        std::to_string(r / 4) + " tomatoes) is " + std::to_string(time) +
+                        "; expected a whole number of ticks in [0, 250]");
         bool ordered = std::count(orders.begin(), orders.end(), r) > 0;
         bool bonus = std::count(L.bonus_orders.begin(), L.bonus_orders.end(), r) > 0;
         cfg.cook_time[r] = uint8_t(time);

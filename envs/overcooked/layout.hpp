@@ -25,8 +25,8 @@ struct RecipeSetting {
 struct Layout {
     std::string name;
     uint32_t width = 0, height = 0;
-    std::vector<std::string> terrain;            ///< rows, player digits replaced by floor
-    std::array<uint32_t, kNumPlayers> start{};   ///< start cell (y * width + x) per player
+    std::vector<std::string> terrain;               ///< rows, player digits replaced by floor
+    std::array<uint32_t, kNumPlayers> start{};      ///< start cell (y * width + x) per player
     std::vector<uint32_t> all_orders, bonus_orders; ///< recipe indices; empty all_orders: every recipe
     double order_bonus = 2;
     RecipeSetting time, value;

@@ -19,8 +19,10 @@ constexpr uint64_t kMaxLayoutBytes = 1u << 20;
 
 /// JaxMARL's start cells (x, y) for its versions of the classic kitchens.
 const std::map<std::string, std::array<std::array<uint32_t, 2>, kNumPlayers>> kJaxmarlStarts = {
-    {"cramped_room", {{{1, 1}, {3, 1}}}},        {"asymmetric_advantages", {{{2, 3}, {5, 3}}}},
-    {"coordination_ring", {{{2, 1}, {1, 2}}}},   {"forced_coordination", {{{1, 2}, {3, 1}}}},
+    {"cramped_room", {{{1, 1}, {3, 1}}}},
+    {"asymmetric_advantages", {{{2, 3}, {5, 3}}}},
+    {"coordination_ring", {{{2, 1}, {1, 2}}}},
+    {"forced_coordination", {{{1, 2}, {3, 1}}}},
     {"counter_circuit_o_1order", {{{2, 1}, {6, 3}}}}};
 
 Layout load_layout(orrery::OptionReader& opt, const orrery::EnvOptions& options) {
@@ -48,7 +50,8 @@ Layout load_layout(orrery::OptionReader& opt, const orrery::EnvOptions& options)
 
 /// Tile of a terrain symbol: its place in " PXOTDS" follows the kFloor, kPot, ... order.
 uint8_t tile_of(char c) {
-    static_assert(kPot == 1 && kCounter == 2 && kOnionSource == 3 && kTomatoSource == 4 && kDishSource == 5 && kServe == 6);
+    static_assert(kPot == 1 && kCounter == 2 && kOnionSource == 3 && kTomatoSource == 4 && kDishSource == 5 &&
+                  kServe == 6);
     size_t at = std::string_view(" PXOTDS").find(c);
     return at == std::string_view::npos ? uint8_t(kFloor) : uint8_t(at);
 }
@@ -64,9 +67,12 @@ void fill_cells(Config& cfg, const Layout& L) {
     };
     for (uint32_t c = 0; c < cfg.num_cells; ++c) {
         uint8_t t = cfg.tile[c] = tile_of(L.terrain[c / L.width][c % L.width]);
-        if (t == kPot) append(cfg.pot_cell, cfg.num_pots, c);
-        else if (t == kCounter) append(cfg.counter_cell, cfg.num_counters, c);
-        else if (t == kFloor) cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
+        if (t == kPot)
+            append(cfg.pot_cell, cfg.num_pots, c);
+        else if (t == kCounter)
+            append(cfg.counter_cell, cfg.num_counters, c);
+        else if (t == kFloor)
+            cfg.floor_cell[cfg.num_floor++] = uint8_t(c);
         if (t != kFloor) cfg.solid_cell[cfg.num_solid++] = uint8_t(c);
     }
 }
@@ -75,7 +81,8 @@ void fill_starts(Config& cfg, const Layout& L, const std::string& mode) {
     for (uint32_t i = 0; i < kNumPlayers; ++i) cfg.start_cell[i] = uint8_t(L.start[i]);
     const std::map<std::string, uint8_t> modes = {
         {"standard", kStartStandard}, {"random", kStartRandom}, {"jaxmarl", kStartJaxmarl}};
-    if (!modes.count(mode)) throw Error("overcooked: option start=" + mode + " is invalid; expected standard, random or jaxmarl");
+    if (!modes.count(mode))
+        throw Error("overcooked: option start=" + mode + " is invalid; expected standard, random or jaxmarl");
     cfg.start_mode = modes.at(mode);
     if (cfg.start_mode == kStartRandom && cfg.num_floor < kNumPlayers)
         throw Error("overcooked: start=random needs at least 2 floor cells");
@@ -83,7 +90,8 @@ void fill_starts(Config& cfg, const Layout& L, const std::string& mode) {
     auto it = kJaxmarlStarts.find(L.name);
     if (it == kJaxmarlStarts.end())
         throw Error("overcooked: start=jaxmarl is defined for the 5 classic layouts only, not " + L.name);
-    for (uint32_t i = 0; i < kNumPlayers; ++i) cfg.start_cell[i] = uint8_t(it->second[i][1] * L.width + it->second[i][0]);
+    for (uint32_t i = 0; i < kNumPlayers; ++i)
+        cfg.start_cell[i] = uint8_t(it->second[i][1] * L.width + it->second[i][0]);
 }
 
 Config make_config(orrery::OptionReader& opt, const orrery::EnvOptions& options, Layout& L) {
@@ -98,7 +106,8 @@ Config make_config(orrery::OptionReader& opt, const orrery::EnvOptions& options,
     if (options.count("soup_value")) L.value = {soup_value};
     if (cfg.old_dynamics)
         for (uint32_t r : effective_orders(L))
-            if (r % 4 + r / 4 != 3) throw Error("overcooked: old_dynamics=true needs every order to have 3 ingredients");
+            if (r % 4 + r / 4 != 3)
+                throw Error("overcooked: old_dynamics=true needs every order to have 3 ingredients");
     cfg.horizon = opt.u32("horizon", 400, 1, 1u << 30);
     fill_cells(cfg, L);
     fill_recipes(cfg, L);
@@ -157,8 +166,8 @@ FeatConfig make_feat_config(const Config& cfg) {
         for (uint32_t c = 0; c < cfg.num_cells; ++c)
             if (cfg.tile[c] == kinds[n]) lists[n].push_back(c);
         if (lists[n].size() > kMaxTargets)
-            throw Error("overcooked: featurized=true supports at most 15 " + std::string(names[n]) + "; the layout has " +
-                        std::to_string(lists[n].size()));
+            throw Error("overcooked: featurized=true supports at most 15 " + std::string(names[n]) +
+                        "; the layout has " + std::to_string(lists[n].size()));
         std::copy(lists[n].begin(), lists[n].end(), fc.target[n]);
     }
     auto put = [&](uint32_t cell, uint32_t dir, uint32_t n, size_t index) {
@@ -198,8 +207,10 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // Without featurized=true only the first nine components are registered, so
     // the table (schema, checkpoints, plan, kernels) is the one from before the option.
     orrery::EnvSpec spec("overcooked", "envs/overcooked/overcooked.hpp");
-    if (featurized) spec.components(OrreryComponents{});
-    else spec.components(orrery::List<Player, Action, Obs, Reward, SparseReward, ShapedReward, Clock, Pots, Counters>{});
+    if (featurized)
+        spec.components(OrreryComponents{});
+    else
+        spec.components(orrery::List<Player, Action, Obs, Reward, SparseReward, ShapedReward, Clock, Pots, Counters>{});
     spec.dims<Action>({});
     spec.dims<Reward>({});
     spec.dims<SparseReward>({});
@@ -208,8 +219,10 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.dims<Counters>({std::max<uint32_t>(1, cfg.num_counters)});
     spec.archetype<Chef>(kNumPlayers);
     spec.archetype<Kitchen>(1, /*singleton=*/true);
-    if (featurized) spec.config(make_feat_config(cfg));
-    else spec.config(cfg);
+    if (featurized)
+        spec.config(make_feat_config(cfg));
+    else
+        spec.config(cfg);
     add_draw_table(spec, cfg);
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(start_kitchen));
@@ -231,7 +244,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         spec.export_output<Featurizer, FeaturizedObs>("featurized_obs", Output::kRewrittenEachStep);
     }
 
-    auto codec = std::make_shared<StateCodec>(StateCodec{effective_orders(layout), sorted_orders(layout.bonus_orders), featurized});
+    auto codec = std::make_shared<StateCodec>(
+        StateCodec{effective_orders(layout), sorted_orders(layout.bonus_orders), featurized});
     spec.state_to_json = [codec](orrery::Ctx& ctx) { return codec->to_json(ctx); };
     spec.state_from_json = [codec](orrery::Ctx& ctx, const std::string& text) { codec->from_json(ctx, text); };
     spec.validate_world = [](const orrery::Ctx& ctx) { validate_kitchen(ctx); };

@@ -9,7 +9,7 @@
 namespace overcooked {
 using namespace orrery;
 
-inline constexpr uint32_t kMaxCells = 256;   ///< width * height; a cell index fits a byte
+inline constexpr uint32_t kMaxCells = 256; ///< width * height; a cell index fits a byte
 inline constexpr uint32_t kMaxPots = 8;
 inline constexpr uint32_t kNumPlayers = 2;
 inline constexpr uint32_t kNumChannels = 26; ///< lossless_state_encoding layers
@@ -32,27 +32,34 @@ struct Config {
     uint8_t start_mode, pad;
     uint8_t start_cell[kNumPlayers];
     float placement_in_pot, dish_pickup, soup_pickup; ///< shaped reward per event
-    float delivery[kNumRecipes];   ///< sparse reward per recipe (0 when not ordered)
+    float delivery[kNumRecipes];                      ///< sparse reward per recipe (0 when not ordered)
     uint8_t cook_time[kNumRecipes];
-    uint8_t tile[kMaxCells];       ///< kFloor, kCounter, ... per cell y * width + x
-    uint8_t slot[kMaxCells];       ///< counter or pot index of a counter or pot cell
+    uint8_t tile[kMaxCells]; ///< kFloor, kCounter, ... per cell y * width + x
+    uint8_t slot[kMaxCells]; ///< counter or pot index of a counter or pot cell
     uint8_t pot_cell[kMaxPots];
     uint8_t counter_cell[kMaxCells];
     uint8_t floor_cell[kMaxCells];
-    uint16_t num_solid;            ///< cells that are not floor (the observation's terrain)
+    uint16_t num_solid; ///< cells that are not floor (the observation's terrain)
     uint8_t solid_cell[kMaxCells];
 };
 
-struct Player { uint8_t cell, dir, held, pad; };    // per chef: position, facing, held item
-struct Action : ArrayOf<int32_t> {};               // [worlds, 2] i32, input, 0..5
-struct Obs : ArrayOf<uint8_t> {};                  // [worlds, 2, 26, H, W] u8
-struct Reward : ArrayOf<float> {};                 // [worlds, 2] f32, team sparse reward
-struct SparseReward : ArrayOf<float> {};           // [worlds, 2] f32, sparse_r_by_agent
-struct ShapedReward : ArrayOf<float> {};           // [worlds, 2] f32, shaped_r_by_agent
-struct Clock { uint32_t timestep; };               // per kitchen
-struct Pots { uint8_t soup[kMaxPots]; uint8_t tick[kMaxPots]; }; // tick = cooking_tick + 1, 0 idle
-struct Counters : ArrayOf<uint8_t> {};             // [worlds, 1, counters] item per counter
-struct FeaturizedObs : ArrayOf<float> {};          // [worlds, 2, 96] f32, featurized=1 only
+struct Player {
+    uint8_t cell, dir, held, pad;
+};                                       // per chef: position, facing, held item
+struct Action : ArrayOf<int32_t> {};     // [worlds, 2] i32, input, 0..5
+struct Obs : ArrayOf<uint8_t> {};        // [worlds, 2, 26, H, W] u8
+struct Reward : ArrayOf<float> {};       // [worlds, 2] f32, team sparse reward
+struct SparseReward : ArrayOf<float> {}; // [worlds, 2] f32, sparse_r_by_agent
+struct ShapedReward : ArrayOf<float> {}; // [worlds, 2] f32, shaped_r_by_agent
+struct Clock {
+    uint32_t timestep;
+}; // per kitchen
+struct Pots {
+    uint8_t soup[kMaxPots];
+    uint8_t tick[kMaxPots];
+};                                        // tick = cooking_tick + 1, 0 idle
+struct Counters : ArrayOf<uint8_t> {};    // [worlds, 1, counters] item per counter
+struct FeaturizedObs : ArrayOf<float> {}; // [worlds, 2, 96] f32, featurized=1 only
 static_assert(sizeof(Player) == 4 && sizeof(Pots) == 2 * kMaxPots && sizeof(Clock) == 4);
 
 // Featurizer is last so the default spec, which never declares it, keeps its ids.
@@ -163,8 +170,12 @@ ORRERY_HD inline void interact(Turn& t, uint32_t i) {
     uint32_t cell = neighbor(t.cfg, p.cell, p.dir);
     switch (t.cfg.tile[cell]) {
     case kCounter: use_counter(t, p, cell); break;
-    case kOnionSource: if (!p.held) p.held = kOnion; break;
-    case kTomatoSource: if (!p.held) p.held = kTomato; break;
+    case kOnionSource:
+        if (!p.held) p.held = kOnion;
+        break;
+    case kTomatoSource:
+        if (!p.held) p.held = kTomato;
+        break;
     case kDishSource:
         if (p.held) break;
         if (dish_pickup_useful(t)) t.shaped[i] += t.cfg.dish_pickup;
@@ -236,8 +247,13 @@ ORRERY_SYSTEM void start_kitchen(Ctx& ctx) {
 ORRERY_SYSTEM void step_kitchen(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     Pots& pots = ctx.single<Kitchen, Pots>();
-    Turn t{cfg, {&ctx.at<Chef, Player>(0), &ctx.at<Chef, Player>(1)}, pots,
-           ctx.array_at<Counters>(archetype_id<Kitchen>, 0), pots_wanting_dish(cfg, pots), {0, 0}, {0, 0}};
+    Turn t{cfg,
+           {&ctx.at<Chef, Player>(0), &ctx.at<Chef, Player>(1)},
+           pots,
+           ctx.array_at<Counters>(archetype_id<Kitchen>, 0),
+           pots_wanting_dish(cfg, pots),
+           {0, 0},
+           {0, 0}};
     int32_t action[kNumPlayers];
     for (uint32_t i = 0; i < kNumPlayers; ++i) action[i] = chef_array<Action>(ctx, i)[0];
     for (uint32_t i = 0; i < kNumPlayers; ++i)
@@ -312,15 +328,17 @@ ORRERY_SYSTEM void observe_kitchen(Ctx& ctx, uint32_t lane, uint32_t lanes) {
         if (t < solid) {
             const uint32_t cell = cfg.solid_cell[t], tile = cfg.tile[cell];
             put_both(obs, (9u + tile) * plane + cell, 1);
-            if (tile == kCounter) observe_item(obs, plane, cell, counters[cfg.slot[cell]]);
-            else if (tile == kPot) observe_pot(cfg, pots, obs, plane, cfg.slot[cell]);
+            if (tile == kCounter)
+                observe_item(obs, plane, cell, counters[cfg.slot[cell]]);
+            else if (tile == kPot)
+                observe_pot(cfg, pots, obs, plane, cfg.slot[cell]);
         } else if (t < solid + kNumPlayers) {
             const uint32_t i = t - solid;
             const Player& p = *chef[i];
             observe_item(obs, plane, p.cell, p.held);
-            obs[i][0 * plane + p.cell] = 1;                 // as the observer
+            obs[i][0 * plane + p.cell] = 1; // as the observer
             obs[i][(2u + p.dir) * plane + p.cell] = 1;
-            obs[1 - i][1 * plane + p.cell] = 1;             // as the other player
+            obs[1 - i][1 * plane + p.cell] = 1; // as the other player
             obs[1 - i][(6u + p.dir) * plane + p.cell] = 1;
         } else {
             int64_t left = int64_t(cfg.horizon) - int64_t(ctx.single<Kitchen, Clock>().timestep);

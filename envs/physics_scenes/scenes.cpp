@@ -11,15 +11,17 @@ namespace physics_scenes {
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("physics_scenes", options);
-    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce", "incline", "mixed", "crowd"};
+    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack",
+                                             "bounce",      "incline",   "mixed",    "crowd"};
     std::string scene = opt.str("scene", "mixed");
     Config cfg{};
     cfg.scene = kNumScenes;
     for (uint32_t i = 0; i < kNumScenes; ++i)
         if (scene == kNames[i]) cfg.scene = i;
     if (cfg.scene == kNumScenes)
-        throw orrery::Error("env 'physics_scenes': scene='" + scene +
-                            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline, mixed or crowd");
+        throw orrery::Error(
+            "env 'physics_scenes': scene='" + scene +
+            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline, mixed or crowd");
     cfg.horizon = opt.u32("horizon", 500, 1, 1u << 30);
     cfg.friction = opt.f32("friction", 0.5f, 0.0f, 10.0f);
     cfg.restitution = opt.f32("restitution", cfg.scene == kBounce ? 0.8f : 0.0f, 0.0f, 1.0f);

@@ -78,8 +78,8 @@ ORRERY_HD inline void spawn_mixed(Ctx& ctx, const Config& cfg) {
     add_body(ctx, {phys::ShapeKind::kCapsule, {0.1f, 0.25f, 0}}, 1.0f, {-0.8f, 0.6f, 1.0f},
              phys::axis_angle({1, 0, 0}, 1.2f + jitter()), cfg.friction, 0.3f, {0.5f, 0, 0});
     add_body(ctx, {phys::ShapeKind::kSphere, {0.12f, 0, 0}}, 0.5f, {-0.8f, 0.65f, 1.6f}, id, cfg.friction, 0.5f);
-    Entity paddle = add_body(ctx, {phys::ShapeKind::kBox, {0.1f, 0.5f, 0.1f}}, 0.0f, {1.6f, 0.0f, 0.1f}, id,
-                             cfg.friction, 0.0f);
+    Entity paddle =
+        add_body(ctx, {phys::ShapeKind::kBox, {0.1f, 0.5f, 0.1f}}, 0.0f, {1.6f, 0.0f, 0.1f}, id, cfg.friction, 0.0f);
     ctx.get<phys::BodyType>(paddle)->kind = phys::BodyKind::kKinematic;
     ctx.get<phys::Velocity>(paddle)->v = {-0.6f, 0.0f, 0.0f};
 }
@@ -90,18 +90,27 @@ ORRERY_HD inline void spawn_mixed(Ctx& ctx, const Config& cfg) {
 ORRERY_HD inline void spawn_crowd(Ctx& ctx, const Config& cfg) {
     Rng rng = ctx.rng(9);
     for (uint32_t i = 0; i < cfg.count; ++i) {
-        float x = -2.5f + float(i % 6) + rng.uniform() * 0.2f - 0.1f, y = -2.5f + float(i / 6) + rng.uniform() * 0.2f - 0.1f;
+        float x = -2.5f + float(i % 6) + rng.uniform() * 0.2f - 0.1f,
+              y = -2.5f + float(i / 6) + rng.uniform() * 0.2f - 0.1f;
         float vx = rng.uniform() * 3.0f - 1.5f, vy = rng.uniform() * 3.0f - 1.5f, yaw = rng.uniform() * 6.0f;
         Quat q = phys::axis_angle({0, 0, 1}, yaw);
         switch (i % 4) {
-        case 0: add_body(ctx, {phys::ShapeKind::kSphere, {0.25f, 0, 0}}, 1.0f, {x, y, 0.25f}, q, cfg.friction, 0.0f,
-                         {vx, vy, 0}, phys::kLockTurnX | phys::kLockTurnY); break;
-        case 1: add_body(ctx, {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}, 2.0f, {x, y, 0.25f}, q, cfg.friction, 0.0f,
-                         {vx, vy, 0}); break;
-        case 2: add_body(ctx, {phys::ShapeKind::kBox, {0.4f, 0.1f, 0.2f}}, 2.0f, {x, y, 0.2f}, q, cfg.friction, 0.0f,
-                         {vx, vy, 0}); break;
-        default: add_body(ctx, {phys::ShapeKind::kCapsule, {0.1f, 0.25f, 0}}, 1.0f, {x, y, 0.1f},
-                          q * phys::axis_angle({1, 0, 0}, 1.5707963f), cfg.friction, 0.2f, {vx, vy, 0}); break;
+        case 0:
+            add_body(ctx, {phys::ShapeKind::kSphere, {0.25f, 0, 0}}, 1.0f, {x, y, 0.25f}, q, cfg.friction, 0.0f,
+                     {vx, vy, 0}, phys::kLockTurnX | phys::kLockTurnY);
+            break;
+        case 1:
+            add_body(ctx, {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}, 2.0f, {x, y, 0.25f}, q, cfg.friction, 0.0f,
+                     {vx, vy, 0});
+            break;
+        case 2:
+            add_body(ctx, {phys::ShapeKind::kBox, {0.4f, 0.1f, 0.2f}}, 2.0f, {x, y, 0.2f}, q, cfg.friction, 0.0f,
+                     {vx, vy, 0});
+            break;
+        default:
+            add_body(ctx, {phys::ShapeKind::kCapsule, {0.1f, 0.25f, 0}}, 1.0f, {x, y, 0.1f},
+                     q * phys::axis_angle({1, 0, 0}, 1.5707963f), cfg.friction, 0.2f, {vx, vy, 0});
+            break;
         }
     }
     const Quat id{1, 0, 0, 0};
@@ -124,7 +133,9 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
     switch (cfg.scene) {
     case kSphereDrop:
     case kBounce: add_body(ctx, ball, 1.0f, {0, 0, cfg.height}, id, cfg.friction, cfg.restitution); break;
-    case kBoxSlide: add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution, {cfg.speed, 0, 0}); break;
+    case kBoxSlide:
+        add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution, {cfg.speed, 0, 0});
+        break;
     case kBoxRest: add_body(ctx, cube, 1.0f, {0, 0, 0.1f}, id, cfg.friction, cfg.restitution); break;
     case kIncline: add_body(ctx, cube, 1.0f, phys::rotate(tilt, {0, 0, 0.1f}), tilt, cfg.friction, 0.0f); break;
     case kStack:
@@ -172,7 +183,8 @@ ORRERY_SYSTEM void observe(Ctx& ctx) {
     ctx.each<Body>([&](Entity e) {
         const phys::Pose p = *ctx.get<phys::Pose>(e);
         const phys::Velocity v = *ctx.get<phys::Velocity>(e);
-        const float row[13] = {p.p.x, p.p.y, p.p.z, p.q.w, p.q.x, p.q.y, p.q.z, v.v.x, v.v.y, v.v.z, v.w.x, v.w.y, v.w.z};
+        const float row[13] = {p.p.x, p.p.y, p.p.z, p.q.w, p.q.x, p.q.y, p.q.z,
+                               v.v.x, v.v.y, v.v.z, v.w.x, v.w.y, v.w.z};
         for (uint32_t k = 0; k < 13 && 13 * slot + k < obs.size; ++k) obs[13 * slot + k] = row[k];
         ++slot;
     });

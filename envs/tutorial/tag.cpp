@@ -20,7 +20,8 @@ void validate_arena(const orrery::Ctx& ctx) {
     const orrery::ArchetypeTable& t = ctx.storage().tables[orrery::archetype_id<Agent>];
     for (uint32_t i = 0; i < agents; ++i) {
         const std::string row = "Agent row " + std::to_string(i);
-        if (!t.alive[ctx.slot(t, i)]) throw orrery::Error(row + ": not alive; expected all " + std::to_string(agents) + " agents alive");
+        if (!t.alive[ctx.slot(t, i)])
+            throw orrery::Error(row + ": not alive; expected all " + std::to_string(agents) + " agents alive");
         int32_t role = ctx.at<Agent, Role>(i).value, want = i < cfg.pursuers ? kPursuer : kEvader;
         if (role != want)
             throw orrery::Error(row + ": Role = " + std::to_string(role) + "; expected " + std::to_string(want) +
@@ -31,7 +32,8 @@ void validate_arena(const orrery::Ctx& ctx) {
     }
     ctx.each<Pellet>([&](orrery::Entity e) {
         if (!finite(*ctx.get<Position>(e)))
-            throw orrery::Error("Pellet row " + std::to_string(e.row()) + ": Position is not finite; expected finite numbers");
+            throw orrery::Error("Pellet row " + std::to_string(e.row()) +
+                                ": Position is not finite; expected finite numbers");
     });
 }
 } // namespace
@@ -72,15 +74,20 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // What the viewer draws: pursuers red, evaders blue, pellets small and green.
     using orrery::Shape;
     spec.draw.bounds = {0.0f, 0.0f, 1.0f, 1.0f};
-    spec.draw.entity<Pellet>().at(orrery::field(&Position::x), orrery::field(&Position::y))
+    spec.draw.entity<Pellet>()
+        .at(orrery::field(&Position::x), orrery::field(&Position::y))
         .style({Shape::kCircle, {90, 200, 90, 255}, 0.03f, ""});
-    spec.draw.entity<Agent>().at(orrery::field(&Position::x), orrery::field(&Position::y))
+    spec.draw.entity<Agent>()
+        .at(orrery::field(&Position::x), orrery::field(&Position::y))
         .style_of(orrery::field(&Role::value),
                   orrery::Palette()
                       .set(kPursuer, {Shape::kCircle, {220, 60, 50, 255}, 2 * cfg.radius, "#"})
                       .set(kEvader, {Shape::kCircle, {60, 110, 230, 255}, 2 * cfg.radius, "#"}));
-    spec.draw.keys = {{orrery::Key::kNoop, kNoop}, {orrery::Key::kUp, kUp}, {orrery::Key::kDown, kDown},
-                      {orrery::Key::kLeft, kLeft}, {orrery::Key::kRight, kRight}};
+    spec.draw.keys = {{orrery::Key::kNoop, kNoop},
+                      {orrery::Key::kUp, kUp},
+                      {orrery::Key::kDown, kDown},
+                      {orrery::Key::kLeft, kLeft},
+                      {orrery::Key::kRight, kRight}};
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);

@@ -17,13 +17,30 @@ struct Config {
     float accel, drag, radius;
 };
 
-struct Position { using Element = float; float x, y; };         // [worlds, agents, 2] f32
-struct Velocity { using Element = float; float x, y; };
-struct Role { using Element = int32_t; int32_t value; };           // [worlds, agents, 1] i32
-struct Action { using Element = int32_t; int32_t value; };      // [worlds, agents, 1] i32, input
-struct Reward { using Element = float; float value; };          // [worlds, agents, 1] f32
-struct Obs : ArrayOf<float> {};                                 // [worlds, agents, 7 + 4 (agents - 1)] f32
-struct Score { uint32_t tags, steps; };                         // per-world
+struct Position {
+    using Element = float;
+    float x, y;
+}; // [worlds, agents, 2] f32
+struct Velocity {
+    using Element = float;
+    float x, y;
+};
+struct Role {
+    using Element = int32_t;
+    int32_t value;
+}; // [worlds, agents, 1] i32
+struct Action {
+    using Element = int32_t;
+    int32_t value;
+}; // [worlds, agents, 1] i32, input
+struct Reward {
+    using Element = float;
+    float value;
+};                              // [worlds, agents, 1] f32
+struct Obs : ArrayOf<float> {}; // [worlds, agents, 7 + 4 (agents - 1)] f32
+struct Score {
+    uint32_t tags, steps;
+}; // per-world
 static_assert(sizeof(Position) == 8 && sizeof(Action) == 4 && sizeof(Score) == 8);
 
 ORRERY_COMPONENTS(Position, Velocity, Role, Action, Reward, Obs, Score);
@@ -67,10 +84,22 @@ ORRERY_SYSTEM void accelerate(Ctx& ctx, const Action& a, Velocity& v, Reward& r)
 ORRERY_SYSTEM void integrate(Ctx&, Position& p, Velocity& v) {
     p.x += v.x;
     p.y += v.y;
-    if (p.x < 0.0f) { p.x = -p.x; v.x = -v.x; }
-    if (p.x > 1.0f) { p.x = 2.0f - p.x; v.x = -v.x; }
-    if (p.y < 0.0f) { p.y = -p.y; v.y = -v.y; }
-    if (p.y > 1.0f) { p.y = 2.0f - p.y; v.y = -v.y; }
+    if (p.x < 0.0f) {
+        p.x = -p.x;
+        v.x = -v.x;
+    }
+    if (p.x > 1.0f) {
+        p.x = 2.0f - p.x;
+        v.x = -v.x;
+    }
+    if (p.y < 0.0f) {
+        p.y = -p.y;
+        v.y = -v.y;
+    }
+    if (p.y > 1.0f) {
+        p.y = 2.0f - p.y;
+        v.y = -v.y;
+    }
 }
 
 ORRERY_HD inline bool touching(const Position& a, const Position& b, float radius) {
@@ -120,8 +149,10 @@ ORRERY_SYSTEM void keep_time(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     Score& score = ctx.single<Arena, Score>();
     score.steps += 1;
-    if (score.tags >= cfg.tag_limit) ctx.terminate();
-    else if (score.steps >= cfg.horizon) ctx.truncate();
+    if (score.tags >= cfg.tag_limit)
+        ctx.terminate();
+    else if (score.steps >= cfg.horizon)
+        ctx.truncate();
 }
 
 /// Observation: own role, position, velocity; the nearest pellet relative to
@@ -129,20 +160,31 @@ ORRERY_SYSTEM void keep_time(Ctx& ctx) {
 ORRERY_SYSTEM void observe(Ctx& ctx, const Position& p, const Velocity& v, const Role& r, Array<Obs> obs) {
     uint32_t k = 0;
     obs[k++] = float(r.value);
-    obs[k++] = p.x; obs[k++] = p.y; obs[k++] = v.x; obs[k++] = v.y;
+    obs[k++] = p.x;
+    obs[k++] = p.y;
+    obs[k++] = v.x;
+    obs[k++] = v.y;
     float best = 4.0f, bx = 0.0f, by = 0.0f;
     ctx.each<Pellet>([&](Entity e) {
         const Position& q = *ctx.get<Position>(e);
         float dx = q.x - p.x, dy = q.y - p.y;
-        if (dx * dx + dy * dy < best) { best = dx * dx + dy * dy; bx = dx; by = dy; }
+        if (dx * dx + dy * dy < best) {
+            best = dx * dx + dy * dy;
+            bx = dx;
+            by = dy;
+        }
     });
-    obs[k++] = bx; obs[k++] = by;
+    obs[k++] = bx;
+    obs[k++] = by;
     Entity me = ctx.self();
     ctx.each<Agent>([&](Entity e) {
         if (e.index == me.index) return;
         const Position& q = *ctx.get<Position>(e);
         const Velocity& u = *ctx.get<Velocity>(e);
-        obs[k++] = q.x - p.x; obs[k++] = q.y - p.y; obs[k++] = u.x; obs[k++] = u.y;
+        obs[k++] = q.x - p.x;
+        obs[k++] = q.y - p.y;
+        obs[k++] = u.x;
+        obs[k++] = u.y;
     });
 }
 

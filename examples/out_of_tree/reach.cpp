@@ -31,12 +31,17 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // The draw table: what `orrery view` and render() show, as data.
     using orrery::Shape;
     spec.draw.bounds = {0.0f, 0.0f, 1.0f, 1.0f};
-    spec.draw.entity<Goal>().at(orrery::field(&Position::x), orrery::field(&Position::y))
+    spec.draw.entity<Goal>()
+        .at(orrery::field(&Position::x), orrery::field(&Position::y))
         .style({Shape::kRing, {90, 200, 90, 255}, 2 * cfg.radius, "goal"});
-    spec.draw.entity<Agent>().at(orrery::field(&Position::x), orrery::field(&Position::y))
+    spec.draw.entity<Agent>()
+        .at(orrery::field(&Position::x), orrery::field(&Position::y))
         .style({Shape::kCircle, {60, 110, 230, 255}, 0.05f, "agent"});
-    spec.draw.keys = {{orrery::Key::kNoop, kNoop}, {orrery::Key::kUp, kUp}, {orrery::Key::kDown, kDown},
-                      {orrery::Key::kLeft, kLeft}, {orrery::Key::kRight, kRight}};
+    spec.draw.keys = {{orrery::Key::kNoop, kNoop},
+                      {orrery::Key::kUp, kUp},
+                      {orrery::Key::kDown, kDown},
+                      {orrery::Key::kLeft, kLeft},
+                      {orrery::Key::kRight, kRight}};
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);

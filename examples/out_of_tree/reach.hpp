@@ -17,11 +17,25 @@ struct Config {
     float speed, radius;
 };
 
-struct Position { using Element = float; float x, y; };    // [worlds, 2] f32
-struct Action { using Element = int32_t; int32_t value; };  // [worlds] i32, input 0..4
-struct Reward { using Element = float; float value; };     // [worlds] f32
-struct Obs { using Element = float; float v[4]; };         // [worlds, 4] f32: x, y, goal - position
-struct Clock { uint32_t steps; };
+struct Position {
+    using Element = float;
+    float x, y;
+}; // [worlds, 2] f32
+struct Action {
+    using Element = int32_t;
+    int32_t value;
+}; // [worlds] i32, input 0..4
+struct Reward {
+    using Element = float;
+    float value;
+}; // [worlds] f32
+struct Obs {
+    using Element = float;
+    float v[4];
+}; // [worlds, 4] f32: x, y, goal - position
+struct Clock {
+    uint32_t steps;
+};
 static_assert(sizeof(Position) == 8 && sizeof(Obs) == 16 && sizeof(Clock) == 4);
 
 ORRERY_COMPONENTS(Position, Action, Reward, Obs, Clock);
@@ -56,8 +70,10 @@ ORRERY_SYSTEM void walk(Ctx& ctx) {
     ctx.single<Agent, Reward>().value = reached ? 1.0f : -0.01f;
     Clock& clock = ctx.single<Agent, Clock>();
     clock.steps += 1;
-    if (reached) ctx.terminate();
-    else if (clock.steps >= cfg.horizon) ctx.truncate();
+    if (reached)
+        ctx.terminate();
+    else if (clock.steps >= cfg.horizon)
+        ctx.truncate();
 }
 
 /// Observation: own position, then the goal relative to it.

@@ -128,7 +128,7 @@ py::list PySimulator::exports() const {
 }
 
 std::shared_ptr<FfiStepper> PySimulator::ffi_stepper(const std::string& input,
-                                                    const std::vector<std::string>& outputs) const {
+                                                     const std::vector<std::string>& outputs) const {
     auto out = std::make_shared<FfiStepper>();
     out->sim = get();
     if (out->sim->backend().device() != DeviceKind::kCpu)
@@ -269,7 +269,7 @@ double thread_seconds() {
 /// 16 host action sets copied in before each step on the CPU; 8 warm-up steps,
 /// then `steps` timed ones.
 std::pair<double, double> engine_step_seconds(const std::string& env, const EnvOptions& options, uint32_t num_worlds,
-                           const std::string& device, uint32_t threads, uint32_t steps) {
+                                              const std::string& device, uint32_t threads, uint32_t steps) {
     SimOptions o;
     o.num_worlds = num_worlds;
     o.threads = threads;
@@ -319,8 +319,10 @@ std::pair<double, double> engine_loop(const PySimulator& p, const std::string& n
         auto run = [&](uint32_t n) {
             for (uint32_t i = 0; i < n; ++i) {
                 const void* src = reinterpret_cast<const void*>(pool + (i % count) * t.bytes());
-                if (host) s.backend().copy_from_host(t.data, src, t.bytes());
-                else s.backend().copy_within(t.data, src, t.bytes());
+                if (host)
+                    s.backend().copy_from_host(t.data, src, t.bytes());
+                else
+                    s.backend().copy_within(t.data, src, t.bytes());
                 s.step();
             }
             s.synchronize();
@@ -339,9 +341,7 @@ void translate_errors() {
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
-        } catch (const TypeError& e) {
-            set_error(PyExc_TypeError, e.what());
-        } catch (const Error& e) {
+        } catch (const TypeError& e) { set_error(PyExc_TypeError, e.what()); } catch (const Error& e) {
             set_error(PyExc_ValueError, e.what());
         }
     });
@@ -377,25 +377,28 @@ py::dict compile_gpu_kernels(const std::string& name, const EnvOptions& options,
 void bind_simulator(py::module_& m) {
     using Mask = py::array_t<uint8_t, py::array::c_style | py::array::forcecast>;
     using Self = const PySimulator&;
-    auto cls = py::class_<PySimulator>(m, "Simulator", "A batch of worlds of one env (see orrery.make for the user API).");
-    cls
-        .def(py::init<const std::string&, const EnvOptions&, uint32_t, const std::string&, const std::string&,
-                      uint32_t>(),
-             py::arg("env"), py::arg("options"), py::arg("num_worlds"), py::arg("device") = "cpu",
-             py::arg("autoreset") = "next_step", py::arg("threads") = 0)
+    auto cls =
+        py::class_<PySimulator>(m, "Simulator", "A batch of worlds of one env (see orrery.make for the user API).");
+    cls.def(py::init<const std::string&, const EnvOptions&, uint32_t, const std::string&, const std::string&,
+                     uint32_t>(),
+            py::arg("env"), py::arg("options"), py::arg("num_worlds"), py::arg("device") = "cpu",
+            py::arg("autoreset") = "next_step", py::arg("threads") = 0)
         .def("close", &PySimulator::close, "Drops the simulator; live tensor views keep its memory valid.")
         .def_property_readonly("closed", &PySimulator::closed)
         .def_property_readonly("env_name", [](Self p) { return p.get()->spec().name(); })
         .def_property_readonly("num_worlds", [](Self p) { return p.get()->num_worlds(); })
         .def_property_readonly("autoreset", [](Self p) { return autoreset_name(p.get()->options().autoreset); })
         .def_property_readonly("backend", [](Self p) { return p.get()->backend().describe(); })
-        .def_property_readonly("device", [](Self p) {
-            Backend& b = p.get()->backend();
-            return b.device() == DeviceKind::kCpu ? std::string("cpu") : "cuda:" + std::to_string(b.device_index());
-        })
+        .def_property_readonly("device",
+                               [](Self p) {
+                                   Backend& b = p.get()->backend();
+                                   return b.device() == DeviceKind::kCpu ? std::string("cpu")
+                                                                         : "cuda:" + std::to_string(b.device_index());
+                               })
         // So Python can order the simulator's work against PyTorch's streams without host synchronisation.
-        .def_property_readonly("cuda_stream", [](Self p) { return p.get()->backend().native_stream(); },
-                               "CUstream of a CUDA simulator's work (0 on the CPU).")
+        .def_property_readonly(
+            "cuda_stream", [](Self p) { return p.get()->backend().native_stream(); },
+            "CUstream of a CUDA simulator's work (0 on the CPU).")
         .def_property_readonly("env_info", [](Self p) { return p.get()->spec().info(); })
         .def("tensors", &PySimulator::tensors, "Every exported tensor by name (views, no copies).")
         .def("exports", &PySimulator::exports, "The env's export table: archetype, capacity, dims of each tensor.")
@@ -403,23 +406,25 @@ void bind_simulator(py::module_& m) {
         .def("memory_report", &PySimulator::memory_report)
         .def("ffi_stepper", &PySimulator::ffi_stepper, py::arg("input"), py::arg("outputs"),
              "What an XLA FFI step call steps (its address is the call's 'handle'); keep it alive.")
-        .def("reset",
-             [](Self p, uint64_t seed, std::optional<uintptr_t> stream) {
-                 ordered(p, stream, [&](Simulator& s) { s.reset(seed); });
-             },
-             py::arg("seed"), py::arg("stream") = py::none(),
-             "stream: on CUDA, the caller's CUstream to order the reset after and before (None: none).")
-        .def("reset_worlds",
-             [](Self p, Mask mask, std::optional<uintptr_t> stream) {
-                 std::vector<uint8_t> v(mask.data(), mask.data() + mask.size());
-                 ordered(p, stream, [&](Simulator& s) { s.reset_worlds(v); });
-             },
-             py::arg("mask"), py::arg("stream") = py::none())
-        .def("step",
-             [](Self p, std::optional<uintptr_t> stream) { ordered(p, stream, [](Simulator& s) { s.step(); }); },
-             py::arg("stream") = py::none(),
-             "One step; on CUDA with `stream` (a CUstream, 0 the legacy default) ordered against that stream "
-             "by two events, with no host synchronisation.")
+        .def(
+            "reset",
+            [](Self p, uint64_t seed, std::optional<uintptr_t> stream) {
+                ordered(p, stream, [&](Simulator& s) { s.reset(seed); });
+            },
+            py::arg("seed"), py::arg("stream") = py::none(),
+            "stream: on CUDA, the caller's CUstream to order the reset after and before (None: none).")
+        .def(
+            "reset_worlds",
+            [](Self p, Mask mask, std::optional<uintptr_t> stream) {
+                std::vector<uint8_t> v(mask.data(), mask.data() + mask.size());
+                ordered(p, stream, [&](Simulator& s) { s.reset_worlds(v); });
+            },
+            py::arg("mask"), py::arg("stream") = py::none())
+        .def(
+            "step", [](Self p, std::optional<uintptr_t> stream) { ordered(p, stream, [](Simulator& s) { s.step(); }); },
+            py::arg("stream") = py::none(),
+            "One step; on CUDA with `stream` (a CUstream, 0 the legacy default) ordered against that stream "
+            "by two events, with no host synchronisation.")
         .def("engine_loop", &engine_loop, py::arg("input"), py::arg("pool"), py::arg("count"), py::arg("steps"),
              "(wall, thread CPU) seconds per step of orrery bench's loop on this simulator, copying input `input` "
              "from `count` consecutive sets at address `pool` before each step (benchmarks).")
@@ -430,52 +435,65 @@ void bind_simulator(py::module_& m) {
              "CUDA: copies input `input`'s bytes from device address `source` on `stream`, then steps ordered "
              "against `stream`. The caller checks the source's dtype, shape and device.")
         .def("synchronize", [](Self p) { unlocked(p, [](Simulator& s) { s.synchronize(); }); })
-        .def("errors", [](Self p) {
-            std::vector<uint32_t> e = unlocked(p, [](Simulator& s) { return s.errors(); });
-            return py::array_t<uint32_t>(py::ssize_t(e.size()), e.data());
-        })
+        .def("errors",
+             [](Self p) {
+                 std::vector<uint32_t> e = unlocked(p, [](Simulator& s) { return s.errors(); });
+                 return py::array_t<uint32_t>(py::ssize_t(e.size()), e.data());
+             })
         .def("check_errors", [](Self p) { unlocked(p, [](Simulator& s) { s.check_errors(); }); })
-        .def("save_world",
-             [](Self p, uint32_t w) {
-                 WorldSnapshot snap = unlocked(p, [&](Simulator& s) { return s.save_world(w); });
-                 return py::bytes(reinterpret_cast<const char*>(snap.bytes.data()), snap.bytes.size());
-             },
-             py::arg("world"))
-        .def("restore_world",
-             [](Self p, uint32_t w, const py::bytes& data) {
-                 std::string_view v = data;
-                 WorldSnapshot snap{std::vector<uint8_t>(v.begin(), v.end())};
-                 unlocked(p, [&](Simulator& s) { s.restore_world(w, snap); });
-             },
-             py::arg("world"), py::arg("snapshot"))
-        .def("copy_world", [](Self p, uint32_t a, uint32_t b) { unlocked(p, [&](Simulator& s) { s.copy_world(a, b); }); },
-             py::arg("src"), py::arg("dst"))
-        .def("get_state_json",
-             [](Self p, uint32_t w) { return unlocked(p, [&](Simulator& s) { return s.get_state_json(w); }); },
-             py::arg("world"))
-        .def("set_state_json",
-             [](Self p, uint32_t w, const std::string& j) { unlocked(p, [&](Simulator& s) { s.set_state_json(w, j); }); },
-             py::arg("world"), py::arg("state"))
-        .def("state_hash", [](Self p, uint32_t w) { return unlocked(p, [&](Simulator& s) { return s.state_hash(w); }); },
-             py::arg("world"))
-        .def("save_checkpoint",
-             [](Self p, const std::string& f) { unlocked(p, [&](Simulator& s) { s.save_checkpoint(f); }); },
-             py::arg("path"))
-        .def("load_checkpoint",
-             [](Self p, const std::string& f) { unlocked(p, [&](Simulator& s) { s.load_checkpoint(f); }); },
-             py::arg("path"));
+        .def(
+            "save_world",
+            [](Self p, uint32_t w) {
+                WorldSnapshot snap = unlocked(p, [&](Simulator& s) { return s.save_world(w); });
+                return py::bytes(reinterpret_cast<const char*>(snap.bytes.data()), snap.bytes.size());
+            },
+            py::arg("world"))
+        .def(
+            "restore_world",
+            [](Self p, uint32_t w, const py::bytes& data) {
+                std::string_view v = data;
+                WorldSnapshot snap{std::vector<uint8_t>(v.begin(), v.end())};
+                unlocked(p, [&](Simulator& s) { s.restore_world(w, snap); });
+            },
+            py::arg("world"), py::arg("snapshot"))
+        .def(
+            "copy_world",
+            [](Self p, uint32_t a, uint32_t b) { unlocked(p, [&](Simulator& s) { s.copy_world(a, b); }); },
+            py::arg("src"), py::arg("dst"))
+        .def(
+            "get_state_json",
+            [](Self p, uint32_t w) { return unlocked(p, [&](Simulator& s) { return s.get_state_json(w); }); },
+            py::arg("world"))
+        .def(
+            "set_state_json",
+            [](Self p, uint32_t w, const std::string& j) {
+                unlocked(p, [&](Simulator& s) { s.set_state_json(w, j); });
+            },
+            py::arg("world"), py::arg("state"))
+        .def(
+            "state_hash", [](Self p, uint32_t w) { return unlocked(p, [&](Simulator& s) { return s.state_hash(w); }); },
+            py::arg("world"))
+        .def(
+            "save_checkpoint",
+            [](Self p, const std::string& f) { unlocked(p, [&](Simulator& s) { s.save_checkpoint(f); }); },
+            py::arg("path"))
+        .def(
+            "load_checkpoint",
+            [](Self p, const std::string& f) { unlocked(p, [&](Simulator& s) { s.load_checkpoint(f); }); },
+            py::arg("path"));
 #ifdef ORRERY_PYTHON_RENDER
     // Present only where render/ was built: Env.render() checks for it.
-    cls.def("render",
-            [](Self p, uint32_t w, uint32_t width, uint32_t height) {
-                const char* vk = std::getenv("ORRERY_VK_DEVICE"); // as for orrery-view and orrery-record
-                const std::string device = vk ? vk : "";
-                std::vector<uint8_t> px = unlocked(
-                    p, [&](Simulator& s) { return render::render_world_rgba(s, w, width, height, device); });
-                return py::bytes(reinterpret_cast<const char*>(px.data()), px.size());
-            },
-            py::arg("world"), py::arg("width") = 512, py::arg("height") = 512,
-            "RGBA8 pixels of one world (height rows of width * 4 bytes, top row first), drawn offscreen.");
+    cls.def(
+        "render",
+        [](Self p, uint32_t w, uint32_t width, uint32_t height) {
+            const char* vk = std::getenv("ORRERY_VK_DEVICE"); // as for orrery-view and orrery-record
+            const std::string device = vk ? vk : "";
+            std::vector<uint8_t> px =
+                unlocked(p, [&](Simulator& s) { return render::render_world_rgba(s, w, width, height, device); });
+            return py::bytes(reinterpret_cast<const char*>(px.data()), px.size());
+        },
+        py::arg("world"), py::arg("width") = 512, py::arg("height") = 512,
+        "RGBA8 pixels of one world (height rows of width * 4 bytes, top row first), drawn offscreen.");
 #endif
 }
 

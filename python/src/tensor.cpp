@@ -13,10 +13,10 @@ namespace orrery::python {
 
 namespace {
 constexpr ElementType kTypes[] = {
-    {"uint8", "|u1", {kDLUInt, 8, 1}, 1},    {"int8", "|i1", {kDLInt, 8, 1}, 1},
-    {"int32", "<i4", {kDLInt, 32, 1}, 4},    {"uint32", "<u4", {kDLUInt, 32, 1}, 4},
+    {"uint8", "|u1", {kDLUInt, 8, 1}, 1},     {"int8", "|i1", {kDLInt, 8, 1}, 1},
+    {"int32", "<i4", {kDLInt, 32, 1}, 4},     {"uint32", "<u4", {kDLUInt, 32, 1}, 4},
     {"float32", "<f4", {kDLFloat, 32, 1}, 4}, {"int64", "<i8", {kDLInt, 64, 1}, 8},
-    {"uint16", "<u2", {kDLUInt, 16, 1}, 2},  {"int16", "<i2", {kDLInt, 16, 1}, 2},
+    {"uint16", "<u2", {kDLUInt, 16, 1}, 2},   {"int16", "<i2", {kDLInt, 16, 1}, 2},
     {"bool", "|b1", {kDLBool, 8, 1}, 1},
 };
 
@@ -87,7 +87,8 @@ ElementType element_type(DType t) { return element_type(std::string(dtype_name(t
 ElementType element_type(const std::string& name) {
     for (const ElementType& e : kTypes)
         if (name == e.name) return e;
-    throw TypeError("dtype='" + name + "' is not supported; expected uint8, int8, uint16, int16, int32, uint32, float32, int64 or bool");
+    throw TypeError("dtype='" + name +
+                    "' is not supported; expected uint8, int8, uint16, int16, int32, uint32, float32, int64 or bool");
 }
 
 Tensor::Tensor(std::shared_ptr<Simulator> owner, const TensorView& v)
@@ -156,12 +157,12 @@ std::string device_string(const Tensor& t) {
 
 /// The __dlpack__ keywords of the array API: a 1.x capsule when the consumer
 /// says it understands one, no copies, no moves between devices.
-py::object dlpack(py::object self, py::object stream, py::object max_version, py::object dl_device,
-                  py::object copy) {
+py::object dlpack(py::object self, py::object stream, py::object max_version, py::object dl_device, py::object copy) {
     const Tensor& t = self.cast<const Tensor&>();
     DLDevice own = t.dl_device();
     if (!copy.is_none() && copy.cast<bool>())
-        throw py::buffer_error("orrery tensor '" + t.name() + "' is exported without copying; copy=True is not supported");
+        throw py::buffer_error("orrery tensor '" + t.name() +
+                               "' is exported without copying; copy=True is not supported");
     if (!dl_device.is_none()) {
         auto want = dl_device.cast<std::pair<int, int>>();
         if (want.first != int(own.device_type) || want.second != own.device_id)
@@ -182,8 +183,9 @@ void bind_tensor(py::module_& m) {
     py::class_<Tensor>(m, "Tensor", "A zero-copy view of one simulator tensor (DLPack, array interfaces).")
         .def_property_readonly("name", &Tensor::name)
         .def_property_readonly("shape", [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
-        .def_property_readonly("user_shape", [](const Tensor& t) { return py::tuple(py::cast(t.user_shape())); },
-                               "The shape orrery.Env shows (the engine's TensorView::user_shape).")
+        .def_property_readonly(
+            "user_shape", [](const Tensor& t) { return py::tuple(py::cast(t.user_shape())); },
+            "The shape orrery.Env shows (the engine's TensorView::user_shape).")
         .def_property_readonly("dtype", [](const Tensor& t) { return std::string(t.dtype().name); })
         .def_property_readonly("data_ptr", &Tensor::data_ptr)
         .def_property_readonly("nbytes", &Tensor::nbytes)
@@ -191,14 +193,15 @@ void bind_tensor(py::module_& m) {
         .def_property_readonly("device", &device_string)
         .def("view", &Tensor::view, py::arg("dtype"), py::arg("shape"),
              "The same memory with another shape, or uint8 seen as bool.")
-        .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(),
-             py::arg("max_version") = py::none(), py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
+        .def("__dlpack__", &dlpack, py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
+             py::arg("dl_device") = py::none(), py::arg("copy") = py::none())
         .def("__dlpack_device__",
              [](const Tensor& t) { return py::make_tuple(int(t.dl_device().device_type), t.dl_device().device_id); })
         .def_property_readonly("__array_interface__",
                                [](const Tensor& t) {
                                    if (t.dl_device().device_type != kDLCPU)
-                                       throw py::attribute_error("__array_interface__: tensor is on " + device_string(t));
+                                       throw py::attribute_error("__array_interface__: tensor is on " +
+                                                                 device_string(t));
                                    return t.array_interface();
                                })
         .def_property_readonly("__cuda_array_interface__",
@@ -211,8 +214,8 @@ void bind_tensor(py::module_& m) {
         .def("__repr__", [](const Tensor& t) {
             std::string s = "orrery.Tensor('" + t.name() + "', shape=(";
             for (size_t i = 0; i < t.shape().size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape()[i]);
-            return s + (t.shape().size() == 1 ? ",)" : ")") + ", dtype=" + t.dtype().name + ", device=" +
-                   device_string(t) + ")";
+            return s + (t.shape().size() == 1 ? ",)" : ")") + ", dtype=" + t.dtype().name +
+                   ", device=" + device_string(t) + ")";
         });
 }
 

@@ -19,7 +19,8 @@ ffi::Error wrong_size(const std::string& what, size_t got, size_t want) {
 ffi::Error step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi::Result<ffi::AnyBuffer> reward,
                 ffi::Result<ffi::AnyBuffer> terminated, ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
     auto* s = reinterpret_cast<FfiStepper*>(handle);
-    if (!s || !s->sim || s->outputs.size() != 4) return ffi::Error(ffi::ErrorCode::kInvalidArgument, "orrery step: bad handle");
+    if (!s || !s->sim || s->outputs.size() != 4)
+        return ffi::Error(ffi::ErrorCode::kInvalidArgument, "orrery step: bad handle");
     if (actions.size_bytes() != s->input.bytes()) return wrong_size("actions", actions.size_bytes(), s->input.bytes());
     ffi::Result<ffi::AnyBuffer>* outs[4] = {&obs, &reward, &terminated, &truncated};
     for (size_t k = 0; k < 4; ++k)

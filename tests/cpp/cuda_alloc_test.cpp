@@ -19,12 +19,12 @@
 #define CHURN_STR2(...) #__VA_ARGS__
 #define CHURN_STR(...) CHURN_STR2(__VA_ARGS__)
 // One env text for the host and NVRTC, so both see the same component ids.
-#define CHURN_ENV                                                                                                  \
-    struct Value {                                                                                                 \
-        orrery::uint32_t v;                                                                                        \
-    };                                                                                                             \
-    ORRERY_COMPONENTS(Value);                                                                                      \
-    ORRERY_ARCHETYPE(Thing, Value);                                                                                \
+#define CHURN_ENV                                                                                                      \
+    struct Value {                                                                                                     \
+        orrery::uint32_t v;                                                                                            \
+    };                                                                                                                 \
+    ORRERY_COMPONENTS(Value);                                                                                          \
+    ORRERY_ARCHETYPE(Thing, Value);                                                                                    \
     ORRERY_ARCHETYPES(Thing);
 
 namespace churn {
@@ -114,9 +114,7 @@ CompiledModule compile_kernels() {
 TEST(CudaAlloc, CreateAndDestroyUnderContention) {
     try {
         nvrtc();
-    } catch (const orrery::Error& e) {
-        GTEST_SKIP() << e.what();
-    }
+    } catch (const orrery::Error& e) { GTEST_SKIP() << e.what(); }
     CompiledModule m = compile_kernels();
     if (std::string why = gpu_unavailable(); !why.empty()) GTEST_SKIP() << "no usable GPU: " << why;
     const DriverApi& d = driver();

@@ -117,9 +117,8 @@ void run_parity(const std::string& env, orrery::AutoReset mode, uint32_t worlds,
             ASSERT_EQ(diff, "") << env << ": " << names[i] << " differs from the cpu at step " << step;
             auto got = tensors_of(*sims[i]);
             for (size_t t = 0; t < got.size(); ++t)
-                ASSERT_TRUE(got[t] == want_tensors[t])
-                    << env << ": tensor '" << cpu.tensors()[t].name << "' differs on " << names[i] << " at step "
-                    << step;
+                ASSERT_TRUE(got[t] == want_tensors[t]) << env << ": tensor '" << cpu.tensors()[t].name
+                                                       << "' differs on " << names[i] << " at step " << step;
         }
         ASSERT_NO_THROW(cpu.check_errors());
     }

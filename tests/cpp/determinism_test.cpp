@@ -80,7 +80,8 @@ const std::vector<Scenario>& scenarios() {
         // Random starts draw from the RNG at every reset; the featurizer adds an archetype.
         // The physics module's crowd: 30 bodies with random starts in a walled room, pushed by the action.
         {"physics_crowd", "physics_scenes", {{"scene", "crowd"}, {"horizon", "60"}}},
-        {"cramped_room_random_featurized", "overcooked",
+        {"cramped_room_random_featurized",
+         "overcooked",
          {{"layout", "cramped_room"}, {"horizon", "90"}, {"start", "random"}, {"featurized", "true"}}},
     };
     return all;
@@ -252,8 +253,7 @@ RunResult run(const Pin& pin, orrery::SimOptions opts) {
         if (step > 0) {
             std::vector<uint8_t> done = finished(sim);
             out.episode_ends += done[0];
-            if (pin.mode == AutoReset::kDisabled && std::count(done.begin(), done.end(), 1) > 0)
-                sim.reset_worlds(done);
+            if (pin.mode == AutoReset::kDisabled && std::count(done.begin(), done.end(), 1) > 0) sim.reset_worlds(done);
         }
         write_actions(sim, step);
         sim.step();
@@ -278,8 +278,9 @@ orrery::SimOptions options(const std::string& device, uint32_t worlds, uint32_t 
 /// The pin's row as it would be written in kPins, for a deliberate update.
 std::string pin_row(const Pin& pin, const RunResult& r) {
     char buf[256];
-    std::snprintf(buf, sizeof buf, "    {\"%s\", AutoReset::%s, {0x%016" PRIx64 ", 0x%016" PRIx64 ", 0x%016" PRIx64
-                  "}, 0x%016" PRIx64 "},",
+    std::snprintf(buf, sizeof buf,
+                  "    {\"%s\", AutoReset::%s, {0x%016" PRIx64 ", 0x%016" PRIx64 ", 0x%016" PRIx64 "}, 0x%016" PRIx64
+                  "},",
                   pin.scenario, mode_name(pin.mode), r.batch[0], r.batch[1], r.batch[2], r.worlds[0]);
     return buf;
 }
@@ -289,7 +290,8 @@ void expect_pinned(const Pin& pin, const RunResult& r, const std::string& what) 
     bool same = r.worlds[0] == pin.world0;
     for (int i = 0; i < 3; ++i) same = same && r.batch[i] == pin.batch[i];
     EXPECT_TRUE(same) << what << ": the state hashes differ from the pinned ones. If the change is intended, "
-                      << "replace the row in kPins with\n" << pin_row(pin, r) << "\nand give the reason in the "
+                      << "replace the row in kPins with\n"
+                      << pin_row(pin, r) << "\nand give the reason in the "
                       << "commit message (docs/decisions.md, \"Pinned determinism hashes\").";
 }
 

@@ -22,9 +22,7 @@ Simulator make_sim(uint32_t worlds, uint32_t threads = 1, uint32_t capacity = pr
     return Simulator(probe::make_spec(capacity), o);
 }
 
-int32_t* cmd(Simulator& sim, uint32_t world) {
-    return static_cast<int32_t*>(sim.tensor("cmd").data) + world;
-}
+int32_t* cmd(Simulator& sim, uint32_t world) { return static_cast<int32_t*>(sim.tensor("cmd").data) + world; }
 
 TEST(Storage, ColumnsAreDenseWorldSlabsAtFixedAddresses) {
     Simulator sim = make_sim(5);
@@ -231,7 +229,8 @@ TEST(TaskGraph, PlanAppendsBarriersAndAutoResetOps) {
     auto it = std::find_if(p.step.begin(), p.step.end(), [](const Op& o) { return o.kind == OpKind::kEndStep; });
     ASSERT_NE(it, p.step.end());
     EXPECT_EQ((it - 1)->node->system.kind, NodeKind::kApplyDestroys); // the step phase ends at a barrier
-    EXPECT_TRUE(std::any_of(p.step.begin(), p.step.end(), [](const Op& o) { return o.kind == OpKind::kFinishSameStep; }));
+    EXPECT_TRUE(
+        std::any_of(p.step.begin(), p.step.end(), [](const Op& o) { return o.kind == OpKind::kFinishSameStep; }));
     EXPECT_EQ(p.reset.front().kind, OpKind::kBeginRequestedReset);
 }
 
@@ -242,16 +241,12 @@ TEST(Spec, IncompleteTablesAreRejectedWithTheirName) {
     try {
         spec.validate();
         FAIL() << "expected an error";
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("archetype"), std::string::npos) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("archetype"), std::string::npos) << e.what(); }
     EnvSpec no_dims = ORRERY_ENV_SPEC("nodims", "none.hpp");
     try {
         no_dims.validate();
         FAIL() << "expected an error";
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("Wide"), std::string::npos) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("Wide"), std::string::npos) << e.what(); }
 }
 
 } // namespace

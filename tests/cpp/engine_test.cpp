@@ -25,14 +25,15 @@ SimOptions opts(uint32_t worlds, uint32_t threads, AutoReset mode = AutoReset::k
     return o;
 }
 
-Simulator make_tag(uint32_t worlds, uint32_t threads, AutoReset mode = AutoReset::kNextStep,
-                   EnvOptions env = {}) {
+Simulator make_tag(uint32_t worlds, uint32_t threads, AutoReset mode = AutoReset::kNextStep, EnvOptions env = {}) {
     register_builtin_envs();
     return Simulator(make_env_spec("tag", env), opts(worlds, threads, mode));
 }
 
 /// The action world w takes at step t: a fixed function of (w, t) only.
-int32_t action_of(uint32_t w, uint32_t t, uint32_t agent) { return int32_t((w * 7 + t * 13 + agent * 5 + (t >> 3)) % 5); }
+int32_t action_of(uint32_t w, uint32_t t, uint32_t agent) {
+    return int32_t((w * 7 + t * 13 + agent * 5 + (t >> 3)) % 5);
+}
 
 void set_actions(Simulator& sim, uint32_t t) {
     const TensorView& a = sim.tensor("action");
@@ -261,9 +262,7 @@ class Checkpoint : public ::testing::Test {
         try {
             sim.load_checkpoint(path);
             ADD_FAILURE() << "expected rejection containing '" << needle << "'";
-        } catch (const Error& e) {
-            EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
-        }
+        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what(); }
         EXPECT_EQ(hashes(sim), before) << "a rejected checkpoint changed the simulator";
     }
 };
@@ -352,15 +351,11 @@ TEST(BadInput, UnknownEnvOptionAndDeviceAreNamed) {
     try {
         make_env_spec("nope", {});
         FAIL();
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("tag"), std::string::npos) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("tag"), std::string::npos) << e.what(); }
     try {
         make_env_spec("tag", {{"pursuerz", "3"}});
         FAIL();
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("pursuerz"), std::string::npos) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("pursuerz"), std::string::npos) << e.what(); }
     EXPECT_THROW(make_env_spec("tag", {{"pursuers", "0"}}), Error);
     SimOptions o;
     o.device = "tpu";

@@ -15,14 +15,12 @@ inline std::string gpu_unavailable() {
         orrery::cuda::device_info(0);
         orrery::cuda::nvrtc();
         return "";
-    } catch (const orrery::Error& e) {
-        return e.what();
-    }
+    } catch (const orrery::Error& e) { return e.what(); }
 }
 
 /// Skips the current test, with the reason, when gpu_unavailable() says so.
-#define REQUIRE_GPU()                                                                                              \
-    do {                                                                                                           \
-        std::string why_ = gpu_unavailable();                                                                      \
-        if (!why_.empty()) GTEST_SKIP() << "no usable GPU: " << why_;                                              \
+#define REQUIRE_GPU()                                                                                                  \
+    do {                                                                                                               \
+        std::string why_ = gpu_unavailable();                                                                          \
+        if (!why_.empty()) GTEST_SKIP() << "no usable GPU: " << why_;                                                  \
     } while (0)

@@ -123,9 +123,7 @@ TEST(Module, CheckpointsNameTheirAssetsByHash) {
     try {
         differs.load_checkpoint(path);
         FAIL() << "a checkpoint made with other assets was loaded";
-    } catch (const Error& e) {
-        EXPECT_NE(std::string(e.what()).find("assets_sha256"), std::string::npos) << e.what();
-    }
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("assets_sha256"), std::string::npos) << e.what(); }
     EXPECT_EQ(differs.state_hash(2), before); // untouched
 }
 
@@ -136,7 +134,10 @@ TEST(Module, SystemsReachEveryArchetypeWithTheirComponents) {
     std::vector<orbit::Pos> before;
     sim.read_world(1, [&](Ctx& ctx) {
         uint32_t n = 0;
-        ctx.each_with<orbit::Pos>([&](Entity e) { before.push_back(*ctx.get<orbit::Pos>(e)); ++n; });
+        ctx.each_with<orbit::Pos>([&](Entity e) {
+            before.push_back(*ctx.get<orbit::Pos>(e));
+            ++n;
+        });
         EXPECT_EQ(n, 5u);
         EXPECT_EQ(ctx.count<planets::Moon>(), 2u);
     });
@@ -265,10 +266,9 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
             req.use_cache = false;
             try {
                 cuda::CompiledModule m = cuda::compile_module(req);
-                EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
-            } catch (const Error& e) {
-                FAIL() << e.what() << "\n--- generated source ---\n" << k.text;
-            }
+                EXPECT_EQ(m.cubin.substr(0, 4), "\x7f"
+                                                "ELF");
+            } catch (const Error& e) { FAIL() << e.what() << "\n--- generated source ---\n" << k.text; }
         }
     }
     cuda::CompileRequest missing;
@@ -309,7 +309,8 @@ void gpu_parity(EnvSpec (*make)(), uint32_t worlds, uint32_t steps, bool expect_
 
 TEST(Module, GpuMatchesTheCpuInEveryKernelForm) {
     REQUIRE_GPU();
-    gpu_parity(+[] { return spec(); }, 300, 120, true);
+    gpu_parity(
+        +[] { return spec(); }, 300, 120, true);
 }
 
 TEST(Module, GpuLargeWorldsRunDirectWithABlockPerWorld) {

@@ -110,8 +110,8 @@ TEST_F(Cache, TruncatedOrPlantedEntriesAreRejected) {
 TEST_F(Cache, EntriesOthersCouldWriteAreNotLoaded) {
     CompiledModule a = orrery::cuda::compile_module(request());
     const std::string good = read(a.cache_path);
-    fs::permissions(a.cache_path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_write |
-                                      fs::perms::others_write);
+    fs::permissions(a.cache_path,
+                    fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write);
     EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache) << "an entry writable by others was loaded";
     // A symbolic link to a well-formed entry elsewhere (anyone's file) is not followed.
     fs::path elsewhere = dir_ / "elsewhere.cubin";

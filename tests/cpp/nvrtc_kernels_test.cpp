@@ -16,9 +16,7 @@ namespace {
 int target_arch() {
     try {
         return orrery::cuda::device_info(0).arch;
-    } catch (const orrery::Error&) {
-        return 90;
-    }
+    } catch (const orrery::Error&) { return 90; }
 }
 
 void compile_all(orrery::AutoReset mode, orrery::cuda::KernelForm form, int arch = target_arch()) {
@@ -47,12 +45,11 @@ void compile_all(orrery::AutoReset mode, orrery::cuda::KernelForm form, int arch
         orrery::cuda::CompiledModule m;
         try {
             m = orrery::cuda::compile_module(req);
-        } catch (const orrery::Error& e) {
-            FAIL() << e.what() << "\n--- generated source ---\n" << k.text;
-        }
+        } catch (const orrery::Error& e) { FAIL() << e.what() << "\n--- generated source ---\n" << k.text; }
         // A cubin is an ELF image: it starts with the ELF magic and holds every kernel's name.
         ASSERT_GT(m.cubin.size(), 4u);
-        EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
+        EXPECT_EQ(m.cubin.substr(0, 4), "\x7f"
+                                        "ELF");
         for (const std::string& kname : k.step_kernels) EXPECT_NE(m.cubin.find(kname), std::string::npos) << kname;
         for (const std::string& kname : k.reset_kernels) EXPECT_NE(m.cubin.find(kname), std::string::npos) << kname;
         EXPECT_EQ(k.staged_step_kernel.empty(), form != KernelForm::kStaged);

@@ -31,9 +31,7 @@ std::unique_ptr<orrery::Simulator> make(orrery::EnvOptions opts, uint32_t worlds
 template <class F> std::string error_of(F&& f) {
     try {
         f();
-    } catch (const orrery::Error& e) {
-        return e.what();
-    }
+    } catch (const orrery::Error& e) { return e.what(); }
     return "";
 }
 
@@ -98,7 +96,9 @@ TEST(Overcooked, JaxmarlStartsUseItsCellsAndRandomFacing) {
         facings.insert(s["players"][0]["orientation"].dump());
     }
     EXPECT_EQ(facings.size(), 4u);
-    EXPECT_NE(error_of([] { make({{"layout_grid", "XXPXX|O12 O|X   X|XDXSX"}, {"start", "jaxmarl"}}); }).find("classic"),
+    EXPECT_NE(error_of([] {
+                  make({{"layout_grid", "XXPXX|O12 O|X   X|XDXSX"}, {"start", "jaxmarl"}});
+              }).find("classic"),
               std::string::npos);
 }
 
@@ -139,7 +139,8 @@ TEST(Overcooked, SetStateRefreshesTheObservation) {
 
 TEST(Overcooked, StateRoundTripsBetweenWorlds) {
     auto sim = make({{"layout", "coordination_ring"}}, 2);
-    const char* state = R"({"players":[{"position":[1,1],"orientation":[-1,0],"held_object":{"name":"soup","position":[1,1],
+    const char* state =
+        R"({"players":[{"position":[1,1],"orientation":[-1,0],"held_object":{"name":"soup","position":[1,1],
         "_ingredients":[{"name":"onion","position":[1,1]},{"name":"onion","position":[1,1]},{"name":"onion","position":[1,1]}],
         "cooking_tick":20,"is_cooking":false,"is_ready":true,"is_idle":false,"cook_time":20,"_cooking_tick":20}},
         {"position":[3,3],"orientation":[0,1],"held_object":null}],
@@ -170,12 +171,14 @@ TEST(Overcooked, BadStateDictsNameTheFieldAndLeaveTheWorldUntouched) {
         {with(p0, R"([{"name":"banana","position":[0,1]}])"), "objects[0].name"},
         {with(p0, R"([{"name":"onion","position":[7,1]}])"), "objects[0].position"},
         {with(p0, R"([{"name":"onion","position":[2,2]}])"), "is not a counter or a pot"},
-        {with(p0, R"([{"name":"onion","position":[0,2]},{"name":"dish","position":[0,2]}])"), "two objects on one cell"},
+        {with(p0, R"([{"name":"onion","position":[0,2]},{"name":"dish","position":[0,2]}])"),
+         "two objects on one cell"},
         {with(p0, R"([{"name":"dish","position":[2,0]}])"), "only a soup can be in a pot"},
         {with(p0, R"([{"name":"soup","position":[0,2],"_ingredients":[{"name":"onion"}],"cooking_tick":-1}])"),
          "must be cooked"},
         {with(p0, R"([{"name":"soup","position":[2,0],"_ingredients":[{"name":"onion"},{"name":"onion"},
-            {"name":"onion"},{"name":"onion"}]}])"), "objects[0]._ingredients"},
+            {"name":"onion"},{"name":"onion"}]}])"),
+         "objects[0]._ingredients"},
         {with(p0, R"([{"name":"soup","position":[2,0],"_ingredients":[{"name":"onion"}],"cooking_tick":21}])"),
          "cooking_tick"},
         {with(R"({"position":[0,0],"orientation":[0,-1],"held_object":null})", "[]"), "players[0].position"},
@@ -232,13 +235,19 @@ TEST(Overcooked, LayoutFilesReportFileLines) {
 
 TEST(Overcooked, BadOptionsAreErrors) {
     EXPECT_NE(error_of([] { make({{"layout", "kitchen"}}); }).find("cramped_room"), std::string::npos);
-    EXPECT_NE(error_of([] { make({{"layout", "cramped_room"}, {"layout_grid", "XPX"}}); }).find("only one"),
+    EXPECT_NE(error_of([] {
+                  make({{"layout", "cramped_room"}, {"layout_grid", "XPX"}});
+              }).find("only one"),
               std::string::npos);
     EXPECT_NE(error_of([] { make({{"start", "sideways"}}); }).find("start=sideways"), std::string::npos);
-    EXPECT_NE(error_of([] { make({{"layout_file", "/nonexistent.layout"}}); }).find("cannot open layout_file"),
+    EXPECT_NE(error_of([] {
+                  make({{"layout_file", "/nonexistent.layout"}});
+              }).find("cannot open layout_file"),
               std::string::npos);
     std::string tomato = kDataDir + "more/cramped_room_tomato.layout";
-    EXPECT_NE(error_of([&] { make({{"layout_file", tomato}, {"old_dynamics", "true"}}); }).find("3 ingredients"),
+    EXPECT_NE(error_of([&] {
+                  make({{"layout_file", tomato}, {"old_dynamics", "true"}});
+              }).find("3 ingredients"),
               std::string::npos);
     EXPECT_EQ(error_of([&] { make({{"layout_file", tomato}}); }), "");
 }
@@ -269,7 +278,8 @@ TEST(Overcooked, ObservationDoesNotDependOnTheLaneCount) {
         const uint8_t* want = static_cast<const uint8_t*>(sims[0]->tensor("obs").data);
         for (size_t i = 0; i < bytes; ++i) nonzero += want[i] != 0;
         for (size_t k = 1; k < sims.size(); ++k)
-            ASSERT_EQ(0, std::memcmp(want, sims[k]->tensor("obs").data, bytes)) << "lanes run " << k << ", step " << step;
+            ASSERT_EQ(0, std::memcmp(want, sims[k]->tensor("obs").data, bytes))
+                << "lanes run " << k << ", step " << step;
     }
     EXPECT_GT(nonzero, 300u * 8 * 2 * 40); // terrain alone marks 40+ cells per chef
     EXPECT_THROW(

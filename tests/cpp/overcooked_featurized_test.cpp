@@ -103,9 +103,7 @@ TEST(OvercookedFeaturized, BadValueIsRejected) {
     std::string msg;
     try {
         make({{"featurized", "2"}});
-    } catch (const orrery::Error& e) {
-        msg = e.what();
-    }
+    } catch (const orrery::Error& e) { msg = e.what(); }
     EXPECT_NE(msg.find("featurized=2"), std::string::npos) << msg;
     EXPECT_NE(msg.find("expected true or false"), std::string::npos) << msg;
 }
@@ -118,7 +116,7 @@ TEST(OvercookedFeaturized, AbsentByDefault) {
         for (const orrery::TensorView& t : sim->tensors()) EXPECT_EQ(t.name.find("featurized"), std::string::npos);
         EXPECT_THROW(sim->tensor("featurized_obs"), orrery::Error);
         EXPECT_EQ(sim->spec().archetype_specs().size(), 2u); // Chef and Kitchen only
-        ASSERT_EQ(sim->spec().component_specs().size(), 9u);  // the table from before the option
+        ASSERT_EQ(sim->spec().component_specs().size(), 9u); // the table from before the option
         EXPECT_EQ(sim->spec().component_specs().back().name, "Counters");
         EXPECT_EQ(sim->spec().config_bytes().size(), sizeof(overcooked::Config));
     }
@@ -132,9 +130,7 @@ TEST(OvercookedFeaturized, AbsentByDefault) {
 TEST(OvercookedFeaturized, NvrtcCompilesMegakernel) {
     try {
         orrery::cuda::nvrtc();
-    } catch (const orrery::Error& e) {
-        GTEST_SKIP() << "NVRTC missing: " << e.what();
-    }
+    } catch (const orrery::Error& e) { GTEST_SKIP() << "NVRTC missing: " << e.what(); }
     orrery::register_builtin_envs();
     for (const char* layout : {"cramped_room", "counter_circuit_o_1order"}) {
         orrery::EnvSpec spec = orrery::make_env_spec("overcooked", {{"layout", layout}, {"featurized", "1"}});
@@ -149,7 +145,8 @@ TEST(OvercookedFeaturized, NvrtcCompilesMegakernel) {
         req.use_cache = false;
         orrery::cuda::CompiledModule m;
         ASSERT_NO_THROW(m = orrery::cuda::compile_module(req)) << layout;
-        EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
+        EXPECT_EQ(m.cubin.substr(0, 4), "\x7f"
+                                        "ELF");
         EXPECT_NE(m.cubin.find(k.staged_step_kernel), std::string::npos);
         EXPECT_FALSE(m.from_cache);
     }

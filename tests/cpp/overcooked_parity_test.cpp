@@ -53,8 +53,10 @@ Trajectory load(const std::string& dir, const std::string& file) {
         if (e == std::string::npos) e = text.size();
         if (e == b) continue;
         json line = json::parse(text.substr(b, e - b));
-        if (line["type"] == "header") t.header = line;
-        else if (line["type"] == "step") t.steps.push_back(line);
+        if (line["type"] == "header")
+            t.header = line;
+        else if (line["type"] == "step")
+            t.steps.push_back(line);
     }
     return t;
 }
@@ -144,9 +146,9 @@ std::string reward_diff(const std::map<std::string, std::vector<float>>& rewards
             at("shaped_r_by_agent", p) != step["shaped_r_by_agent"][p].get<float>() ||
             at("reward", p) != step["sparse_reward"].get<float>())
             return "rewards of player " + std::to_string(p) + ": sparse " + std::to_string(at("sparse_r_by_agent", p)) +
-                   ", shaped " + std::to_string(at("shaped_r_by_agent", p)) + ", team " + std::to_string(at("reward", p)) +
-                   "; want " + step["sparse_r_by_agent"].dump() + " " + step["shaped_r_by_agent"].dump() + " " +
-                   step["sparse_reward"].dump();
+                   ", shaped " + std::to_string(at("shaped_r_by_agent", p)) + ", team " +
+                   std::to_string(at("reward", p)) + "; want " + step["sparse_r_by_agent"].dump() + " " +
+                   step["shaped_r_by_agent"].dump() + " " + step["sparse_reward"].dump();
     }
     return "";
 }
@@ -162,7 +164,8 @@ void set_actions(orrery::Simulator& sim, const std::vector<Trajectory>& trajs, s
 bool check_step(orrery::Simulator& sim, const std::vector<Trajectory>& trajs, size_t t) {
     std::vector<uint8_t> truncated = host<uint8_t>(sim, "truncated"), obs = host<uint8_t>(sim, "obs");
     std::map<std::string, std::vector<float>> rewards;
-    for (const char* name : {"reward", "sparse_r_by_agent", "shaped_r_by_agent"}) rewards[name] = host<float>(sim, name);
+    for (const char* name : {"reward", "sparse_r_by_agent", "shaped_r_by_agent"})
+        rewards[name] = host<float>(sim, name);
     for (uint32_t w = 0; w < trajs.size(); ++w) {
         const json& step = trajs[w].steps[t];
         std::string where = trajs[w].file + " step " + std::to_string(t) + ": ";
@@ -224,9 +227,7 @@ bool cuda_available() {
         try {
             make_sim(kDataDir, "cramped_room", "new", 1, "cuda");
             return true;
-        } catch (const orrery::Error&) {
-            return false;
-        }
+        } catch (const orrery::Error&) { return false; }
     }();
     return available;
 }
@@ -243,8 +244,7 @@ TEST_P(Parity, TeacherForcedOnCuda) {
 void replay_folder(const std::string& dir) {
     std::set<std::pair<std::string, std::string>> groups;
     const json m = manifest(dir);
-    for (const json& f : m["files"])
-        groups.insert({f["layout"].get<std::string>(), f["dynamics"].get<std::string>()});
+    for (const json& f : m["files"]) groups.insert({f["layout"].get<std::string>(), f["dynamics"].get<std::string>()});
     ASSERT_FALSE(groups.empty()) << dir << "manifest.json lists no files";
     for (const auto& [layout, dynamics] : groups) {
         SCOPED_TRACE(layout + " " + dynamics);
@@ -264,14 +264,18 @@ TEST(OvercookedParity, ExtraDataDir) {
 }
 
 const Group kGroups[] = {
-    {"cramped_room", "old"},          {"cramped_room", "new"},
-    {"asymmetric_advantages", "old"}, {"asymmetric_advantages", "new"},
-    {"coordination_ring", "old"},     {"coordination_ring", "new"},
-    {"forced_coordination", "old"},   {"forced_coordination", "new"},
-    {"counter_circuit_o_1order", "old"}, {"counter_circuit_o_1order", "new"},
+    {"cramped_room", "old"},
+    {"cramped_room", "new"},
+    {"asymmetric_advantages", "old"},
+    {"asymmetric_advantages", "new"},
+    {"coordination_ring", "old"},
+    {"coordination_ring", "new"},
+    {"forced_coordination", "old"},
+    {"forced_coordination", "new"},
+    {"counter_circuit_o_1order", "old"},
+    {"counter_circuit_o_1order", "new"},
 };
-INSTANTIATE_TEST_SUITE_P(Reference, Parity, ::testing::ValuesIn(kGroups), [](const auto& info) {
-    return info.param.layout + "_" + info.param.dynamics;
-});
+INSTANTIATE_TEST_SUITE_P(Reference, Parity, ::testing::ValuesIn(kGroups),
+                         [](const auto& info) { return info.param.layout + "_" + info.param.dynamics; });
 
 } // namespace

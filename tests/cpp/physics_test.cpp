@@ -158,8 +158,8 @@ TEST(PhysicsCollide, ABoxOnAPlaneTouchesAtFourCorners) {
 
 TEST(PhysicsCollide, StackedBoxesTouchAtFourPointsAndEdgesAtOne) {
     auto low = placed(phys::ShapeKind::kBox, {0.1f, 0.1f, 0.1f}, {0, 0, 0.1f});
-    auto high = placed(phys::ShapeKind::kBox, {0.1f, 0.1f, 0.1f}, {0.02f, 0, 0.295f},
-                       phys::axis_angle({0, 0, 1}, 0.3f));
+    auto high =
+        placed(phys::ShapeKind::kBox, {0.1f, 0.1f, 0.1f}, {0.02f, 0, 0.295f}, phys::axis_angle({0, 0, 1}, 0.3f));
     phys::Manifold m = phys::collide(low, high);
     ASSERT_EQ(m.count, 4u);
     EXPECT_NEAR(m.n.z, 1.0f, 1e-5f);
@@ -240,12 +240,12 @@ TEST(PhysicsBody, DampingLocksAndGravityInOneSubstep) {
     bodies.push(b);
     phys::integrate_velocities(bodies, {0, 0, -9.81f}, 0.1f);
     const phys::SolverBody& a = bodies[0];
-    EXPECT_FLOAT_EQ(a.v.x, 2.0f / 1.05f);                         // v / (1 + h c)
-    EXPECT_FLOAT_EQ(a.v.y, (0.1f * 4.0f * 0.5f) / 1.05f);         // F / m, damped
-    EXPECT_EQ(a.v.z, 0.0f);                                       // locked: no gravity, no lift
+    EXPECT_FLOAT_EQ(a.v.x, 2.0f / 1.05f);                 // v / (1 + h c)
+    EXPECT_FLOAT_EQ(a.v.y, (0.1f * 4.0f * 0.5f) / 1.05f); // F / m, damped
+    EXPECT_EQ(a.v.z, 0.0f);                               // locked: no gravity, no lift
     EXPECT_EQ(a.w.x, 0.0f);
     EXPECT_EQ(a.w.y, 0.0f);
-    EXPECT_EQ(a.w.z, 1.0f);                                       // free to turn about z
+    EXPECT_EQ(a.w.z, 1.0f); // free to turn about z
 }
 
 TEST(PhysicsBody, NothingTunnelsThroughAThinWall) {
@@ -372,7 +372,8 @@ TEST(PhysicsScene, LocksKinematicBodiesAndEveryShapeBehave) {
                 EXPECT_EQ(s.omega(w, agent).x, 0.0f);
                 EXPECT_EQ(s.omega(w, agent).y, 0.0f);
             }
-            for (uint32_t row = 1; row < 11; ++row) EXPECT_GT(s.p(w, row).z, -0.01f) << "row " << row << " fell through";
+            for (uint32_t row = 1; row < 11; ++row)
+                EXPECT_GT(s.p(w, row).z, -0.01f) << "row " << row << " fell through";
             // The kinematic paddle (row 10) moves at its velocity, whatever it hits.
             EXPECT_NEAR(s.p(w, 10).x, 1.6f - 0.6f * 0.01f * (i + 1), 1e-4f);
         }
@@ -424,10 +425,13 @@ TEST(PhysicsScene, MatchesMuJoCoOnCanonicalScenes) {
     while (stop < slide.v.size() && slide.v[stop].x > 1e-3f) ++stop;
     uint32_t touch = 0;
     while (touch < drop.p.size() && drop.p[touch].z > 0.1005f) ++touch;
-    struct Row { const char* key; double ours, tolerance; };
+    struct Row {
+        const char* key;
+        double ours, tolerance;
+    };
     Row rows[] = {
-        {"sphere_drop.rest_z", drop.p.back().z, 0.002},     // MuJoCo's soft contact sinks ~1 mm
-        {"sphere_drop.touch_time", touch * 0.01, 0.02},     // one step either side
+        {"sphere_drop.rest_z", drop.p.back().z, 0.002}, // MuJoCo's soft contact sinks ~1 mm
+        {"sphere_drop.touch_time", touch * 0.01, 0.02}, // one step either side
         {"box_slide.stop_distance", slide.p.back().x, 0.05 * ref["box_slide.stop_distance"]},
         {"box_slide.stop_time", stop * 0.01, 0.05 * ref["box_slide.stop_time"] + 0.01},
         {"box_rest.rest_z", rest.p.back().z, 0.002},
@@ -455,16 +459,15 @@ TEST(PhysicsDeterminism, SameBytesWhateverTheThreadsAndLanes) {
     }
 }
 
-struct PhysicsPin { const char* scene; uint64_t hash; };
+struct PhysicsPin {
+    const char* scene;
+    uint64_t hash;
+};
 // The state after 150 steps of 5 worlds, seed 3. A change of results changes these:
 // update them in the same commit, saying why.
 const PhysicsPin kPhysicsPins[] = {
-    {"sphere_drop", 0x70085cd4115ceaf5},
-    {"box_slide", 0x36f8fee23397fd98},
-    {"box_rest", 0x3ea98ce5bf74cba1},
-    {"stack", 0x3779e56f97185249},
-    {"bounce", 0x5ee873223ab4a9cf},
-    {"mixed", 0x0572dcff9ed0f281},
+    {"sphere_drop", 0x70085cd4115ceaf5}, {"box_slide", 0x36f8fee23397fd98}, {"box_rest", 0x3ea98ce5bf74cba1},
+    {"stack", 0x3779e56f97185249},       {"bounce", 0x5ee873223ab4a9cf},    {"mixed", 0x0572dcff9ed0f281},
     {"crowd", 0xdd8942ff6ce73393},
 };
 
@@ -494,16 +497,15 @@ TEST(PhysicsNvrtc, EverySceneCompilesInEveryKernelForm) {
         req.use_cache = false;
         try {
             cuda::CompiledModule m = cuda::compile_module(req);
-            EXPECT_EQ(m.cubin.substr(0, 4), "\x7f" "ELF");
-        } catch (const Error& e) {
-            FAIL() << e.what();
-        }
+            EXPECT_EQ(m.cubin.substr(0, 4), "\x7f"
+                                            "ELF");
+        } catch (const Error& e) { FAIL() << e.what(); }
     }
 }
 
 TEST(PhysicsNvrtc, EveryPhysicsHeaderCompilesOnItsOwn) {
-    for (const char* h : {"physics/math.hpp", "physics/body.hpp", "physics/collide.hpp", "physics/solver.hpp",
-                          "physics/physics.hpp"}) {
+    for (const char* h :
+         {"physics/math.hpp", "physics/body.hpp", "physics/collide.hpp", "physics/solver.hpp", "physics/physics.hpp"}) {
         cuda::CompileRequest req;
         req.label = h;
         req.source = std::string("#include \"") + h + "\"\n";
@@ -549,10 +551,9 @@ TEST(PhysicsPile, CompilesThroughNvrtcFromItsHeaderRoot) {
     req.arch = 90;
     req.use_cache = false;
     try {
-        EXPECT_EQ(cuda::compile_module(req).cubin.substr(0, 4), "\x7f" "ELF");
-    } catch (const Error& e) {
-        FAIL() << e.what();
-    }
+        EXPECT_EQ(cuda::compile_module(req).cubin.substr(0, 4), "\x7f"
+                                                                "ELF");
+    } catch (const Error& e) { FAIL() << e.what(); }
 }
 
 TEST(PhysicsGpu, MatchesTheCpuBitForBitInEveryKernelForm) {
@@ -574,8 +575,8 @@ TEST(PhysicsGpu, MatchesTheCpuBitForBitInEveryKernelForm) {
             for (Simulator* s : sims) s->step();
             uint64_t want = hash_of(read(cpu));
             for (size_t i = 1; i < sims.size(); ++i)
-                ASSERT_EQ(hash_of(read(*sims[i])), want) << name << ": " << sims[i]->backend().describe()
-                                                         << " differs at step " << step;
+                ASSERT_EQ(hash_of(read(*sims[i])), want)
+                    << name << ": " << sims[i]->backend().describe() << " differs at step " << step;
         }
     }
 }

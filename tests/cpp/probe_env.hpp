@@ -7,10 +7,21 @@
 namespace probe {
 using namespace orrery;
 
-struct Value { using Element = uint32_t; uint32_t v; };
-struct Spawned { uint32_t by_step; };
-struct Cmd { using Element = int32_t; int32_t value; };
-struct Log { uint32_t n; uint32_t order[15]; };
+struct Value {
+    using Element = uint32_t;
+    uint32_t v;
+};
+struct Spawned {
+    uint32_t by_step;
+};
+struct Cmd {
+    using Element = int32_t;
+    int32_t value;
+};
+struct Log {
+    uint32_t n;
+    uint32_t order[15];
+};
 struct Wide : ArrayOf<uint16_t> {};
 
 ORRERY_COMPONENTS(Value, Spawned, Cmd, Log, Wide);

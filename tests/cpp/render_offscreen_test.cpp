@@ -19,9 +19,9 @@ namespace {
 
 using orrery::render::FrameRenderer;
 
-#define REQUIRE_VULKAN()                                                                           \
-    do {                                                                                           \
-        if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";              \
+#define REQUIRE_VULKAN()                                                                                               \
+    do {                                                                                                               \
+        if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";                                 \
     } while (0)
 
 /// One pursuer and one evader, no pellets, placed where the test says.
@@ -154,10 +154,10 @@ TEST(RenderOffscreen, ThreeDimensionalViewDrawsShadedMeshes) {
     orrery::render::Scene s = orrery::render::scene_of(*sim, 0);
     s.view = orrery::DrawSpec::View::k3D;
     s.shapes.clear();
-    s.meshes[size_t(orrery::render::Mesh::kSphere)] = {{0.5f, 0.5f, 0.1f, 0.0f, 0.2f, 0.2f, 0.2f,
-                                                       orrery::render::pack({220, 60, 50, 255})}};
-    s.meshes[size_t(orrery::render::Mesh::kCube)] = {{0.5f, 0.5f, -0.01f, 0.0f, 1.0f, 1.0f, 0.02f,
-                                                     orrery::render::pack({200, 200, 200, 255})}};
+    s.meshes[size_t(orrery::render::Mesh::kSphere)] = {
+        {0.5f, 0.5f, 0.1f, 0.0f, 0.2f, 0.2f, 0.2f, orrery::render::pack({220, 60, 50, 255})}};
+    s.meshes[size_t(orrery::render::Mesh::kCube)] = {
+        {0.5f, 0.5f, -0.01f, 0.0f, 1.0f, 1.0f, 0.02f, orrery::render::pack({200, 200, 200, 255})}};
     const uint32_t n = 200;
     FrameRenderer fr({n, n, {}});
     orrery::render::Camera cam;

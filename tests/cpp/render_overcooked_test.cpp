@@ -31,8 +31,8 @@ class OvercookedFrame : public ::testing::Test {
         orrery::register_builtin_envs();
         orrery::SimOptions so;
         so.threads = 1;
-        sim_ = std::make_unique<orrery::Simulator>(
-            orrery::make_env_spec("overcooked", {{"layout", "cramped_room"}}), so);
+        sim_ =
+            std::make_unique<orrery::Simulator>(orrery::make_env_spec("overcooked", {{"layout", "cramped_room"}}), so);
         sim_->reset(1);
         frames_ = std::make_unique<orrery::render::FrameRenderer>(orrery::render::FrameOptions{kW, kH, {}});
     }

@@ -44,8 +44,9 @@ TEST(RenderRecord, WritesOneFramePerStepAndAVideo) {
     if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
     fs::path out = temp_dir("tag");
     int rc = 0;
-    std::string log = run(std::string(ORRERY_RECORD_EXE) + " tag --world 1 --worlds 2 --steps 4 --size 96x64 --seed 3 --out " +
-                              out.string(), rc);
+    std::string log = run(std::string(ORRERY_RECORD_EXE) +
+                              " tag --world 1 --worlds 2 --steps 4 --size 96x64 --seed 3 --out " + out.string(),
+                          rc);
     ASSERT_EQ(rc, 0) << log;
     for (int k = 0; k <= 4; ++k) {
         char name[32];
@@ -85,8 +86,9 @@ TEST(RenderRecord, BadOptionsAreNamed) {
 // is a regular file within a size limit (/dev/zero was read until memory ran out).
 TEST(RenderRecord, ActionsFileMustBeARegularFile) {
     int rc = 0;
-    std::string log = run("timeout 60 " + std::string(ORRERY_RECORD_EXE) +
-                              " tag --actions /dev/zero --steps 1 --out " + temp_dir("zero").string(), rc);
+    std::string log = run("timeout 60 " + std::string(ORRERY_RECORD_EXE) + " tag --actions /dev/zero --steps 1 --out " +
+                              temp_dir("zero").string(),
+                          rc);
     EXPECT_NE(rc, 0);
     EXPECT_NE(log.find("not a regular file"), std::string::npos) << log;
 }
@@ -100,8 +102,7 @@ TEST(RenderRecord, VideoPathsReachNoShell) {
     std::string out = (dir / ("x'; touch '" + marker.string() + "'; '.mp4")).string();
     try {
         orrery::render::encode_mp4((dir / "frame_%05d.png").string(), out, 10); // no frames: ffmpeg fails or is absent
-    } catch (const orrery::Error&) {
-    }
+    } catch (const orrery::Error&) {}
     EXPECT_FALSE(fs::exists(marker)) << "a quote in the output path ran a shell command";
     EXPECT_EQ(orrery::render::run_program({"true"}, true), 0);
     EXPECT_EQ(orrery::render::run_program({"false"}, true), 1);

@@ -22,7 +22,8 @@
 namespace {
 
 std::string temp_path(const std::string& name) {
-    return (std::filesystem::temp_directory_path() / ("orrery_view_test_" + std::to_string(::getpid()) + name)).string();
+    return (std::filesystem::temp_directory_path() / ("orrery_view_test_" + std::to_string(::getpid()) + name))
+        .string();
 }
 
 struct Image {
@@ -113,8 +114,8 @@ TEST(RenderView, RunningViewerDrawsFromLaggingWorldViews) {
 
 TEST(RenderView, NoDisplayIsAClearError) {
     const std::string log = temp_path("nodisplay.txt");
-    std::string cmd = "env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(ORRERY_VIEW_EXE) + " tag --frames 1 >" + log +
-                      " 2>&1";
+    std::string cmd =
+        "env -u DISPLAY -u WAYLAND_DISPLAY " + std::string(ORRERY_VIEW_EXE) + " tag --frames 1 >" + log + " 2>&1";
     int rc = std::system(cmd.c_str());
     std::ifstream in(log);
     std::stringstream text;
@@ -128,5 +129,7 @@ TEST(RenderView, NoDisplayIsAClearError) {
 } // namespace
 
 #else
-TEST(RenderView, Disabled) { GTEST_SKIP() << "orrery-view was not built (Vulkan, GLFW or ImGui development files absent)"; }
+TEST(RenderView, Disabled) {
+    GTEST_SKIP() << "orrery-view was not built (Vulkan, GLFW or ImGui development files absent)";
+}
 #endif

@@ -21,7 +21,10 @@ Simulator make(EnvOptions env = {}, uint32_t worlds = 1) {
     return Simulator(make_env_spec("tag", env), o);
 }
 
-Entity agent(Ctx& ctx, uint32_t row) { return Entity::make(archetype_id<Agent>, row, ctx.storage().tables[0].generation[ctx.slot(ctx.storage().tables[0], row)]); }
+Entity agent(Ctx& ctx, uint32_t row) {
+    return Entity::make(archetype_id<Agent>, row,
+                        ctx.storage().tables[0].generation[ctx.slot(ctx.storage().tables[0], row)]);
+}
 
 /// Puts every agent and pellet far apart and at rest, so nothing touches by accident.
 void spread_out(Ctx& ctx) {

@@ -43,9 +43,7 @@ std::vector<uint64_t> hashes(Simulator& sim) {
 template <class F> std::string error_of(F&& f) {
     try {
         f();
-    } catch (const Error& e) {
-        return e.what();
-    }
+    } catch (const Error& e) { return e.what(); }
     return "";
 }
 
@@ -94,33 +92,50 @@ TEST(UntrustedSnapshot, EngineBookkeepingIsChecked) {
     auto map = snapshot_map(sim.spec());
     const TableAt& agent = map[archetype_id<tag::Agent>];
     const TableAt& pellet = map[archetype_id<tag::Pellet>];
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint32_t>(s, agent.generation + 4, 0); }, "generation 0");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, agent.alive, 7); }, "alive = 7");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<int32_t>(s, pellet.free_top, 1000); }, "free_top = 1000");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<int32_t>(s, pellet.free_top, -5); }, "free_top = -5");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint32_t>(s, pellet.high_water, 4000); }, "high_water = 4000");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint32_t>(s, agent.live, 3); }, "live = 3");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) {
-        poke<uint32_t>(s, pellet.high_water, 9);                 // rows 4..8 free
-        poke<int32_t>(s, pellet.free_top, 1);
-        poke<uint32_t>(s, pellet.free_rows, 0xFFFFFF);           // used unchecked by create_in
-    }, "free_rows[0] = 16777215");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, s.bytes.size() - 1, 2); }, "truncated = 2");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint32_t>(s, agent.generation + 4, 0); }, "generation 0");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, agent.alive, 7); }, "alive = 7");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<int32_t>(s, pellet.free_top, 1000); }, "free_top = 1000");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<int32_t>(s, pellet.free_top, -5); }, "free_top = -5");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint32_t>(s, pellet.high_water, 4000); }, "high_water = 4000");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint32_t>(s, agent.live, 3); }, "live = 3");
+    expect_snapshot_rejected(
+        sim,
+        [&](WorldSnapshot& s) {
+            poke<uint32_t>(s, pellet.high_water, 9); // rows 4..8 free
+            poke<int32_t>(s, pellet.free_top, 1);
+            poke<uint32_t>(s, pellet.free_rows, 0xFFFFFF); // used unchecked by create_in
+        },
+        "free_rows[0] = 16777215");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, s.bytes.size() - 1, 2); }, "truncated = 2");
 }
 
 TEST(UntrustedSnapshot, TagFieldsAreChecked) {
     Simulator sim = make("tag");
     sim.step();
     const TableAt agent = snapshot_map(sim.spec())[archetype_id<tag::Agent>];
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<int32_t>(s, agent.column.at(component_id<tag::Role>), 1); },
-                             "Agent row 0: Role = 1");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) {
-        poke<uint8_t>(s, agent.alive + 3, 0);
-        poke<uint32_t>(s, agent.live, 3);
-    }, "Agent row 3: not alive");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) {
-        poke<float>(s, agent.column.at(component_id<tag::Position>), std::numeric_limits<float>::quiet_NaN());
-    }, "not finite");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<int32_t>(s, agent.column.at(component_id<tag::Role>), 1); },
+        "Agent row 0: Role = 1");
+    expect_snapshot_rejected(
+        sim,
+        [&](WorldSnapshot& s) {
+            poke<uint8_t>(s, agent.alive + 3, 0);
+            poke<uint32_t>(s, agent.live, 3);
+        },
+        "Agent row 3: not alive");
+    expect_snapshot_rejected(
+        sim,
+        [&](WorldSnapshot& s) {
+            poke<float>(s, agent.column.at(component_id<tag::Position>), std::numeric_limits<float>::quiet_NaN());
+        },
+        "not finite");
 }
 
 TEST(UntrustedSnapshot, OvercookedFieldsAreChecked) {
@@ -131,18 +146,31 @@ TEST(UntrustedSnapshot, OvercookedFieldsAreChecked) {
     const size_t player = map[archetype_id<Chef>].column.at(component_id<Player>);
     const size_t pots = map[archetype_id<Kitchen>].column.at(component_id<Pots>);
     const size_t counters = map[archetype_id<Kitchen>].column.at(component_id<Counters>);
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player, 0); }, "Player.cell = 0");   // a wall
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player, 250); }, "Player.cell = 250");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player + 1, 9); }, "Player.dir = 9");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player + 2, 7); }, "Player.held = 7");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player + 2, 5); }, "Player.held = 5");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player + 4, s.bytes[player]); },
-                             "both chefs stand on cell");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, counters, 6); }, "Counters[0] = 6");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, pots, kSoup | (1 << 3)); poke<uint8_t>(s, pots + kMaxPots, 200); },
-                             "Pots.tick[0] = 200");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, pots + 5, kOnion); }, "Pots.soup[5]");
-    expect_snapshot_rejected(sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, pots, kSoup); }, "Pots.soup[0] = 4");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player, 0); }, "Player.cell = 0"); // a wall
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player, 250); }, "Player.cell = 250");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player + 1, 9); }, "Player.dir = 9");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player + 2, 7); }, "Player.held = 7");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player + 2, 5); }, "Player.held = 5");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, player + 4, s.bytes[player]); }, "both chefs stand on cell");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, counters, 6); }, "Counters[0] = 6");
+    expect_snapshot_rejected(
+        sim,
+        [&](WorldSnapshot& s) {
+            poke<uint8_t>(s, pots, kSoup | (1 << 3));
+            poke<uint8_t>(s, pots + kMaxPots, 200);
+        },
+        "Pots.tick[0] = 200");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, pots + 5, kOnion); }, "Pots.soup[5]");
+    expect_snapshot_rejected(
+        sim, [&](WorldSnapshot& s) { poke<uint8_t>(s, pots, kSoup); }, "Pots.soup[0] = 4");
     // A state the rules can reach is accepted: a cooking one-onion soup.
     WorldSnapshot s = sim.save_world(0);
     poke<uint8_t>(s, pots, kSoup | (1 << 3));
@@ -288,7 +316,8 @@ TEST(UntrustedJson, DeepNestingIsRefused) {
 TEST(UntrustedJson, CookingTickIsRangeCheckedBeforeNarrowing) {
     Simulator sim = make("overcooked", {}, 1);
     std::string state = sim.get_state_json(0);
-    std::string soup = R"({"name":"soup","position":[2,0],"_ingredients":[{"name":"onion"}],"cooking_tick":4294967301})";
+    std::string soup =
+        R"({"name":"soup","position":[2,0],"_ingredients":[{"name":"onion"}],"cooking_tick":4294967301})";
     state.replace(state.find("\"objects\":[]"), 12, "\"objects\":[" + soup + "]");
     uint64_t before = sim.state_hash(0);
     std::string msg = error_of([&] { sim.set_state_json(0, state); });
@@ -329,9 +358,7 @@ TEST(Capacity, RowsBeyondTheIndexAreRefusedAtCreation) {
     try {
         ThreadPool pool(1000);
         std::_Exit(2);
-    } catch (const Error& e) {
-        std::_Exit(std::string(e.what()).find("threads=1000") != std::string::npos ? 0 : 3);
-    }
+    } catch (const Error& e) { std::_Exit(std::string(e.what()).find("threads=1000") != std::string::npos ? 0 : 3); }
 }
 #endif
 

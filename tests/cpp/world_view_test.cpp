@@ -238,8 +238,10 @@ std::vector<uint64_t> watch_while_stepping(Simulator& sim, uint32_t calls, uint6
     std::atomic<uint64_t> limit{sim.steps_taken() + ahead};
     std::thread stepper([&] {
         while (!done.load()) {
-            if (sim.steps_taken() < limit.load()) sim.step();
-            else std::this_thread::yield();
+            if (sim.steps_taken() < limit.load())
+                sim.step();
+            else
+                std::this_thread::yield();
         }
     });
     for (uint32_t i = 0; i < calls; ++i) {
@@ -282,8 +284,8 @@ TEST(WorldView, AWatcherWaitsOnlyForTheStepsAheadOfIt) {
     // lock counts steps it did not wait for: a few such calls are allowed.
     std::sort(waits.begin(), waits.end());
     size_t over = size_t(waits.end() - std::upper_bound(waits.begin(), waits.end(), uint64_t(2)));
-    EXPECT_LE(over, waits.size() / 20) << "calls that waited for more than 2 steps; median "
-                                       << waits[waits.size() / 2] << ", most " << waits.back();
+    EXPECT_LE(over, waits.size() / 20) << "calls that waited for more than 2 steps; median " << waits[waits.size() / 2]
+                                       << ", most " << waits.back();
     EXPECT_LE(waits[waits.size() / 2], 1u);
 }
 

@@ -4,14 +4,20 @@
 #include "ecs/storage.hpp"
 
 namespace left {
-struct A { int v; };
+struct A {
+    int v;
+};
 ORRERY_COMPONENTS(A);
 } // namespace left
 namespace right {
-struct B { int v; };
+struct B {
+    int v;
+};
 ORRERY_COMPONENTS(B);
 } // namespace right
 namespace both {
-struct C { int v; };
+struct C {
+    int v;
+};
 ORRERY_COMPONENTS(left::OrreryComponents, right::OrreryComponents, C);
 } // namespace both

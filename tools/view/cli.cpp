@@ -34,11 +34,16 @@ std::pair<uint32_t, uint32_t> parse_size(const std::string& opt, const std::stri
 
 bool parse_common(CommonArgs& a, int argc, char** argv, int& i) {
     std::string arg = argv[i];
-    if (arg == "--layout") a.options["layout"] = value_of(argc, argv, i);
-    else if (arg == "--device") a.device = value_of(argc, argv, i);
-    else if (arg == "--vk-device") a.vk_device = value_of(argc, argv, i);
-    else if (arg == "--worlds") a.worlds = parse_u32(arg, value_of(argc, argv, i));
-    else if (arg == "--seed") a.seed = cli::parse_u64(arg, value_of(argc, argv, i));
+    if (arg == "--layout")
+        a.options["layout"] = value_of(argc, argv, i);
+    else if (arg == "--device")
+        a.device = value_of(argc, argv, i);
+    else if (arg == "--vk-device")
+        a.vk_device = value_of(argc, argv, i);
+    else if (arg == "--worlds")
+        a.worlds = parse_u32(arg, value_of(argc, argv, i));
+    else if (arg == "--seed")
+        a.seed = cli::parse_u64(arg, value_of(argc, argv, i));
     else if (arg == "--policy") {
         a.policy = value_of(argc, argv, i);
         if (a.policy != "random" && a.policy != "noop")
@@ -150,11 +155,12 @@ void ActionReplay::act(Simulator& sim, uint32_t world, uint32_t k) {
         std::vector<uint8_t> bytes(n * elem);
         for (size_t i = 0; i < n; ++i, ++at) {
             float f = float(values[at]);
-            if (t.dtype == DType::kF32) std::memcpy(bytes.data() + i * elem, &f, elem);
-            else std::memcpy(bytes.data() + i * elem, &values[at], elem); // little-endian: low bytes first
+            if (t.dtype == DType::kF32)
+                std::memcpy(bytes.data() + i * elem, &f, elem);
+            else
+                std::memcpy(bytes.data() + i * elem, &values[at], elem); // little-endian: low bytes first
         }
-        sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + bytes.size() * world, bytes.data(),
-                                     bytes.size());
+        sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + bytes.size() * world, bytes.data(), bytes.size());
     }
 }
 

@@ -15,9 +15,9 @@ namespace orrery::render {
 /// Options both front ends accept.
 struct CommonArgs {
     std::string env;
-    EnvOptions options;          ///< --layout L is options["layout"]; --opt key=value adds more
-    std::string device = "cpu";  ///< simulator device: cpu, cuda, cuda:N, auto
-    std::string vk_device;       ///< --vk-device: Vulkan device index or name substring
+    EnvOptions options;         ///< --layout L is options["layout"]; --opt key=value adds more
+    std::string device = "cpu"; ///< simulator device: cpu, cuda, cuda:N, auto
+    std::string vk_device;      ///< --vk-device: Vulkan device index or name substring
     uint32_t worlds = 1;
     uint64_t seed = 0;
     std::string policy = "random"; ///< random or noop: how agents nobody controls act

@@ -17,12 +17,42 @@ std::string element_text(const uint8_t* p, DType t, size_t i) {
     switch (t) {
     case DType::kU8: std::snprintf(buf, sizeof(buf), "%u", unsigned(p[i])); break;
     case DType::kI8: std::snprintf(buf, sizeof(buf), "%d", int(int8_t(p[i]))); break;
-    case DType::kU16: { uint16_t v; std::memcpy(&v, p + 2 * i, 2); std::snprintf(buf, sizeof(buf), "%u", unsigned(v)); break; }
-    case DType::kI16: { int16_t v; std::memcpy(&v, p + 2 * i, 2); std::snprintf(buf, sizeof(buf), "%d", int(v)); break; }
-    case DType::kI32: { int32_t v; std::memcpy(&v, p + 4 * i, 4); std::snprintf(buf, sizeof(buf), "%d", v); break; }
-    case DType::kU32: { uint32_t v; std::memcpy(&v, p + 4 * i, 4); std::snprintf(buf, sizeof(buf), "%u", v); break; }
-    case DType::kF32: { float v; std::memcpy(&v, p + 4 * i, 4); std::snprintf(buf, sizeof(buf), "%.4g", double(v)); break; }
-    case DType::kI64: { int64_t v; std::memcpy(&v, p + 8 * i, 8); std::snprintf(buf, sizeof(buf), "%lld", (long long)v); break; }
+    case DType::kU16: {
+        uint16_t v;
+        std::memcpy(&v, p + 2 * i, 2);
+        std::snprintf(buf, sizeof(buf), "%u", unsigned(v));
+        break;
+    }
+    case DType::kI16: {
+        int16_t v;
+        std::memcpy(&v, p + 2 * i, 2);
+        std::snprintf(buf, sizeof(buf), "%d", int(v));
+        break;
+    }
+    case DType::kI32: {
+        int32_t v;
+        std::memcpy(&v, p + 4 * i, 4);
+        std::snprintf(buf, sizeof(buf), "%d", v);
+        break;
+    }
+    case DType::kU32: {
+        uint32_t v;
+        std::memcpy(&v, p + 4 * i, 4);
+        std::snprintf(buf, sizeof(buf), "%u", v);
+        break;
+    }
+    case DType::kF32: {
+        float v;
+        std::memcpy(&v, p + 4 * i, 4);
+        std::snprintf(buf, sizeof(buf), "%.4g", double(v));
+        break;
+    }
+    case DType::kI64: {
+        int64_t v;
+        std::memcpy(&v, p + 8 * i, 8);
+        std::snprintf(buf, sizeof(buf), "%lld", (long long)v);
+        break;
+    }
     }
     return buf;
 }
@@ -126,7 +156,8 @@ void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& 
     ImGui::Text("episode %u, step %u%s%s%s", r.episode, r.step, r.terminated ? ", terminated" : "",
                 r.truncated ? ", truncated" : "", r.error ? ", error!" : "");
     if (r.error) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "error code %u in this world", r.error);
-    if (r.exact) ImGui::TextDisabled("view: after step %llu, exact (read_world)", (unsigned long long)r.sim_step);
+    if (r.exact)
+        ImGui::TextDisabled("view: after step %llu, exact (read_world)", (unsigned long long)r.sim_step);
     else
         ImGui::Text("view: after step %llu, %llu step%s behind", (unsigned long long)r.sim_step,
                     (unsigned long long)r.lag, r.lag == 1 ? "" : "s");
@@ -160,8 +191,10 @@ void obs_channels(const WorldReport& r, const std::vector<std::string>& names) {
         uint8_t peak = *std::max_element(ch, ch + size_t(H) * W);
         std::string label = entry_label(names, c) + (peak ? "*" : "");
         float w = std::max(float(W) * px + 4.0f, ImGui::CalcTextSize(label.c_str()).x);
-        if (c > 0 && used + w <= avail) ImGui::SameLine();
-        else used = 0.0f;
+        if (c > 0 && used + w <= avail)
+            ImGui::SameLine();
+        else
+            used = 0.0f;
         used += w + ImGui::GetStyle().ItemSpacing.x;
         ImGui::BeginGroup();
         ImGui::TextUnformatted(label.c_str());

@@ -20,17 +20,17 @@ inline constexpr uint32_t kPanelWidth = 440;
 struct ViewState {
     uint32_t world = 0, agent = 0;
     bool paused = false;
-    bool control = true;    ///< keys drive the selected agent
-    float speed = 8.0f;     ///< steps per second while running
+    bool control = true; ///< keys drive the selected agent
+    float speed = 8.0f;  ///< steps per second while running
     std::string policy = "random";
     Key pending = Key::kNoop; ///< last key pressed since the previous step
     uint64_t steps_taken = 0;
     std::vector<float> returns; ///< this episode's summed rewards per agent, over the steps seen
     uint32_t episode = ~0u;
-    uint32_t returns_world = ~0u;  ///< the world `returns` belong to
-    uint64_t returns_step = 0;     ///< Simulator::steps_taken() of the last reward added
-    uint64_t unseen_steps = 0;     ///< steps of this episode whose rewards no view showed
-    uint64_t shown_step = 0;       ///< Simulator::steps_taken() of the last frame's state
+    uint32_t returns_world = ~0u; ///< the world `returns` belong to
+    uint64_t returns_step = 0;    ///< Simulator::steps_taken() of the last reward added
+    uint64_t unseen_steps = 0;    ///< steps of this episode whose rewards no view showed
+    uint64_t shown_step = 0;      ///< Simulator::steps_taken() of the last frame's state
     /// Names of the observation's first axis (channels of [C, H, W], or a vector's
     /// entries) and of the action values, shown instead of indices where given
     /// (orrery-view --obs-names / --action-names; the `orrery view` command passes
@@ -43,7 +43,7 @@ struct WorldReport {
     uint32_t episode = 0, step = 0, error = 0;
     bool terminated = false, truncated = false;
     struct EntityLines {
-        std::string name; ///< "Chef 1"
+        std::string name;               ///< "Chef 1"
         std::vector<std::string> lines; ///< "Player: 12 2 1 0"
     };
     std::vector<EntityLines> entities;
@@ -51,10 +51,10 @@ struct WorldReport {
     std::vector<float> rewards; ///< per agent, element 0 of the reward tensor's row
     std::vector<uint32_t> obs_dims;
     DType obs_dtype = DType::kU8;
-    std::vector<uint8_t> obs;   ///< the selected agent's observation row
-    uint64_t sim_step = 0;      ///< Simulator::steps_taken() the state reflects
-    uint64_t lag = 0;           ///< steps taken since then
-    bool exact = true;          ///< a synchronous read_world, not a lagging view
+    std::vector<uint8_t> obs; ///< the selected agent's observation row
+    uint64_t sim_step = 0;    ///< Simulator::steps_taken() the state reflects
+    uint64_t lag = 0;         ///< steps taken since then
+    bool exact = true;        ///< a synchronous read_world, not a lagging view
 };
 
 /// Copies world state.world once and builds both the report and the scene.

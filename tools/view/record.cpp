@@ -39,12 +39,18 @@ RecordArgs parse(int argc, char** argv) {
         };
         if (orrery::render::parse_common(a.common, argc, argv, i)) continue;
         using orrery::render::parse_u32;
-        if (arg == "--world") a.world = parse_u32(arg, value());
-        else if (arg == "--steps") a.steps = parse_u32(arg, value()), a.steps_given = true;
-        else if (arg == "--actions") a.actions = value();
-        else if (arg == "--fps") a.fps = parse_u32(arg, value());
-        else if (arg == "--out") a.out = value();
-        else if (arg == "--size") std::tie(a.width, a.height) = orrery::render::parse_size(arg, value());
+        if (arg == "--world")
+            a.world = parse_u32(arg, value());
+        else if (arg == "--steps")
+            a.steps = parse_u32(arg, value()), a.steps_given = true;
+        else if (arg == "--actions")
+            a.actions = value();
+        else if (arg == "--fps")
+            a.fps = parse_u32(arg, value());
+        else if (arg == "--out")
+            a.out = value();
+        else if (arg == "--size")
+            std::tie(a.width, a.height) = orrery::render::parse_size(arg, value());
         else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             std::exit(0);

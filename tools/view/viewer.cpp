@@ -52,8 +52,10 @@ struct ViewArgs {
 std::vector<std::string> split_names(const std::string& csv) {
     std::vector<std::string> out(1);
     for (char c : csv) {
-        if (c == ',') out.emplace_back();
-        else out.back().push_back(c);
+        if (c == ',')
+            out.emplace_back();
+        else
+            out.back().push_back(c);
     }
     return out;
 }
@@ -67,18 +69,24 @@ ViewArgs parse(int argc, char** argv) {
             return argv[++i];
         };
         if (parse_common(a.common, argc, argv, i)) continue;
-        if (arg == "--screenshot") a.screenshot = value();
-        else if (arg == "--paused") a.paused = true;
-        else if (arg == "--frames") a.frames = parse_u32(arg, value());
-        else if (arg == "--size") std::tie(a.width, a.height) = parse_size(arg, value());
-        else if (arg == "--obs-names") a.obs_names = split_names(value());
-        else if (arg == "--action-names") a.action_names = split_names(value());
-        else if (arg == "--actions") a.actions = value();
+        if (arg == "--screenshot")
+            a.screenshot = value();
+        else if (arg == "--paused")
+            a.paused = true;
+        else if (arg == "--frames")
+            a.frames = parse_u32(arg, value());
+        else if (arg == "--size")
+            std::tie(a.width, a.height) = parse_size(arg, value());
+        else if (arg == "--obs-names")
+            a.obs_names = split_names(value());
+        else if (arg == "--action-names")
+            a.action_names = split_names(value());
+        else if (arg == "--actions")
+            a.actions = value();
         else if (arg == "--speed") {
             a.speed = float(parse_u32(arg, value()));
             if (a.speed < 1.0f) throw Error("--speed 0 is invalid; expected steps per second >= 1");
-        }
-        else if (arg == "-h" || arg == "--help") {
+        } else if (arg == "-h" || arg == "--help") {
             std::cout << kUsage;
             std::exit(0);
         } else {
@@ -209,8 +217,10 @@ int run(const ViewArgs& a) {
             }
             policy.act(*sim);
             int32_t act = action_for(draw, state.pending);
-            if (replay) replay->act(*sim, 0, replayed++);
-            else if (state.control && act >= 0) set_action(*sim, draw.action, state.world, state.agent, act);
+            if (replay)
+                replay->act(*sim, 0, replayed++);
+            else if (state.control && act >= 0)
+                set_action(*sim, draw.action, state.world, state.agent, act);
             sim->step();
             state.steps_taken += 1;
             state.pending = Key::kNoop;

@@ -30,8 +30,7 @@ class Window {
     /// Renders the scene and the ImGui frame, then presents. When `screenshot`
     /// is given it receives this frame as RGBA8 (rows from the top) and its size.
     void end_frame(const Scene& scene, const Camera& cam, uint32_t panel_width,
-                   std::vector<uint8_t>* screenshot = nullptr, uint32_t* shot_w = nullptr,
-                   uint32_t* shot_h = nullptr);
+                   std::vector<uint8_t>* screenshot = nullptr, uint32_t* shot_w = nullptr, uint32_t* shot_h = nullptr);
 
   private:
     void create_swapchain();

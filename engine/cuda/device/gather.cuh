@@ -5,8 +5,13 @@
 // after it, and the rest is the source text exactly.
 
 // One block per region copies world `world`'s bytes of that region into `out`.
-struct GatherRegion { unsigned long long src, bytes, dst; };
-struct GatherTable { unsigned long long world, count; GatherRegion regions[64]; };
+struct GatherRegion {
+    unsigned long long src, bytes, dst;
+};
+struct GatherTable {
+    unsigned long long world, count;
+    GatherRegion regions[64];
+};
 extern "C" __global__ void orrery_gather_world(const __grid_constant__ GatherTable t, unsigned char* out) {
     const GatherRegion g = t.regions[blockIdx.x];
     const unsigned char* src = reinterpret_cast<const unsigned char*>(g.src) + g.bytes * t.world;

@@ -13,9 +13,12 @@
 // #included); the embedding (embed_device.cmake) leaves out this first comment
 // block and the blank line after it, and the rest is the source text exactly.
 
-
-struct OrreryStageRegion { unsigned long long base, bytes_per_world, smem, flags; };
-struct OrreryStagePlan { unsigned num_regions, worlds_per_block, smem_bytes, config_smem, storage_words; };
+struct OrreryStageRegion {
+    unsigned long long base, bytes_per_world, smem, flags;
+};
+struct OrreryStagePlan {
+    unsigned num_regions, worlds_per_block, smem_bytes, config_smem, storage_words;
+};
 __constant__ OrreryStageRegion orrery_stage_regions[ORRERY_MAX_STAGE_REGIONS];
 __constant__ OrreryStagePlan orrery_stage_plan;
 // The block-local Storage: pointers hold shared-memory offsets (0: absent);
@@ -27,15 +30,18 @@ __device__ __align__(16) unsigned char orrery_stage_storage[sizeof(orrery::Stora
 __constant__ unsigned orrery_stage_pointer_mask[(sizeof(orrery::Storage) / 8 + 31) / 32];
 
 #define ORRERY_STAGE_UNROLL 4
-struct __align__(16) OrreryWide { unsigned w[4]; };
+struct __align__(16) OrreryWide {
+    unsigned w[4];
+};
 
 /// Regions the step pass does not load: outputs it rewrites in full.
 __device__ __forceinline__ bool orrery_stage_skips(unsigned r) { return orrery_stage_regions[r].flags & 1; }
 
 /// Pieces of `Unit` size region r has in this block: whole-region 16-byte pieces
 /// when its span is 16-byte aligned and sized, otherwise bytes.
-template <class Unit> __device__ __forceinline__ unsigned long long orrery_stage_pieces(unsigned r, unsigned first,
-                                                                                     unsigned count, bool skip) {
+template <class Unit>
+__device__ __forceinline__ unsigned long long orrery_stage_pieces(unsigned r, unsigned first, unsigned count,
+                                                                  bool skip) {
     const OrreryStageRegion& g = orrery_stage_regions[r];
     if (skip && orrery_stage_skips(r)) return 0;
     const unsigned long long n = g.bytes_per_world * count, at = g.base + g.bytes_per_world * first;
@@ -44,10 +50,9 @@ template <class Unit> __device__ __forceinline__ unsigned long long orrery_stage
     return wide ? 0 : n;
 }
 
-
 // With kIn and `skip`, regions flagged 1 (outputs the step rewrites) are not loaded.
-template <class Unit, bool kIn> __device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned first,
-                                                                                  unsigned count, bool skip) {
+template <class Unit, bool kIn>
+__device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned first, unsigned count, bool skip) {
     constexpr unsigned U = ORRERY_STAGE_UNROLL;
     const unsigned nr = orrery_stage_plan.num_regions;
     unsigned r = 0;
@@ -104,8 +109,10 @@ template <bool kIn> __device__ __forceinline__ void orrery_stage_full(unsigned c
     unsigned r = 0, hi = nr ? nr - 1 : 0;
     while (r < hi) {
         const unsigned mid = (r + hi) / 2;
-        if (threadIdx.x >= end[mid]) r = mid + 1;
-        else hi = mid;
+        if (threadIdx.x >= end[mid])
+            r = mid + 1;
+        else
+            hi = mid;
     }
     unsigned start = r ? end[r - 1] : 0;
     for (unsigned j0 = threadIdx.x; j0 < total; j0 += U * blockDim.x) {
@@ -134,8 +141,8 @@ template <bool kIn> __device__ __forceinline__ void orrery_stage_full(unsigned c
     }
 }
 
-template <bool kIn> __device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count,
-                                                                 bool skip = false) {
+template <bool kIn>
+__device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count, bool skip = false) {
     if (count == orrery_stage_plan.worlds_per_block) {
         orrery_stage_full<kIn>(smem, kIn && skip ? orrery_stage_end_load : orrery_stage_end_all);
         return;
@@ -195,7 +202,8 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     unsigned char* config = smem + orrery_stage_plan.config_smem;
     for (unsigned i = threadIdx.x; i < g.config_bytes / 4; i += blockDim.x)
         reinterpret_cast<unsigned*>(config)[i] = reinterpret_cast<const unsigned*>(g.config)[i];
-    for (unsigned i = g.config_bytes / 4 * 4 + threadIdx.x; i < g.config_bytes; i += blockDim.x) config[i] = g.config[i];
+    for (unsigned i = g.config_bytes / 4 * 4 + threadIdx.x; i < g.config_bytes; i += blockDim.x)
+        config[i] = g.config[i];
     if (step && clear) orrery_stage_clear(smem, count);
     // Everything above reads only what no kernel writes (the template, the
     // config) and writes only this block's shared memory, so under a

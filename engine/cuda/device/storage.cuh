@@ -4,7 +4,6 @@
 // #included); the embedding (embed_device.cmake) leaves out this first comment
 // block and the blank line after it, and the rest is the source text exactly.
 
-
 __constant__ __align__(16) unsigned char orrery_storage_bytes[sizeof(orrery::Storage)];
 
 __device__ __forceinline__ const orrery::Storage& orrery_storage() {

@@ -11,13 +11,31 @@
 namespace orbit {
 using namespace orrery;
 
-struct Params { float dt, radius, damping, pad; };             // one element: the module's options
-struct Well { float x, y, strength, pad; };                     // a gravity well
-struct Pos { using Element = float; float x, y; };              // [worlds, rows, 2] f32
-struct Vel { using Element = float; float x, y; };
-struct InvMass { float value; };
-struct Hit { Entity a, b; float dist2; uint32_t step; };        // one contact, in the per-world buffer
-struct Pair { Entity a, b; };                                   // one contact, as an entity
+struct Params {
+    float dt, radius, damping, pad;
+}; // one element: the module's options
+struct Well {
+    float x, y, strength, pad;
+}; // a gravity well
+struct Pos {
+    using Element = float;
+    float x, y;
+}; // [worlds, rows, 2] f32
+struct Vel {
+    using Element = float;
+    float x, y;
+};
+struct InvMass {
+    float value;
+};
+struct Hit {
+    Entity a, b;
+    float dist2;
+    uint32_t step;
+}; // one contact, in the per-world buffer
+struct Pair {
+    Entity a, b;
+}; // one contact, as an entity
 struct Settings : AssetOf<Params> {};
 struct Wells : AssetOf<Well> {};
 struct Hits : BufferOf<Hit> {};

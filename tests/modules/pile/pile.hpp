@@ -9,8 +9,13 @@
 namespace pile {
 using namespace orrery;
 
-struct Config { uint32_t boxes, balls; };
-struct Height { using Element = float; float value; }; // [worlds, 1] f32: the pile's top
+struct Config {
+    uint32_t boxes, balls;
+};
+struct Height {
+    using Element = float;
+    float value;
+}; // [worlds, 1] f32: the pile's top
 
 ORRERY_COMPONENTS(phys::OrreryComponents, Height);
 ORRERY_ARCHETYPE(Piece, phys::RigidBody);

@@ -9,12 +9,22 @@
 namespace planets {
 using namespace orrery;
 
-struct Config { uint32_t planets, moons; };
-struct Kind { using Element = int32_t; int32_t value; };         // [worlds, planets, 1] i32
-struct Thrust { using Element = int32_t; int32_t value; };       // [worlds, planets, 1] i32, input 0..4
-struct Score { uint32_t contacts, steps; };
-struct Obs : ArrayOf<float> {};                                  // [worlds, 1, 4 * (planets + moons)] f32
-struct Trail : ArrayOf<orbit::Pos> {};                          // per planet: its last 4 positions (structs)
+struct Config {
+    uint32_t planets, moons;
+};
+struct Kind {
+    using Element = int32_t;
+    int32_t value;
+}; // [worlds, planets, 1] i32
+struct Thrust {
+    using Element = int32_t;
+    int32_t value;
+}; // [worlds, planets, 1] i32, input 0..4
+struct Score {
+    uint32_t contacts, steps;
+};
+struct Obs : ArrayOf<float> {};        // [worlds, 1, 4 * (planets + moons)] f32
+struct Trail : ArrayOf<orbit::Pos> {}; // per planet: its last 4 positions (structs)
 
 ORRERY_COMPONENTS(orbit::OrreryComponents, Kind, Thrust, Score, Obs, Trail);
 ORRERY_ARCHETYPE(Planet, orbit::Body, Kind, Thrust, Trail);
