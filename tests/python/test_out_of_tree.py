@@ -190,7 +190,9 @@ def test_cpu_and_gpu_agree(plugin):
             env.reset(seed=5)
             rng = np.random.default_rng(1)
             for _ in range(50):
-                env.step(rng.integers(0, 5, size=64).astype(np.int32))
+                actions = rng.integers(0, 5, size=64).astype(np.int32)
+                # A GPU env takes its actions on its own device.
+                env.step(actions if device == "cpu" else torch.from_numpy(actions).cuda())
             out[device] = torch.from_dlpack(env.tensors["obs"]).cpu().tolist()
         print(json.dumps({"same": out["cpu"] == out["cuda"]}))
     """)
