@@ -45,6 +45,14 @@ def hashes(env, worlds):
     return [env.state_hash(w) for w in worlds]
 
 
+def on_device(args, actions):
+    """The env's own device takes its actions there: a torch tensor on a GPU."""
+    if args.device == "cpu":
+        return actions
+    import torch
+    return torch.from_numpy(np.ascontiguousarray(actions)).to(args.device if args.device != "cuda" else "cuda:0")
+
+
 def check_replay(args, env, world, actions_log, hash_log, snapshot):
     """A world restored into a fresh one-world simulator replays bit-exactly."""
     solo = orrery.make(args.env, num_worlds=1, device=args.device, framework="numpy" if args.device == "cpu" else None,
@@ -52,7 +60,7 @@ def check_replay(args, env, world, actions_log, hash_log, snapshot):
     try:
         solo.restore_world(0, snapshot)
         for t, (a, h) in enumerate(zip(actions_log, hash_log)):
-            solo.step(a[None])
+            solo.step(on_device(args, a[None]))
             if solo.state_hash(0) != h:
                 raise SystemExit(f"soak: replay of world {world} diverged at step {t}")
     finally:
@@ -90,9 +98,10 @@ def main() -> None:
     replay = None  # (world, snapshot, actions, hashes) being recorded
     step_time, steps_since = 0.0, 0
     for step in range(1, total_steps + 1):
-        actions = rng.integers(lo, hi + 1, size=shape)
+        actions = rng.integers(lo, hi + 1, size=shape).astype(np.int32)
+        device_actions = on_device(args, actions)
         t0 = time.perf_counter()
-        env.step(actions)
+        env.step(device_actions)
         step_time += time.perf_counter() - t0
         steps_since += 1
         if replay is not None:
