@@ -157,6 +157,15 @@ void EnvSpec::validate() const {
             fail("archetype '" + a.name + "' capacity " + std::to_string(a.capacity) + " is outside [1, " +
                  std::to_string(kMaxRowsPerWorld) + "]");
     }
+    if (facts.obs_low.size() != facts.obs_high.size() ||
+        (!facts.obs_low.empty() && !facts.obs_names.empty() && facts.obs_low.size() != facts.obs_names.size()))
+        fail("facts: obs_low has " + std::to_string(facts.obs_low.size()) + " entries, obs_high " +
+             std::to_string(facts.obs_high.size()) + " and obs_names " + std::to_string(facts.obs_names.size()) +
+             "; expected one bound of each per named entry");
+    for (size_t i = 0; i < facts.obs_low.size(); ++i)
+        if (!(facts.obs_low[i] <= facts.obs_high[i]))
+            fail("facts: obs entry " + std::to_string(i) + " has low " + std::to_string(facts.obs_low[i]) +
+                 " above high " + std::to_string(facts.obs_high[i]));
     uint32_t outputs = 0;
     for (const ExportSpec& e : exports_) outputs += e.input ? 0 : 1;
     if (outputs > kMaxFinals)

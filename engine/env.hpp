@@ -224,6 +224,25 @@ struct ExportSpec {
     Output output = Output::kKept; ///< not kKept: the GPU step does not load it first
 };
 
+/// How an env's reward is meant; every adapter reports it so.
+enum class RewardMode : uint8_t {
+    kPerAgent, ///< each agent's reward row is its own (+1 / -1 in a chase)
+    kTeam,     ///< every agent's row holds the one team reward (Overcooked's soups)
+};
+
+/// What an env's tensors mean, for the Python adapters (spaces, rewards) and the
+/// viewer's labels. Declared in the registration table, so an env built outside
+/// this tree declares them the same way.
+struct EnvFacts {
+    RewardMode reward = RewardMode::kPerAgent;
+    std::vector<std::string> action_meanings; ///< the name of each action value, from the range's low end
+    /// Entries along the first per-agent axis of "obs": the channels of a
+    /// [C, H, W] grid, or a vector's entries. Empty: unnamed.
+    std::vector<std::string> obs_names;
+    /// Bounds of each such entry (the same length as obs_names, or empty for the dtype's range).
+    std::vector<float> obs_low, obs_high;
+};
+
 /// The registration table of one env. Build it in the env's factory function.
 class EnvSpec {
   public:
@@ -364,6 +383,10 @@ class EnvSpec {
 
     /// What the viewer and recorder draw (render/ reads only this); empty by default.
     DrawSpec draw;
+
+    /// How the reward is meant and what actions and observation entries are
+    /// called (EnvFacts); per-agent and unnamed by default.
+    EnvFacts facts;
 
     /// Free-form key/value description (layout name, sizes) recorded in checkpoints.
     std::map<std::string, std::string>& info() { return info_; }

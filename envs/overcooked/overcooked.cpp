@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <string>
 #include <string_view>
 
 #include "engine/files.hpp"
@@ -229,6 +230,25 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(step_kitchen));
     // The observation spreads over lanes (the GPU gives a world its block's spare threads).
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_kitchen));
+
+    // What the tensors mean: one team reward (20 per soup, as overcooked_ai),
+    // the actions' names, and overcooked_ai's lossless_state_encoding layer
+    // names with their bounds (0/1 masks, except the ingredient counts, at most
+    // 3 per soup, and the cook time left, a byte). player_0 is the observer.
+    spec.facts.reward = orrery::RewardMode::kTeam;
+    spec.facts.action_meanings = {"north", "south", "east", "west", "stay", "interact"};
+    spec.facts.obs_names = {"player_0_loc", "player_1_loc"};
+    for (int p = 0; p < 2; ++p)
+        for (int d = 0; d < 4; ++d)
+            spec.facts.obs_names.push_back("player_" + std::to_string(p) + "_orientation_" + std::to_string(d));
+    for (const char* n : {"pot_loc", "counter_loc", "onion_disp_loc", "tomato_disp_loc", "dish_disp_loc", "serve_loc",
+                          "onions_in_pot", "tomatoes_in_pot", "onions_in_soup", "tomatoes_in_soup",
+                          "soup_cook_time_remaining", "soup_done", "dishes", "onions", "tomatoes", "urgency"})
+        spec.facts.obs_names.push_back(n);
+    spec.facts.obs_low.assign(kNumChannels, 0.0f);
+    spec.facts.obs_high.assign(kNumChannels, 1.0f);
+    for (int c = 16; c < 20; ++c) spec.facts.obs_high[c] = 3.0f;
+    spec.facts.obs_high[20] = 255.0f;
 
     spec.export_input<Chef, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);

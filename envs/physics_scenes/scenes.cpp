@@ -54,6 +54,9 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
 
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe));
 
+    // Body 1 is pushed along a world axis, or not at all (push()).
+    spec.facts.action_meanings = {"none", "push_x_pos", "push_x_neg", "push_y_pos", "push_y_neg"};
+
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 4);
     spec.export_output<Agent, Obs>("obs", orrery::Output::kRewrittenEachStep);

@@ -3,6 +3,8 @@
 #include "envs/tutorial/tag.hpp"
 
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include "engine/env.hpp"
 #include "envs/options.hpp"
@@ -88,6 +90,22 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
                       {orrery::Key::kDown, kDown},
                       {orrery::Key::kLeft, kLeft},
                       {orrery::Key::kRight, kRight}};
+
+    // What the tensors mean: each agent's own reward (+1 / -1 for a tag), the
+    // actions' names, and observe()'s entries with their bounds (positions stay
+    // in the unit square, so offsets are in [-1, 1]; speeds are unbounded).
+    const float inf = std::numeric_limits<float>::infinity();
+    spec.facts.reward = orrery::RewardMode::kPerAgent;
+    spec.facts.action_meanings = {"noop", "up", "down", "left", "right"};
+    spec.facts.obs_names = {"role", "x", "y", "vx", "vy", "pellet_dx", "pellet_dy"};
+    spec.facts.obs_low = {0, 0, 0, -inf, -inf, -1, -1};
+    spec.facts.obs_high = {1, 1, 1, inf, inf, 1, 1};
+    for (uint32_t k = 0; k + 1 < agents; ++k) {
+        for (const char* f : {"dx", "dy", "vx", "vy"})
+            spec.facts.obs_names.push_back("other" + std::to_string(k) + "_" + f);
+        spec.facts.obs_low.insert(spec.facts.obs_low.end(), {-1, -1, -inf, -inf});
+        spec.facts.obs_high.insert(spec.facts.obs_high.end(), {1, 1, inf, inf});
+    }
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);

@@ -43,6 +43,11 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
                       {orrery::Key::kLeft, kLeft},
                       {orrery::Key::kRight, kRight}};
 
+    // What the tensors mean, for the Python adapters and the viewer's labels.
+    spec.facts.reward = orrery::RewardMode::kPerAgent;
+    spec.facts.action_meanings = {"noop", "up", "down", "left", "right"};
+    spec.facts.obs_names = {"x", "y", "goal_dx", "goal_dy"};
+
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);
     spec.export_output<Agent, Obs>("obs", orrery::Output::kRewrittenEachStep);

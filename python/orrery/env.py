@@ -378,18 +378,18 @@ class Env:
     @property
     def reward_mode(self) -> str:
         """"team" (each agent's reward row holds the one team reward) or "per_agent"."""
-        return meta_of(self.name).reward
+        return meta_of(self.name, self.options).reward
 
     @property
     def action_meanings(self) -> Optional[Tuple[str, ...]]:
         """Name of each action value from the range's low end (None when the env names none)."""
-        return meta_of(self.name).action_meanings
+        return meta_of(self.name, self.options).action_meanings
 
     @property
     def obs_names(self) -> Optional[Tuple[str, ...]]:
         """Name of each entry along the first per-agent axis of "obs": the channels
         of a [C, H, W] grid, or a vector's entries (None when the env names none)."""
-        names = meta_of(self.name).obs_names
+        names = meta_of(self.name, self.options).obs_names
         return None if names is None else names(dict(self.options), self.num_agents)
 
     @property

@@ -1,12 +1,12 @@
-"""What each shipped env declares beyond its tensors: how its reward is meant
-(one team reward or each agent's own), what its actions and observation
-channels mean. Adapters read these instead of guessing: the Gymnasium reward of
-a team env is the team reward (20 per Overcooked soup, as overcooked_ai), not
-the sum over agents.
+"""What an env declares beyond its tensors: how its reward is meant (one team
+reward or each agent's own), what its actions and observation entries mean,
+and the observations' bounds. Adapters read these instead of guessing: the
+Gymnasium reward of a team env is the team reward (20 per Overcooked soup, as
+overcooked_ai), not the sum over agents.
 
-The facts sit here, keyed by the env's registered name, until the C++
-registration table carries them; an env missing here is treated as
-per-agent, with no names.
+The facts come from the env's C++ registration table (EnvSpec::facts), built
+for the options at hand, so an env loaded as a plugin declares them the same
+way as a shipped one; an env that declares nothing is per-agent and unnamed.
 """
 
 from __future__ import annotations
@@ -35,50 +35,34 @@ class EnvMeta:
     obs_bounds: Optional[Callable[[Dict[str, str], int], Tuple[Tuple[float, ...], Tuple[float, ...]]]] = None
 
 
-def _overcooked_channels(options: Dict[str, str], agents: int) -> Tuple[str, ...]:
-    # overcooked_ai's lossless_state_encoding layer names; player_0 is the observer.
-    players = ["player_0_loc", "player_1_loc"]
-    players += [f"player_{p}_orientation_{d}" for p in (0, 1) for d in range(4)]
-    base = ["pot_loc", "counter_loc", "onion_disp_loc", "tomato_disp_loc", "dish_disp_loc", "serve_loc"]
-    variable = ["onions_in_pot", "tomatoes_in_pot", "onions_in_soup", "tomatoes_in_soup",
-                "soup_cook_time_remaining", "soup_done", "dishes", "onions", "tomatoes"]
-    return tuple(players + base + variable + ["urgency"])
+def _facts(name: str, options: Dict[str, str]) -> Dict[str, object]:
+    from orrery import _core
+    key = (name, tuple(sorted((str(k), str(v)) for k, v in options.items())))
+    if key not in _CACHE:
+        try:
+            _CACHE[key] = _core.env_facts(name, dict(key[1]))
+        except ValueError:  # not a registered env (an adapter's stand-in): it declares nothing
+            _CACHE[key] = {"reward": "per_agent", "action_meanings": [], "obs_names": [], "obs_low": [],
+                           "obs_high": []}
+    return _CACHE[key]
 
 
-def _overcooked_bounds(options: Dict[str, str], agents: int) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
-    # Every layer is a 0/1 mask except the ingredient counts (16-19: at most 3
-    # per soup) and the cook time left (20: up to a recipe's cook time, a byte).
-    high = [1.0] * 16 + [3.0] * 4 + [255.0] + [1.0] * 5
-    return tuple([0.0] * 26), tuple(high)
+_CACHE: Dict[Tuple[str, Tuple[Tuple[str, str], ...]], Dict[str, object]] = {}
 
 
-def _tag_bounds(options: Dict[str, str], agents: int) -> Tuple[Tuple[float, ...], Tuple[float, ...]]:
-    # Role is 0 or 1; positions stay in the unit square, so offsets to a pellet
-    # or another agent are in [-1, 1]; speeds have no declared bound.
-    inf = float("inf")
-    low = [0.0, 0.0, 0.0, -inf, -inf, -1.0, -1.0] + [-1.0, -1.0, -inf, -inf] * (agents - 1)
-    high = [1.0, 1.0, 1.0, inf, inf, 1.0, 1.0] + [1.0, 1.0, inf, inf] * (agents - 1)
-    return tuple(low), tuple(high)
+def meta_of(name: str, options: Optional[Dict[str, str]] = None) -> EnvMeta:
+    """The declared facts of env ``name`` (built with ``options``, by default
+    its defaults): EnvMeta's callables take the options an env was made with."""
+    facts = _facts(name, options or {})
 
+    def names(opts: Dict[str, str], agents: int) -> Optional[Tuple[str, ...]]:
+        return tuple(_facts(name, opts)["obs_names"]) or None
 
-def _tag_entries(options: Dict[str, str], agents: int) -> Tuple[str, ...]:
-    # envs/tutorial/tag.hpp observe(): own role, position, velocity, the nearest
-    # pellet relative to us, then each other agent (row order) relative to us.
-    names = ["role", "x", "y", "vx", "vy", "pellet_dx", "pellet_dy"]
-    for k in range(agents - 1):
-        names += [f"other{k}_dx", f"other{k}_dy", f"other{k}_vx", f"other{k}_vy"]
-    return tuple(names)
+    def bounds(opts: Dict[str, str], agents: int) -> Optional[Tuple[Tuple[float, ...], Tuple[float, ...]]]:
+        f = _facts(name, opts)
+        return (tuple(f["obs_low"]), tuple(f["obs_high"])) if f["obs_low"] else None
 
-
-_META: Dict[str, EnvMeta] = {
-    "overcooked": EnvMeta(reward="team",
-                          action_meanings=("north", "south", "east", "west", "stay", "interact"),
-                          obs_names=_overcooked_channels, obs_bounds=_overcooked_bounds),
-    "tag": EnvMeta(reward="per_agent", action_meanings=("noop", "up", "down", "left", "right"),
-                   obs_names=_tag_entries, obs_bounds=_tag_bounds),
-}
-
-
-def meta_of(name: str) -> EnvMeta:
-    """The declared facts of env ``name`` (defaults for an env not listed)."""
-    return _META.get(name, EnvMeta())
+    return EnvMeta(reward=str(facts["reward"]),
+                   action_meanings=tuple(facts["action_meanings"]) or None,
+                   obs_names=names if facts["obs_names"] else None,
+                   obs_bounds=bounds if facts["obs_low"] else None)

@@ -48,7 +48,7 @@ def _obs_box(env: Any, shape: tuple) -> Any:
     from orrery.meta import meta_of
 
     dtype = np.dtype(env.tensors["obs"].dtype)
-    bounds = meta_of(env.name).obs_bounds
+    bounds = meta_of(env.name, dict(env.options)).obs_bounds
     if bounds is None:
         return _box(shape, dtype)
     low, high = (np.asarray(b, dtype=np.float64) for b in bounds(dict(env.options), env.num_agents))

@@ -515,6 +515,21 @@ PYBIND11_MODULE(_core, m) {
           "(wall, calling thread's CPU) seconds per step of `orrery bench`'s loop on a simulator of its own "
           "(no Python per step).");
     m.def("list_envs", &orrery::registered_envs, "(name, summary) of every registered env.");
+    m.def(
+        "env_facts",
+        [](const std::string& name, const orrery::EnvOptions& options) {
+            const orrery::EnvFacts f = orrery::make_env_spec(name, options).facts;
+            py::dict d;
+            d["reward"] = f.reward == orrery::RewardMode::kTeam ? "team" : "per_agent";
+            d["action_meanings"] = f.action_meanings;
+            d["obs_names"] = f.obs_names;
+            d["obs_low"] = f.obs_low;
+            d["obs_high"] = f.obs_high;
+            return d;
+        },
+        py::arg("name"), py::arg("options"),
+        "What env `name` with `options` declares its tensors mean (EnvSpec::facts): reward mode, action and "
+        "observation entry names, observation bounds.");
     m.def("load_plugin", &orrery::load_plugin, py::arg("path"),
           "Loads an env plugin (a shared library built with orrery_add_plugin); returns the envs it registered.");
     m.def("compile_gpu_kernels", &compile_gpu_kernels, py::arg("name"), py::arg("options"), py::arg("arch") = 90,

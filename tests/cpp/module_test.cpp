@@ -87,6 +87,22 @@ TEST(Module, BadTablesAreRefusedNamingTheComponent) {
         EXPECT_NE(std::string(e.what()).find("buffer 'Hits' has no capacity"), std::string::npos) << e.what();
     }
     EXPECT_THROW(s.capacity<orbit::Hits>(0), Error);
+    // The facts the adapters read: one bound of each kind per named entry.
+    s.capacity<orbit::Hits>(4);
+    s.facts.obs_names = {"a", "b"};
+    s.facts.obs_low = {0, 0};
+    s.facts.obs_high = {1};
+    try {
+        s.validate();
+        FAIL() << "bounds of another length than the names were accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("facts: obs_low has 2 entries, obs_high 1"), std::string::npos)
+            << e.what();
+    }
+    s.facts.obs_high = {1, -1};
+    EXPECT_THROW(s.validate(), Error); // low above high
+    s.facts.obs_high = {1, 1};
+    EXPECT_NO_THROW(s.validate());
 }
 
 TEST(Module, AssetsAreOneSharedCopyAndReportedSo) {

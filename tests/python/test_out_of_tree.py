@@ -70,12 +70,15 @@ def test_the_plugin_registers_and_steps_on_the_cpu(plugin):
             ends += int(np.asarray(terminated).sum())
             total += float(np.asarray(reward).sum())
         print(json.dumps({"names": NAMES, "again": orrery.load_plugin(%r), "envs": orrery.list_envs(),
-                          "shapes": shapes, "ends": ends, "num_agents": env.num_agents}))
+                          "shapes": shapes, "ends": ends, "num_agents": env.num_agents,
+                          "facts": [env.reward_mode, env.action_meanings, env.obs_names]}))
     """ % plugin)
     assert r["names"] == ["reach"] and r["again"] == ["reach"]  # loading twice is harmless
     assert "reach" in r["envs"] and "tag" in r["envs"]
     assert r["shapes"] == [[16, 4], [16], [16]]  # single-agent: per-world tensors, no agent axis
     assert r["num_agents"] == 1
+    # What the plugin's registration table declares reaches the adapters (EnvSpec::facts).
+    assert r["facts"] == ["per_agent", ["noop", "up", "down", "left", "right"], ["x", "y", "goal_dx", "goal_dy"]]
     assert r["ends"] >= 16  # a goal within sqrt(2) at 0.05 a step is reached in under 40 steps
 
 
