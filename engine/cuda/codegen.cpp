@@ -368,6 +368,16 @@ std::string qualified_system_name(const SystemRef& s) {
     return q;
 }
 
+CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch) {
+    CompileRequest req;
+    req.label = "'" + spec.name() + "' " + (k.per_node ? "per-node kernels" : "megakernel");
+    req.source = k.text;
+    req.env_header = k.env_header;
+    if (!spec.header_root().empty()) req.header_roots.push_back(spec.header_root());
+    req.arch = arch;
+    return req;
+}
+
 KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form) {
     KernelSource k;
     k.lanes = form == KernelForm::kStaged ? 1 : direct_lanes(spec, plan);

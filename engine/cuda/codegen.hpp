@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/cuda/nvrtc_compiler.hpp"
 #include "engine/simulator.hpp"
 
 namespace orrery::cuda {
@@ -93,6 +94,11 @@ inline constexpr const char* kStorageSymbol = "orrery_storage_bytes";
 /// or with `per_node` one kernel per op, for comparison. Throws orrery::Error
 /// if a system's C++ name cannot be determined.
 KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form);
+
+/// What compiling `k` (generated for `spec`) asks of NVRTC for sm_`arch`: its
+/// source, the env header and the folder headers outside the library are read
+/// from (EnvSpec::header_root). Cache, logging and driver settings are the caller's.
+CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch);
 
 /// The fully qualified C++ name of a system ("tag::spawn"), as the generated
 /// source must spell it.

@@ -36,10 +36,8 @@ void check_driver_supports_nvrtc() {
                 std::to_string(drv / 1000) + ".x");
 }
 
-/// A compile request carrying the simulator's compile settings (cache, source dump, logging).
-CompileRequest compile_request(const GpuOptions& gpu, std::string label) {
-    CompileRequest req;
-    req.label = std::move(label);
+/// `req` carrying the simulator's compile settings (cache, source dump, logging).
+CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     req.cache_dir = gpu.cache_dir;
     req.dump_source_dir = gpu.dump_source_dir;
     req.verbose = gpu.verbose;
@@ -125,12 +123,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
 
 void CudaBackend::load_module(const EnvSpec& spec) {
     const DriverApi& d = driver();
-    CompileRequest req =
-        compile_request(gpu_, "'" + spec.name() + "' " + (source_.per_node ? "per-node kernels" : "megakernel"));
-    req.source = source_.text;
-    req.env_header = source_.env_header;
-    if (!spec.header_root().empty()) req.header_roots.push_back(spec.header_root());
-    req.arch = info_.arch;
+    CompileRequest req = with_settings(kernel_request(spec, source_, info_.arch), gpu_);
     CompiledModule m = compile_module(req);
     stats_ = {m.seconds, m.from_cache, m.cache_path};
     CUresult r = d.cuModuleLoadData(&module_, m.cubin.data());
@@ -438,9 +431,11 @@ constexpr const char* kGatherKernel = "orrery_gather_world";
 const char* world_gather_source() { return kGatherCuh; }
 
 void CudaBackend::load_gather() {
-    CompileRequest req = compile_request(gpu_, "world gather kernel");
-    req.source = world_gather_source();
-    req.arch = info_.arch;
+    CompileRequest gather;
+    gather.label = "world gather kernel";
+    gather.source = world_gather_source();
+    gather.arch = info_.arch;
+    CompileRequest req = with_settings(std::move(gather), gpu_);
     CompiledModule m = compile_module(req);
     const DriverApi& d = driver();
     if (!gather_module_) ORRERY_CU(d.cuModuleLoadData(&gather_module_, m.cubin.data()));

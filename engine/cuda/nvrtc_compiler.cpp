@@ -98,11 +98,11 @@ std::vector<Header> gather_headers(const std::string& source, const std::string&
     };
     // Depth-first from the generated source; a name is "dir/of/includer/x.hpp"
     // when that exists (an include relative to its file), else as written.
-    std::vector<std::pair<std::string, std::string>> todo; // (includer's name, included name)
-    for (const std::string& inc : quoted_includes(source)) todo.push_back({"", inc});
-    while (!todo.empty()) {
-        auto [from, inc] = todo.back();
-        todo.pop_back();
+    std::vector<std::pair<std::string, std::string>> pending; // (includer's name, included name)
+    for (const std::string& inc : quoted_includes(source)) pending.push_back({"", inc});
+    while (!pending.empty()) {
+        auto [from, inc] = pending.back();
+        pending.pop_back();
         std::string text, name;
         size_t slash = from.rfind('/');
         if (slash != std::string::npos) {
@@ -121,7 +121,7 @@ std::vector<Header> gather_headers(const std::string& source, const std::string&
             }
         }
         if (!seen.insert(name).second) continue;
-        for (const std::string& next : quoted_includes(text)) todo.push_back({name, next});
+        for (const std::string& next : quoted_includes(text)) pending.push_back({name, next});
         out.push_back({name, std::move(text)});
     }
     std::sort(out.begin(), out.end(), [](const Header& a, const Header& b) { return a.name < b.name; });

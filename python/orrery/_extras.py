@@ -21,6 +21,15 @@ EXTRAS = {
 }
 
 
+def missing(module: str, feature: str) -> ModuleNotFoundError:
+    """The error saying that ``feature`` needs ``module``'s package and what to pip install."""
+    top = module.split(".")[0]
+    extra = EXTRAS.get(top)
+    hint = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install {top}"
+    return ModuleNotFoundError(f"{feature} needs the package {top!r}, which is not installed; "
+                               f"install it with: {hint}", name=top)
+
+
 def require(module: str, feature: str) -> ModuleType:
     """Imports ``module``; when it is missing, raises ModuleNotFoundError saying
     which feature needs it and what to pip install."""
@@ -29,8 +38,4 @@ def require(module: str, feature: str) -> ModuleType:
     except ModuleNotFoundError as e:
         if e.name != module.split(".")[0]:
             raise  # the module is there but one of its own imports failed: show that
-        top = module.split(".")[0]
-        extra = EXTRAS.get(top)
-        hint = f"pip install '{DISTRIBUTION}[{extra}]'" if extra else f"pip install {top}"
-        raise ModuleNotFoundError(f"{feature} needs the package {top!r}, which is not installed; "
-                                  f"install it with: {hint}", name=top) from None
+        raise missing(module, feature) from None

@@ -23,7 +23,7 @@ import numpy as np
 
 from orrery import _core
 from orrery._actions import write_input
-from orrery._extras import DISTRIBUTION, EXTRAS, require
+from orrery._extras import missing, require
 from orrery.meta import meta_of
 
 __all__ = ["Env", "make", "list_envs", "describe_envs", "AUTORESET_MODES", "FRAMEWORKS", "RENDER_MODES",
@@ -142,16 +142,14 @@ def _check_framework_installed(framework: str) -> None:
     if framework not in ("torch", "jax"):
         return
     try:
-        missing = importlib.util.find_spec(framework) is None
-    except (ValueError, AttributeError):  # a None placeholder in sys.modules
-        missing = True
+        absent = importlib.util.find_spec(framework) is None
+    except (ValueError, AttributeError):  # sys.modules holds None for it: an import would fail
+        absent = True
+    feature = f"framework={framework!r}"
     try:
-        if not missing:
-            require(framework, f"framework={framework!r}")
-            return
-        raise ModuleNotFoundError(f"framework={framework!r} needs the package {framework!r}, which is not "
-                                  f"installed; install it with: pip install '{DISTRIBUTION}[{EXTRAS[framework]}]'",
-                                  name=framework)
+        if absent:
+            raise missing(framework, feature)
+        require(framework, feature)
     except ModuleNotFoundError as e:
         raise MissingFrameworkError(f"{e} (or pass framework='dlpack' for orrery.Tensor objects)",
                                     name=e.name) from None

@@ -273,12 +273,7 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
                               std::string::npos);
                 }
             }
-            cuda::CompileRequest req;
-            req.label = "planets test";
-            req.source = k.text;
-            req.env_header = k.env_header;
-            req.header_roots = {ORRERY_SOURCE_DIR};
-            req.arch = 90;
+            cuda::CompileRequest req = cuda::kernel_request(s, k, 90); // the env's header root: the source tree
             req.use_cache = false;
             try {
                 cuda::CompiledModule m = cuda::compile_module(req);

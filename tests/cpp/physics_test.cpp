@@ -489,11 +489,7 @@ TEST(PhysicsNvrtc, EverySceneCompilesInEveryKernelForm) {
     for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
         Plan plan = make_plan(s, AutoReset::kSameStep);
         cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
-        cuda::CompileRequest req;
-        req.label = "physics_scenes";
-        req.source = k.text;
-        req.env_header = k.env_header;
-        req.arch = 90;
+        cuda::CompileRequest req = cuda::kernel_request(s, k, 90);
         req.use_cache = false;
         try {
             cuda::CompiledModule m = cuda::compile_module(req);
@@ -543,12 +539,7 @@ TEST(PhysicsPile, CompilesThroughNvrtcFromItsHeaderRoot) {
     EnvSpec s = pile::make_spec(6, 4, ORRERY_SOURCE_DIR);
     Plan plan = make_plan(s, AutoReset::kNextStep);
     cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kStaged);
-    cuda::CompileRequest req;
-    req.label = "pile";
-    req.source = k.text;
-    req.env_header = k.env_header;
-    req.header_roots = {ORRERY_SOURCE_DIR};
-    req.arch = 90;
+    cuda::CompileRequest req = cuda::kernel_request(s, k, 90); // the env's header root: the source tree
     req.use_cache = false;
     try {
         EXPECT_EQ(cuda::compile_module(req).cubin.substr(0, 4), "\x7f"

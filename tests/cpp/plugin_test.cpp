@@ -87,12 +87,7 @@ TEST(Plugin, MegakernelCompilesThroughNvrtcFromThePluginsFolder) {
     orrery::EnvSpec spec = orrery::make_env_spec("reach", {});
     orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep);
     orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kStaged);
-    orrery::cuda::CompileRequest req;
-    req.label = "'reach' plugin test";
-    req.source = k.text;
-    req.env_header = k.env_header;
-    req.header_roots = {spec.header_root()};
-    req.arch = 90;
+    orrery::cuda::CompileRequest req = orrery::cuda::kernel_request(spec, k, 90); // from the plugin's header root
     req.use_cache = false;
     orrery::cuda::CompiledModule m = orrery::cuda::compile_module(req); // NVRTC needs no GPU
     ASSERT_GT(m.cubin.size(), 4u);
