@@ -57,6 +57,7 @@ enum class ShapeKind : uint32_t {
     kCapsule = 1, ///< radius dims.x, half length dims.y of the segment along the body's z axis
     kBox = 2,     ///< half extents dims
     kPlane = 3,   ///< infinite plane through the body's origin, normal the body's +z (static only)
+    kHull = 4,    ///< convex hull number dims.x (hull_shape(i)) of the Hulls asset (physics/hull.hpp)
 };
 struct Shape {
     ShapeKind kind;
@@ -149,8 +150,38 @@ struct Contacts : BufferOf<Contact> {};
 struct ContactCache : BufferOf<Contact> {};
 struct Settings : AssetOf<Params> {};
 
+/// One convex hull of the shared hull table (PhysicsOptions::hulls; physics/hull.hpp
+/// reads it). Its vertices are given in the body frame: origin at the centroid,
+/// axes the principal axes of inertia; `offset` and `frame` place that body frame
+/// in the frame the vertices were supplied in (hull_pose() converts a pose).
+struct HullInfo {
+    uint32_t first_point, num_vertices, num_dirs; ///< HullPoints: the vertices, then unit edge directions
+    uint32_t first_face, num_faces;               ///< HullFaces
+    uint32_t first_edge, num_edges;               ///< HullIndices: edges as (vertex, vertex, direction) triples
+    float bound;                                  ///< farthest vertex from the body origin
+    float volume;                                 ///< m^3
+    Vec3 inertia;                                 ///< principal moments of inertia at density 1, body frame
+    Vec3 offset;                                  ///< the centroid, in the vertices' given frame
+    Quat frame;                                   ///< the body axes' orientation in the given frame
+};
+/// A face of a hull: outward unit normal n and offset d (dot(n, x) <= d inside),
+/// and its corners, counter-clockwise seen from outside, at HullIndices[first..first+count).
+struct HullFace {
+    Vec3 n;
+    float d;
+    uint32_t first, count; ///< corner indices are vertex numbers within the hull
+};
+static_assert(sizeof(HullInfo) == 76 && sizeof(HullFace) == 24);
+/// The shared read-only hull table: one copy for every world, set by phys::add_to.
+struct Hulls : AssetOf<HullInfo> {};
+struct HullPoints : AssetOf<Vec3> {};
+struct HullFaces : AssetOf<HullFace> {};
+struct HullIndices : AssetOf<uint32_t> {};
+/// Per-world error code (Ctx::fail) for a body whose kHull shape names no hull of the table.
+inline constexpr uint32_t kErrorBadHull = 0x70680001u;
+
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
-                  Contacts, ContactCache, Settings);
+                  Contacts, ContactCache, Settings, Hulls, HullPoints, HullFaces, HullIndices);
 /// Everything a rigid body carries; an env puts it in its archetypes.
 ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force);
 /// Per-world physics state (a singleton the module registers).
@@ -158,7 +189,8 @@ ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts, ContactCache);
 ORRERY_ARCHETYPES(PhysicsWorld);
 
 /// Mass properties of `shape` at `density` (kg/m^3): solid sphere, box and
-/// capsule (cylinder plus two hemispheres). Planes get none.
+/// capsule (cylinder plus two hemispheres). Planes get none; so do hulls here:
+/// their overloads in hull.hpp read the hull table.
 ORRERY_HD inline MassProps mass_of(Shape s, float density) {
     float r = s.dims.x, m = 0.0f;
     Vec3 I{0, 0, 0};

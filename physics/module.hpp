@@ -3,6 +3,9 @@
 // it into an env's registration table. An env lists phys::OrreryComponents and
 // phys::OrreryArchetypes first in its own lists, then calls phys::add_to.
 
+#include <string>
+#include <vector>
+
 #include "engine/env.hpp"
 #include "physics/physics.hpp"
 
@@ -26,7 +29,35 @@ struct PhysicsOptions {
     float damping_ratio = 10.0f;              ///< contact damping ratio (Box2D: 10)
     float push_speed = 3.0f;                  ///< fastest overlap removal, m/s (Box2D: 3)
     uint32_t relax_iterations = 1;            ///< velocity passes without the push per substep
+    /// Convex hulls by number (a body's shape: hull_shape(i)), each a list of
+    /// 4..32 corner vertices; wedge_vertices() makes hide-and-seek's ramp.
+    std::vector<std::vector<Vec3>> hulls;
 };
+
+/// A hull table built on the host: what add_to uploads as the shared hull assets.
+struct HullTable {
+    std::vector<HullInfo> info;
+    std::vector<Vec3> points;
+    std::vector<HullFace> faces;
+    std::vector<uint32_t> indices;
+    /// The table as systems see it (valid while this HullTable lives).
+    HullSet view() const;
+};
+
+/// Builds the convex hull of each vertex list: faces with outward planes and
+/// counter-clockwise corners, edges, volume, centroid and principal inertia,
+/// the vertices moved into the body frame (centroid, principal axes; HullInfo's
+/// offset and frame say where that lies in the given frame). Throws
+/// orrery::Error naming `field`[i] for fewer than 4 or more than 32 vertices,
+/// a coincident pair, coplanar vertices, one that is no corner of the hull
+/// (inside it, or on an edge or face), or a face of more than 16 corners.
+HullTable build_hulls(const std::vector<std::vector<Vec3>>& hulls, const std::string& field = "hulls");
+
+/// OpenAI hide-and-seek's ramp: a wedge `width` (x) by `length` (y) whose top
+/// rises from the floor at y = -length/2 to `height` at y = +length/2 (45
+/// degrees when length = height). Given frame: origin at the centre of the
+/// bottom face, so hull_pose(info, {x, y, 0}, yaw) stands it on the floor.
+std::vector<Vec3> wedge_vertices(float width = 0.5f, float length = 0.5f, float height = 0.5f);
 
 /// The nodes add_to registered, for an env's own nodes to depend on.
 struct PhysicsNodes {
@@ -34,7 +65,8 @@ struct PhysicsNodes {
     orrery::NodeId simulate; ///< kStep: one step of physics for every world
 };
 
-/// Registers the module's settings asset, buffer capacities, the PhysicsWorld
+/// Registers the module's settings asset, the hull table (built from
+/// options.hulls), buffer capacities, the PhysicsWorld
 /// singleton, and its nodes: init_world in kInit and simulate in kStep, each
 /// after every node the env added before (add env nodes that must see the
 /// new poses after this call). Throws orrery::Error on an option out of range.

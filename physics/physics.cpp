@@ -43,6 +43,11 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     p.push_speed = o.push_speed;
     p.relax_iterations = o.relax_iterations;
     spec.asset<Settings>(&p, 1);
+    HullTable hulls = build_hulls(o.hulls, "env '" + spec.name() + "': physics option hulls");
+    spec.asset<Hulls>(hulls.info);
+    spec.asset<HullPoints>(hulls.points);
+    spec.asset<HullFaces>(hulls.faces);
+    spec.asset<HullIndices>(hulls.indices);
     spec.capacity<Bodies>(o.max_bodies);
     spec.capacity<Contacts>(o.max_contacts);
     spec.capacity<ContactCache>(o.max_contacts);

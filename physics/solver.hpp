@@ -8,7 +8,7 @@
 // do not depend on the thread or lane count. physics/README.md says why this
 // and not XPBD.
 
-#include "physics/collide.hpp"
+#include "physics/hull.hpp"
 
 namespace phys {
 using orrery::Buffer;
@@ -91,6 +91,11 @@ ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
         b.force = ctx.get<Force>(e)->f;
         b.torque = ctx.get<Force>(e)->t;
         b.bound = bound_of(b.shape);
+        if (b.shape.kind == ShapeKind::kHull) {
+            HullSet hulls = hull_set(ctx);
+            if (!hull_valid(hulls, b.shape)) ctx.fail(kErrorBadHull); // it then touches nothing
+            b.bound = hull_bound(hulls, b.shape);
+        }
         if (const Damping* d = ctx.get<Damping>(e)) b.lin_damping = d->linear, b.ang_damping = d->angular;
         b.material = *ctx.get<Material>(e);
         if (b.kind == BodyKind::kStatic) b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
@@ -153,7 +158,7 @@ ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, u
 /// plus the distance both surfaces may move this step apart: speculative
 /// contacts, so what would meet during the step is caught at its start.
 ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out, Buffer<ContactCache> cache,
-                                    const Params& prm) {
+                                    const Params& prm, const HullSet& hulls = HullSet{}) {
     cache.clear();
     for (uint32_t k = 0; k < out.size(); ++k) cache.push(out[k]);
     out.clear();
@@ -173,7 +178,7 @@ ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out,
                 float r = a.bound + b.bound + margin;
                 if (dot(d, d) > r * r) continue;
             }
-            Manifold m = collide(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, margin);
+            Manifold m = collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, margin, hulls);
             Tangents t = tangents_of(m.n);
             for (uint32_t k = 0; k < m.count; ++k) {
                 Contact c{};
@@ -331,13 +336,13 @@ ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g 
 /// contacts, run the substeps, apply restitution. simulate() wraps it between
 /// gathering and scattering; tests call it on a buffer of their own.
 ORRERY_HD inline void step_bodies(Buffer<Bodies> bodies, Buffer<Contacts> contacts, Buffer<ContactCache> cache,
-                                  const Params& prm, Vec3 g) {
+                                  const Params& prm, Vec3 g, const HullSet& hulls = HullSet{}) {
     for (uint32_t i = 0; i < bodies.size(); ++i) {
         SolverBody& b = bodies[i];
         b.x0 = b.x, b.q0 = b.q;
         set_world_inertia(b);
     }
-    find_contacts(bodies, contacts, cache, prm);
+    find_contacts(bodies, contacts, cache, prm, hulls);
     float h = prm.dt / float(prm.substeps);
     // Box2D's rule: the contact spring at most a quarter of the substep rate.
     float hertz = min_f(prm.contact_hertz, 0.25f * float(prm.substeps) / prm.dt);
@@ -358,7 +363,7 @@ ORRERY_SYSTEM void simulate(Ctx& ctx) {
     Buffer<Bodies> bodies = ctx.single_buffer<PhysicsWorld, Bodies>();
     gather_bodies(ctx, bodies);
     step_bodies(bodies, ctx.single_buffer<PhysicsWorld, Contacts>(), ctx.single_buffer<PhysicsWorld, ContactCache>(),
-                ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g);
+                ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx));
     scatter_bodies(ctx, bodies);
 }
 

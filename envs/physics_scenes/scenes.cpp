@@ -11,8 +11,8 @@ namespace physics_scenes {
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("physics_scenes", options);
-    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack",
-                                             "bounce",      "incline",   "mixed",    "crowd"};
+    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce",
+                                             "incline",     "mixed",     "crowd",    "ramp"};
     std::string scene = opt.str("scene", "mixed");
     Config cfg{};
     cfg.scene = kNumScenes;
@@ -21,16 +21,18 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     if (cfg.scene == kNumScenes)
         throw orrery::Error(
             "env 'physics_scenes': scene='" + scene +
-            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline, mixed or crowd");
+            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline, mixed, crowd or ramp");
     cfg.horizon = opt.u32("horizon", 500, 1, 1u << 30);
     cfg.friction = opt.f32("friction", 0.5f, 0.0f, 10.0f);
     cfg.restitution = opt.f32("restitution", cfg.scene == kBounce ? 0.8f : 0.0f, 0.0f, 1.0f);
     cfg.speed = opt.f32("speed", 2.0f, -100.0f, 100.0f);
-    cfg.height = opt.f32("height", 1.0f, 0.1f, 100.0f);
+    cfg.height = opt.f32("height", cfg.scene == kRamp ? 0.0f : 1.0f, cfg.scene == kRamp ? 0.0f : 0.1f, 100.0f);
     cfg.angle = opt.f32("angle", 0.3f, 0.0f, 1.5f);
     cfg.freeze_at = opt.u32("freeze_at", 0, 0, 1u << 30);
     cfg.thaw_at = opt.u32("thaw_at", 0, 0, 1u << 30);
     cfg.count = opt.u32("count", 30, 1, kMaxCrowd);
+    cfg.ramps = opt.u32("ramps", 0, 0, 2);
+    cfg.ramp = opt.f32("ramp", 1.0f, 0.3f, 10.0f);
     phys::PhysicsOptions po;
     po.dt = opt.f32("dt", 0.01f, 1e-4f, 0.1f);
     po.substeps = opt.u32("substeps", 4, 1, 64);
@@ -38,6 +40,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.contact_hertz = opt.f32("contact_hertz", 60.0f, 1.0f, 1000.0f);
     po.max_contacts = opt.u32("max_contacts", 256, 1, 65536);
     po.max_bodies = kMaxBodies;
+    po.hulls = {phys::wedge_vertices(0.5f, 0.5f, 0.5f), phys::wedge_vertices(cfg.ramp, cfg.ramp, cfg.ramp)};
     opt.finish();
 
     orrery::EnvSpec spec = ORRERY_ENV_SPEC("physics_scenes", "envs/physics_scenes/scenes.hpp");

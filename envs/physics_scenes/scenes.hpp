@@ -2,7 +2,9 @@
 // physics_scenes: canonical rigid-body scenes over the physics module, one per
 // world batch (a sphere dropped on a plane, a box sliding to rest, a box at
 // rest, a stack, a bouncing ball, a box on an incline, a mixed scene of every
-// shape and body kind, and a hide-and-seek-sized crowd in a walled room). Tests validate the module against MuJoCo and across backends with it.
+// shape and body kind, a hide-and-seek-sized crowd in a walled room, with its
+// two ramps on request, and a box on a 45 degree wedge ramp). Tests validate
+// the module against MuJoCo and across backends with it.
 
 #include "physics/physics.hpp"
 
@@ -11,7 +13,23 @@ using namespace orrery;
 using phys::Quat;
 using phys::Vec3;
 
-enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kIncline, kMixed, kCrowd, kNumScenes };
+enum Scene : uint32_t {
+    kSphereDrop,
+    kBoxSlide,
+    kBoxRest,
+    kStack,
+    kBounce,
+    kIncline,
+    kMixed,
+    kCrowd,
+    kRamp,
+    kNumScenes
+};
+/// The hull table every scene registers (PhysicsOptions::hulls).
+enum Hull : uint32_t {
+    kHideSeekRamp = 0, ///< OpenAI hide-and-seek's ramp: a 45 degree wedge, 0.5 x 0.5 x 0.5 m
+    kTestRamp = 1,     ///< the ramp scene's 45 degree wedge, `ramp` metres on each side
+};
 inline constexpr uint32_t kMaxBodies = 48;
 inline constexpr uint32_t kMaxCrowd = 36; ///< pieces of the crowd scene, one per 1 m cell of its 6 x 6 m room
 
@@ -20,6 +38,8 @@ struct Config {
     float friction, restitution, speed, height, angle;
     uint32_t freeze_at, thaw_at; ///< steps at which body 1 turns static and back to dynamic (0: never)
     uint32_t count;              ///< pieces in the crowd scene
+    uint32_t ramps;              ///< hide-and-seek ramps in the crowd scene (0, 1 or 2)
+    float ramp;                  ///< the ramp scene's wedge size, m
 };
 
 /// The agent pushes body 1: 0 none, 1 +x, 2 -x, 3 +y, 4 -y. // [worlds, 1] i32
@@ -49,7 +69,7 @@ ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p
     *ctx.get<phys::Pose>(e) = {p, q};
     *ctx.get<phys::Velocity>(e) = {v, {0, 0, 0}};
     ctx.get<phys::BodyType>(e)->kind = mass > 0.0f ? phys::BodyKind::kDynamic : phys::BodyKind::kStatic;
-    *ctx.get<phys::MassProps>(e) = mass > 0.0f ? phys::mass_given(shape, mass) : phys::MassProps{};
+    *ctx.get<phys::MassProps>(e) = mass > 0.0f ? phys::mass_given(shape, mass, phys::hull_set(ctx)) : phys::MassProps{};
     *ctx.get<phys::Shape>(e) = shape;
     *ctx.get<phys::Material>(e) = {friction, friction, restitution, 0.0f};
     ctx.get<phys::Locks>(e)->mask = locks;
@@ -114,11 +134,30 @@ ORRERY_HD inline void spawn_crowd(Ctx& ctx, const Config& cfg) {
         }
     }
     const Quat id{1, 0, 0, 0};
+    for (uint32_t k = 0; k < cfg.ramps; ++k) { // in the last row of cells, clear of 30 pieces; 10 kg as OpenAI's boxes
+        phys::Pose at = phys::hull_pose(ctx.asset<phys::Hulls>()[kHideSeekRamp], {k ? 1.5f : -1.5f, 2.5f, 0.0f},
+                                        phys::axis_angle({0, 0, 1}, k ? 0.5f : 2.5f));
+        add_body(ctx, phys::hull_shape(kHideSeekRamp), 10.0f, at.p, at.q, cfg.friction, 0.0f);
+    }
     for (uint32_t k = 0; k < 4; ++k) { // walls
         float along = k < 2 ? 3.1f : 0.0f, across = k < 2 ? 0.0f : 3.1f, sign = k % 2 ? -1.0f : 1.0f;
         Vec3 half = k < 2 ? Vec3{0.1f, 3.2f, 0.5f} : Vec3{3.2f, 0.1f, 0.5f};
         add_body(ctx, {phys::ShapeKind::kBox, half}, 0.0f, {sign * along, sign * across, 0.5f}, id, cfg.friction, 0.0f);
     }
+}
+
+/// The ramp: a static 45 degree wedge (`ramp` m, rising toward +y) and a flat
+/// 0.2 x 0.2 x 0.1 m box of 1 kg lying on its slope, `height` above it at the
+/// slope's middle (0: touching), at rest: it rests below the friction angle
+/// (friction > 1) and slides above it, with a = g (sin 45 - mu cos 45). (A
+/// cube would be on the point of tipping at 45 degrees, whatever the friction.)
+ORRERY_HD inline void spawn_ramp(Ctx& ctx, const Config& cfg) {
+    Quat slope = phys::axis_angle({1, 0, 0}, 0.25f * phys::kPi);
+    Vec3 up = phys::rotate(slope, {0, 0, 1});
+    add_body(ctx, {phys::ShapeKind::kBox, {0.1f, 0.1f, 0.05f}}, 1.0f,
+             Vec3{0, 0, 0.5f * cfg.ramp} + up * (0.05f + cfg.height), slope, cfg.friction, 0.0f); // body 1
+    phys::Pose w = phys::hull_pose(ctx.asset<phys::Hulls>()[kTestRamp], {0, 0, 0}, {1, 0, 0, 0});
+    add_body(ctx, phys::hull_shape(kTestRamp), 0.0f, w.p, w.q, cfg.friction, 0.0f);
 }
 
 /// Creates the configured scene: a ground plane (z = 0) and its bodies.
@@ -142,6 +181,7 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
         for (uint32_t i = 0; i < 3; ++i) add_body(ctx, cube, 1.0f, {0, 0, 0.1f + 0.2f * i}, id, cfg.friction, 0.0f);
         break;
     case kCrowd: spawn_crowd(ctx, cfg); break;
+    case kRamp: spawn_ramp(ctx, cfg); break;
     default: spawn_mixed(ctx, cfg); break;
     }
 }

@@ -468,7 +468,7 @@ struct PhysicsPin {
 const PhysicsPin kPhysicsPins[] = {
     {"sphere_drop", 0x70085cd4115ceaf5}, {"box_slide", 0x36f8fee23397fd98}, {"box_rest", 0x3ea98ce5bf74cba1},
     {"stack", 0x3779e56f97185249},       {"bounce", 0x5ee873223ab4a9cf},    {"mixed", 0x0572dcff9ed0f281},
-    {"crowd", 0xdd8942ff6ce73393},
+    {"crowd", 0xdd8942ff6ce73393},       {"ramp", 0x564aa149d5f580c2},
 };
 
 TEST(PhysicsDeterminism, PinnedHashesPerScene) {
@@ -500,8 +500,8 @@ TEST(PhysicsNvrtc, EverySceneCompilesInEveryKernelForm) {
 }
 
 TEST(PhysicsNvrtc, EveryPhysicsHeaderCompilesOnItsOwn) {
-    for (const char* h :
-         {"physics/math.hpp", "physics/body.hpp", "physics/collide.hpp", "physics/solver.hpp", "physics/physics.hpp"}) {
+    for (const char* h : {"physics/math.hpp", "physics/body.hpp", "physics/collide.hpp", "physics/hull.hpp",
+                          "physics/solver.hpp", "physics/physics.hpp"}) {
         cuda::CompileRequest req;
         req.label = h;
         req.source = std::string("#include \"") + h + "\"\n";
