@@ -22,8 +22,7 @@ using Results = ffi::Result<ffi::AnyBuffer>* [4];
 
 /// The stepper behind `handle` when it and every buffer XLA gave are what it
 /// was made for (nullptr and `error` set otherwise).
-FfiStepper* checked(uint64_t handle, bool cuda, const ffi::AnyBuffer& actions, const Results& outs,
-                    ffi::Error& error) {
+FfiStepper* checked(uint64_t handle, bool cuda, const ffi::AnyBuffer& actions, const Results& outs, ffi::Error& error) {
     auto* s = reinterpret_cast<FfiStepper*>(handle);
     if (!s || !s->sim || s->outputs.size() != 4 || (s->order != nullptr) != cuda) {
         error = ffi::Error(ffi::ErrorCode::kInvalidArgument,

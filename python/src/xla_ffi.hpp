@@ -24,7 +24,7 @@ namespace orrery::python {
 /// as the "handle" attribute and keeps it alive while jitted code may run.
 struct FfiStepper {
     std::shared_ptr<Simulator> sim;
-    std::mutex* mutex = nullptr; ///< the Python wrapper's: engine calls on one simulator are serialised
+    std::mutex* mutex = nullptr;        ///< the Python wrapper's: engine calls on one simulator are serialised
     std::unique_ptr<StreamOrder> order; ///< CUDA only: its own event pair with XLA's stream
     TensorView input;
     std::vector<TensorView> outputs;
