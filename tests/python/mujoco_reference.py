@@ -1,10 +1,12 @@
 """MuJoCo reference for the physics module's canonical scenes.
 
 Runs each scene of envs/physics_scenes (a sphere dropped on a plane, a box
-sliding to rest under friction, a box resting on a plane) in MuJoCo with the
-same sizes, masses, friction and start, and writes the quantities the C++ test
-(tests/cpp/physics_test.cpp, MatchesMuJoCoOnCanonicalScenes) compares against,
-sampled every 0.01 s as Orrery steps:
+sliding to rest under friction, a box resting on a plane, a flat box on a 45
+degree wedge ramp, resting, sliding, and dropped onto it) in MuJoCo with the
+same sizes, masses, friction and start, and writes the quantities the C++
+tests (tests/cpp/physics_test.cpp, MatchesMuJoCoOnCanonicalScenes;
+physics_hull_test.cpp, MatchesMuJoCoOnTheRamp) compare against, sampled every
+0.01 s as Orrery steps:
 
     python tests/python/mujoco_reference.py [--write]
 
@@ -12,6 +14,7 @@ prints them, and with --write stores them in tests/data/physics/mujoco_reference
 """
 
 import argparse
+import math
 import pathlib
 
 OUT = pathlib.Path(__file__).resolve().parents[1] / "data" / "physics" / "mujoco_reference.txt"
@@ -47,6 +50,52 @@ def simulate(shape, size, z, seconds, vx=0.0, mu=0.5):
     return rows
 
 
+# The ramp scene: a static 45 degree wedge `a` m on each side (MuJoCo's mesh
+# geoms are convex hulls, so the same 6 vertices make the same solid as
+# phys::wedge_vertices) and a flat 0.2 x 0.2 x 0.1 m box of 1 kg lying on the
+# slope's middle, `height` above it.
+RAMP = """
+<mujoco>
+  <option timestep="0.001" cone="elliptic" integrator="implicitfast"/>
+  <asset>
+    <mesh name="wedge" vertex="{vertices}"/>
+  </asset>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1" friction="{mu} 0.005 0.0001"/>
+    <geom name="ramp" type="mesh" mesh="wedge" friction="{mu} 0.005 0.0001"/>
+    <body pos="{pos}" quat="{quat}">
+      <freejoint/>
+      <geom type="box" size="0.1 0.1 0.05" mass="1" friction="{mu} 0.005 0.0001"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+DOWN_SLOPE = (0.0, -math.sqrt(0.5), -math.sqrt(0.5))
+
+
+def ramp(mu, height, seconds, a=1.0):
+    """Distances the box moved down the slope (from its start) every STEP seconds."""
+    import mujoco
+
+    h = a / 2
+    corners = [(-h, -h, 0), (h, -h, 0), (-h, h, 0), (h, h, 0), (-h, h, a), (h, h, a)]
+    up = (0.0, -math.sqrt(0.5), math.sqrt(0.5))
+    pos = [0.0 + up[0] * (0.05 + height), up[1] * (0.05 + height), a / 2 + up[2] * (0.05 + height)]
+    quat = f"{math.cos(math.pi / 8)} {math.sin(math.pi / 8)} 0 0"  # 45 degrees about x
+    xml = RAMP.format(vertices=" ".join(f"{x} {y} {z}" for x, y, z in corners), mu=mu,
+                      pos=" ".join(str(p) for p in pos), quat=quat)
+    model = mujoco.MjModel.from_xml_string(xml)
+    data = mujoco.MjData(model)
+    per = int(round(STEP / model.opt.timestep))
+    start = [float(x) for x in data.qpos[:3]]
+    out = []
+    for _ in range(int(round(seconds / STEP)) + 1):
+        out.append(sum((float(data.qpos[k]) - start[k]) * DOWN_SLOPE[k] for k in range(3)))
+        for _ in range(per):
+            mujoco.mj_step(model, data)
+    return out
+
+
 def reference():
     """The compared quantities, by name (units: metres and seconds)."""
     out = {}
@@ -60,6 +109,13 @@ def reference():
     rest = simulate("box", "0.1 0.1 0.1", 0.1, 10.0)
     out["box_rest.rest_z"] = rest[-1][1]
     out["box_rest.drift"] = max(abs(x) + abs(z - rest[0][1]) for _, z, x, _ in rest)
+    held = ramp(1.2, 0.0, 3.0)  # mu 1.2 > tan 45: rests
+    out["ramp.rest_drift"] = max(abs(s) for s in held)
+    slide = ramp(0.8, 0.0, 0.5)  # mu 0.8 < tan 45: a = g (sin 45 - mu cos 45) = 1.3873
+    out["ramp.slide_accel"] = (slide[50] - 2 * slide[30] + slide[10]) / 0.2**2
+    drop = ramp(0.5, 0.1, 0.4)  # dropped from 10 cm above the slope, mu 0.5
+    out["ramp.drop_distance_0.2"] = drop[20]
+    out["ramp.drop_distance_0.4"] = drop[40]
     return out
 
 
