@@ -114,8 +114,10 @@ ORRERY_HD inline Convex convex_of(Shape s, const HullSet& hulls) {
     Convex c{};
     c.set = &hulls;
     c.box = s.kind == ShapeKind::kBox;
-    if (c.box) c.half = s.dims;
-    else c.info = hulls.info[uint32_t(s.dims.x)];
+    if (c.box)
+        c.half = s.dims;
+    else
+        c.info = hulls.info[uint32_t(s.dims.x)];
     return c;
 }
 
@@ -415,8 +417,8 @@ ORRERY_HD inline Manifold convex_convex(const Placed& pa, const Convex& A, const
         const Convex& I = ref_b ? A : B;
         HullFace F = R.face(ref_b ? ax.face_b : ax.face_a);
         if (ref_b) F.n = rotate(qr, F.n), F.d = F.d + dot(F.n, xr);
-        n = clip_faces(R, ref_b ? vb : va, F, I, ref_b ? va : vb, ref_b ? Quat{1.0f, 0.0f, 0.0f, 0.0f} : qr, pts,
-                       depth, margin);
+        n = clip_faces(R, ref_b ? vb : va, F, I, ref_b ? va : vb, ref_b ? Quat{1.0f, 0.0f, 0.0f, 0.0f} : qr, pts, depth,
+                       margin);
         nrm = ref_b ? -F.n : F.n;
     }
     if (n == 0) { // an edge axis, or faces that clip to nothing: the edges' closest points

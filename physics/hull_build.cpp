@@ -253,7 +253,8 @@ std::string add_hull(HullTable& t, const std::vector<Vec3>& given) {
             std::pair<uint32_t, uint32_t> e{std::min(a, b), std::max(a, b)};
             if (std::find(edges.begin(), edges.end(), e) == edges.end()) edges.push_back(e);
         }
-    if (p.size() + planes.size() != edges.size() + 2) return "is not a closed convex polyhedron (Euler's formula fails)";
+    if (p.size() + planes.size() != edges.size() + 2)
+        return "is not a closed convex polyhedron (Euler's formula fails)";
     std::vector<D3> dirs;
     std::vector<uint32_t> edge_dir;
     for (auto [a, b] : edges) {
