@@ -1,7 +1,8 @@
 #pragma once
 // How an env that uses the physics module declares its 3-D view in one call:
 // its bodies drawn from phys::Pose and phys::Shape, their velocities, the
-// names of the physics components' elements for the inspector, and the
+// names of the physics components' elements for the inspector, hulls' meshes
+// from the shared hull table, and the
 // per-world Contacts buffer as an overlay. Header-only and free of Vulkan: an
 // env's registration file includes it whether or not render/ is built.
 
@@ -22,9 +23,28 @@ template <class A> BodyDraw& draw_physics_bodies(DrawSpec& draw, Rgba color = {2
                              {{int32_t(phys::ShapeKind::kSphere), Solid::kSphere},
                               {int32_t(phys::ShapeKind::kCapsule), Solid::kCapsule},
                               {int32_t(phys::ShapeKind::kBox), Solid::kBox},
-                              {int32_t(phys::ShapeKind::kPlane), Solid::kPlane}})
+                              {int32_t(phys::ShapeKind::kPlane), Solid::kPlane},
+                              {int32_t(phys::ShapeKind::kHull), Solid::kHull}})
                       .moving(floats(&phys::Velocity::v));
     b.color = color;
+    b.hull_mesh = [](const Ctx& ctx, uint32_t index) { // each face as a fan, from the shared hull table
+        HullMesh m;
+        phys::HullSet hulls{ctx.asset<phys::Hulls>(), ctx.asset<phys::HullPoints>(), ctx.asset<phys::HullFaces>(),
+                            ctx.asset<phys::HullIndices>()};
+        if (!phys::hull_valid(hulls, phys::hull_shape(index))) return m;
+        phys::Convex c = phys::convex_of(phys::hull_shape(index), hulls);
+        for (uint32_t f = 0; f < c.num_faces(); ++f) {
+            phys::HullFace F = c.face(f);
+            for (uint32_t k = 1; k + 1 < F.count; ++k) {
+                for (uint32_t corner : {0u, k, k + 1}) {
+                    phys::Vec3 v = c.vertex(c.corner(F, corner));
+                    m.corners.push_back({v.x, v.y, v.z});
+                }
+                m.normals.push_back({F.n.x, F.n.y, F.n.z});
+            }
+        }
+        return m;
+    };
     bool named = false;
     for (const auto& e : draw.element_names) named = named || e.first == component_id<phys::Pose>;
     if (!named) {

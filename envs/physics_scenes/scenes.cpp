@@ -68,7 +68,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
                                                          {int32_t(phys::BodyKind::kKinematic), {170, 120, 200, 255}}})
         .color_by(orrery::field(&phys::Shape::kind), {{int32_t(phys::ShapeKind::kSphere), {70, 130, 230, 255}},
                                                       {int32_t(phys::ShapeKind::kCapsule), {90, 190, 110, 255}},
-                                                      {int32_t(phys::ShapeKind::kBox), {230, 150, 60, 255}}});
+                                                      {int32_t(phys::ShapeKind::kBox), {230, 150, 60, 255}},
+                                                      {int32_t(phys::ShapeKind::kHull), {200, 90, 80, 255}}});
     // What the camera frames: the crowd's walled room, or a couple of metres around the origin.
     float half = cfg.scene == kCrowd ? 3.3f : cfg.scene == kMixed ? 2.0f : 1.0f;
     spec.draw.bounds = {-half, -half, half, half};
