@@ -129,30 +129,31 @@ struct HullHit {
     float t;
     Vec3 n;
 };
-/// The ray origin + t dir (t in [0, max_t]; dir need not be unit, t scales with
-/// it) against convex c, in c's body frame. A ray starting inside reports no
-/// hit (an agent's own rays never see itself).
+/// The ray origin + t dir (t in [0, max_t]; dir need not be unit, t scales
+/// with it) against convex c, in c's body frame: where it enters, the face's
+/// outward normal there. A ray starting inside hits where it leaves, the
+/// normal pointing out, along the ray (as MuJoCo's mj_ray and physics/query.hpp).
 ORRERY_HD inline HullHit ray_vs_convex(const Convex& c, Vec3 origin, Vec3 dir, float max_t) {
-    float t0 = 0.0f, t1 = max_t;
-    uint32_t enter = c.num_faces();
-    Vec3 n{0.0f, 0.0f, 0.0f};
+    const HullHit miss{false, 0.0f, {0.0f, 0.0f, 0.0f}};
+    float t0 = -3.4e38f, t1 = 3.4e38f; // the span of the ray's line inside every face's half-space
+    Vec3 n0{0.0f, 0.0f, 0.0f}, n1{0.0f, 0.0f, 0.0f};
     for (uint32_t f = 0; f < c.num_faces(); ++f) {
         HullFace F = c.face(f);
         float denom = dot(F.n, dir), dist = F.d - dot(F.n, origin); // dist >= 0: inside this face's half-space
         if (denom == 0.0f) {
-            if (dist < 0.0f) return {false, 0.0f, n};
+            if (dist < 0.0f) return miss;
             continue;
         }
         float t = dist / denom;
         if (denom < 0.0f) {
-            if (t > t0) t0 = t, enter = f, n = F.n;
+            if (t > t0) t0 = t, n0 = F.n;
         } else if (t < t1) {
-            t1 = t;
+            t1 = t, n1 = F.n;
         }
-        if (t1 < t0) return {false, 0.0f, n};
     }
-    if (enter == c.num_faces()) return {false, 0.0f, n};
-    return {true, t0, n};
+    if (t0 > t1 || t1 < 0.0f) return miss;
+    if (t0 >= 0.0f) return t0 <= max_t ? HullHit{true, t0, n0} : miss;
+    return t1 <= max_t ? HullHit{true, t1, n1} : miss; // from inside: where it leaves
 }
 /// ray_vs_convex for hull (or box) h placed in the world: world normal.
 ORRERY_HD inline HullHit ray_vs_hull(const HullSet& hulls, const Placed& h, Vec3 origin, Vec3 dir, float max_t) {

@@ -279,7 +279,12 @@ TEST(HullQuery, RaysHitTheWedgeWhereItIs) {
     EXPECT_NEAR(h.n.z, 0.70710678f, 1e-5f);
     EXPECT_FALSE(phys::ray_vs_hull(tb.set, w, {1, 2, 3}, {0, 0, -1}, 2.7f).hit) << "beyond max_t";
     EXPECT_FALSE(phys::ray_vs_hull(tb.set, w, {1, 3, 3}, {0, 0, -1}, 10).hit) << "beside it";
-    EXPECT_FALSE(phys::ray_vs_hull(tb.set, w, {1, 2, 0.1f}, {0, 0, -1}, 10).hit) << "from inside";
+    phys::HullHit inside = phys::ray_vs_hull(tb.set, w, {1, 2, 0.1f}, {0, 0, -1}, 10); // leaves through the floor
+    ASSERT_TRUE(inside.hit);
+    EXPECT_NEAR(inside.t, 0.1f, 1e-6f);
+    EXPECT_NEAR(inside.n.z, -1.0f, 1e-6f);
+    EXPECT_FALSE(phys::ray_vs_hull(tb.set, w, {1, 2, 0.1f}, {0, 0, -1}, 0.05f).hit) << "leaves beyond max_t";
+    EXPECT_FALSE(phys::ray_vs_hull(tb.set, w, {1, 2, -0.1f}, {0, 0, -1}, 10).hit) << "below, pointing away";
     phys::HullHit side = phys::ray_vs_hull(tb.set, w, {1, 0, 0.1f}, {0, 1, 0}, 10); // horizontal, into a side face
     ASSERT_TRUE(side.hit);
     EXPECT_NEAR(side.t, 1.75f, 1e-5f);
