@@ -161,7 +161,7 @@ ORRERY_HD inline ShapeHit ray_shape(const Placed& s, Vec3 o, Vec3 d, float max_d
         if (t < 0.0f || t > max_distance) return miss;
         bool entering = sl.span.enter >= 0.0f;
         uint32_t k = entering ? sl.enter_axis : sl.exit_axis;
-        if (k > 2) return {true, t, -d}; // the origin sits on an edge of every slab: degenerate
+        if (k > 2) return {true, t, -d}; // a zero direction: no slab bounds the span
         // Entering through a face, its normal faces the ray; leaving, it points along it.
         float sign = (axis_of(ld, k) < 0.0f) == entering ? 1.0f : -1.0f;
         Vec3 n{k == 0 ? sign : 0.0f, k == 1 ? sign : 0.0f, k == 2 ? sign : 0.0f};

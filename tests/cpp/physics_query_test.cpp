@@ -6,11 +6,16 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 
+#include "engine/cuda/codegen.hpp"
 #include "engine/cuda/nvrtc_compiler.hpp"
 #include "engine/simulator.hpp"
 #include "envs/physics_scenes/scenes.hpp"
 #include "envs/registry.hpp"
+#include "gpu_support.hpp"
 #include "physics/query.hpp"
 
 namespace {
@@ -204,6 +209,69 @@ TEST(PhysicsQueryBatch, LidarRaysAtWorldFixedAngles) {
     }
 }
 
+/// tests/data/physics/mujoco_rays.txt (tests/python/mujoco_rays.py): a scene and MuJoCo's mj_ray answers.
+struct MujocoRays {
+    std::vector<Placed> geoms;
+    struct Row {
+        Vec3 origin, dir;
+        double distance;
+        int geom;
+    };
+    std::vector<Row> rays;
+};
+MujocoRays mujoco_rays() {
+    std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/tests/data/physics/mujoco_rays.txt");
+    MujocoRays out;
+    std::string line;
+    while (std::getline(in, line)) {
+        std::istringstream ls(line);
+        std::string tag, kind;
+        ls >> tag;
+        if (tag == "geom") {
+            Placed g{};
+            ls >> kind >> g.x.x >> g.x.y >> g.x.z >> g.q.w >> g.q.x >> g.q.y >> g.q.z >> g.shape.dims.x >>
+                g.shape.dims.y >> g.shape.dims.z;
+            g.shape.kind = kind == "sphere"    ? ShapeKind::kSphere
+                           : kind == "capsule" ? ShapeKind::kCapsule
+                           : kind == "box"     ? ShapeKind::kBox
+                                               : ShapeKind::kPlane;
+            out.geoms.push_back(g);
+        } else if (tag == "ray") {
+            MujocoRays::Row r{};
+            ls >> r.origin.x >> r.origin.y >> r.origin.z >> r.dir.x >> r.dir.y >> r.dir.z >> r.distance >> r.geom;
+            out.rays.push_back(r);
+        }
+    }
+    return out;
+}
+
+TEST(PhysicsQueryRay, MatchesMuJoCoRays) {
+    MujocoRays ref = mujoco_rays();
+    ASSERT_EQ(ref.geoms.size(), 26u) << "tests/data/physics/mujoco_rays.txt missing or changed";
+    ASSERT_EQ(ref.rays.size(), 400u);
+    uint32_t hits = 0, inside = 0;
+    double worst = 0.0;
+    for (size_t i = 0; i < ref.rays.size(); ++i) {
+        const MujocoRays::Row& r = ref.rays[i];
+        int geom = -1;
+        float best = 1e6f; // mj_ray looks without limit
+        for (size_t g = 0; g < ref.geoms.size(); ++g) {
+            ShapeHit h = phys::ray_shape(ref.geoms[g], r.origin, r.dir, best);
+            if (h.hit && (geom < 0 || h.distance < best)) best = h.distance, geom = int(g);
+            if (ref.geoms[g].shape.kind != ShapeKind::kPlane && phys::distance_to_shape(ref.geoms[g], r.origin) < 0)
+                inside += 1;
+        }
+        ASSERT_EQ(geom, r.geom) << "ray " << i;
+        if (geom < 0) continue;
+        hits += 1;
+        worst = std::max(worst, std::abs(double(best) - r.distance));
+        EXPECT_NEAR(best, r.distance, 1e-4) << "ray " << i;
+    }
+    std::printf("mj_ray: %u of %zu rays hit, %u start inside a solid; largest distance difference %.2e m\n", hits,
+                ref.rays.size(), inside, worst);
+    EXPECT_GT(hits, 300u);
+}
+
 // --- a world --------------------------------------------------------------------
 
 SimOptions options(uint32_t worlds, uint32_t threads = 1, uint32_t lanes = 1) {
@@ -340,6 +408,153 @@ TEST(PhysicsQueryWorld, BoundingSpheresNeverChangeTheAnswer) {
         }
     }
     EXPECT_GT(hits, 2000u) << "a third of the rays at least hit something (the rest leave upward or fall short)";
+}
+
+// --- lidar in physics_scenes (rays=N) --------------------------------------------
+
+constexpr uint32_t kScanners = physics_scenes::kMaxScanners;
+
+std::vector<float> lidar_of(Simulator& sim) {
+    sim.synchronize();
+    const TensorView& t = sim.tensor("lidar");
+    std::vector<float> out(t.bytes() / 4);
+    sim.backend().copy_to_host(out.data(), t.data, t.bytes());
+    return out;
+}
+
+/// The agents (turn-locked spheres) of world w in body order.
+std::vector<Entity> agents_of(const WorldView& w) {
+    std::vector<Entity> out;
+    w.each<physics_scenes::Body>([&](Entity e) {
+        uint32_t upright = phys::kLockTurnX | phys::kLockTurnY;
+        if (w.get<phys::Shape>(e)->kind == ShapeKind::kSphere && (w.get<phys::Locks>(e)->mask & upright) == upright)
+            out.push_back(e);
+    });
+    return out;
+}
+
+TEST(PhysicsQueryLidar, OffByDefault) {
+    EnvSpec plain = scene("crowd");
+    EXPECT_EQ(plain.archetype_specs().size(), 3u) << "no Scanner archetype: storage as before the option existed";
+    for (const ExportSpec& e : plain.exports()) EXPECT_NE(e.name, "lidar");
+    EnvSpec with = scene("crowd", {{"rays", "30"}});
+    EXPECT_EQ(with.archetype_specs().size(), 4u);
+    Simulator sim(with, options(2));
+    EXPECT_EQ(sim.tensor("lidar").user_shape, (std::vector<int64_t>{2, kScanners, 30}));
+    EXPECT_THROW(scene("crowd", {{"rays", "257"}}), Error);
+}
+
+TEST(PhysicsQueryLidar, ReadsTheFirstBodyAlongEachRayOrTheRange) {
+    for (const char* name : {"crowd", "mixed"}) {
+        Simulator sim(scene(name, {{"rays", "30"}, {"count", "36"}, {"horizon", "1000"}}), options(3));
+        sim.reset(2);
+        uint32_t walls = 0, open = 0;
+        for (uint32_t step = 0; step < 40; ++step) {
+            if (step) sim.step();
+            std::vector<float> lidar = lidar_of(sim);
+            for (uint32_t world = 0; world < 3; ++world) {
+                WorldView w(sim.backend().storage(), world);
+                std::vector<Entity> agents = agents_of(w);
+                ASSERT_EQ(agents.size(), std::string(name) == "crowd" ? 9u : 3u);
+                for (uint32_t a = 0; a < kScanners; ++a)
+                    for (uint32_t k = 0; k < 30; ++k) {
+                        float got = lidar[(world * kScanners + a) * 30 + k];
+                        if (a >= agents.size()) {
+                            ASSERT_EQ(got, 0.0f) << "rows without an agent read 0";
+                            continue;
+                        }
+                        Vec3 o = w.get<phys::Pose>(agents[a])->p;
+                        phys::Ray r = phys::lidar_ray(o, k, 30, 6.0f);
+                        phys::RayHit want = brute_force(w, r, {agents[a], phys::kSkipPlanes});
+                        ASSERT_EQ(got, want.distance) << name << " world " << world << " agent " << a << " ray " << k;
+                        if (std::string(name) == "crowd") { // inside the walls' inner faces at +-3.0
+                            float tx = r.dir.x > 0   ? (3.0f - o.x) / r.dir.x
+                                       : r.dir.x < 0 ? (-3.0f - o.x) / r.dir.x
+                                                     : 1e9f;
+                            float ty = r.dir.y > 0   ? (3.0f - o.y) / r.dir.y
+                                       : r.dir.y < 0 ? (-3.0f - o.y) / r.dir.y
+                                                     : 1e9f;
+                            ASSERT_LE(got, std::min(tx, ty) + 1e-4f) << "seen through a wall";
+                            walls += got > std::min(tx, ty) - 1e-4f;
+                        } else {
+                            open += got == 6.0f;
+                        }
+                    }
+            }
+        }
+        if (std::string(name) == "crowd") {
+            EXPECT_GT(walls, 1000u) << "many rays reach the walls";
+        } else {
+            EXPECT_GT(open, 1000u) << "rays into the open read the range";
+        }
+    }
+}
+
+TEST(PhysicsQueryLidar, SameBytesWhateverTheThreadsAndLanes) {
+    EnvOptions o{{"rays", "30"}, {"count", "36"}, {"horizon", "60"}};
+    Simulator a(scene("crowd", o), options(7, 1, 1));
+    Simulator b(scene("crowd", o), options(7, 2, 3));
+    Simulator c(scene("crowd", o), options(7, 2, 32));
+    for (Simulator* s : {&a, &b, &c}) s->reset(4);
+    for (uint32_t i = 0; i < 130; ++i) { // past two truncations
+        for (Simulator* s : {&a, &b, &c}) s->step();
+        std::vector<float> want = lidar_of(a);
+        ASSERT_EQ(std::memcmp(want.data(), lidar_of(b).data(), want.size() * 4), 0) << "2 threads, 3 lanes, step " << i;
+        ASSERT_EQ(std::memcmp(want.data(), lidar_of(c).data(), want.size() * 4), 0) << "32 lanes, step " << i;
+    }
+    EXPECT_EQ(a.errors(), std::vector<uint32_t>(7, 0)) << "resets make their scanners afresh";
+}
+
+/// FNV-1a of the lidar after 100 steps of crowd (36 pieces, 9 agents, 30 rays), 5 worlds, seed 3.
+TEST(PhysicsQueryLidar, PinnedHash) {
+    Simulator sim(scene("crowd", {{"rays", "30"}, {"count", "36"}, {"horizon", "1000"}}), options(5, 2));
+    sim.reset(3);
+    for (uint32_t i = 0; i < 100; ++i) sim.step();
+    std::vector<float> lidar = lidar_of(sim);
+    uint64_t h = 14695981039346656037ull;
+    const auto* b = reinterpret_cast<const uint8_t*>(lidar.data());
+    for (size_t i = 0; i < lidar.size() * 4; ++i) h = (h ^ b[i]) * 1099511628211ull;
+    std::printf("lidar hash 0x%016llx\n", (unsigned long long)h);
+    EXPECT_EQ(h, 0x13356c592cb1c43eull) << "update the pin in the same commit as a change of results, saying why";
+}
+
+TEST(PhysicsQueryLidar, CompilesThroughNvrtcInEveryKernelForm) {
+    EnvSpec s = scene("crowd", {{"rays", "30"}});
+    for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
+        Plan plan = make_plan(s, AutoReset::kSameStep);
+        cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
+        ASSERT_NE(k.text.find("scan"), std::string::npos);
+        cuda::CompileRequest req = cuda::kernel_request(s, k, 90);
+        req.use_cache = false;
+        try {
+            cuda::CompiledModule m = cuda::compile_module(req);
+            EXPECT_EQ(m.cubin.substr(0, 4), "\x7f"
+                                            "ELF");
+        } catch (const Error& e) { FAIL() << e.what(); }
+    }
+}
+
+TEST(PhysicsQueryGpu, LidarMatchesTheCpuBitForBitInEveryKernelForm) {
+    REQUIRE_GPU();
+    for (const char* name : {"crowd", "mixed"}) {
+        EnvOptions o{{"rays", "30"}, {"count", "36"}, {"horizon", "150"}};
+        Simulator cpu(scene(name, o), options(300, 2));
+        SimOptions staged_o = options(300), direct_o = options(300), node_o = options(300);
+        for (SimOptions* x : {&staged_o, &direct_o, &node_o}) x->device = "cuda";
+        staged_o.gpu.stage = true;
+        direct_o.gpu.stage = false;
+        node_o.per_node_launches = true;
+        Simulator staged(scene(name, o), staged_o), direct(scene(name, o), direct_o), node(scene(name, o), node_o);
+        std::vector<Simulator*> sims = {&cpu, &staged, &direct, &node};
+        for (Simulator* s : sims) s->reset(11);
+        for (uint32_t step = 0; step < 320; ++step) {
+            for (Simulator* s : sims) s->step();
+            std::vector<float> want = lidar_of(cpu);
+            for (size_t i = 1; i < sims.size(); ++i)
+                ASSERT_EQ(std::memcmp(want.data(), lidar_of(*sims[i]).data(), want.size() * 4), 0)
+                    << name << ": " << sims[i]->backend().describe() << " differs at step " << step;
+        }
+    }
 }
 
 // --- NVRTC --------------------------------------------------------------------
