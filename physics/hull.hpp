@@ -20,7 +20,7 @@ struct HullSet {
     Span<HullFace> faces;
     Span<uint32_t> indices;
 };
-ORRERY_HD inline HullSet hull_set(Ctx& ctx) {
+ORRERY_HD inline HullSet hull_set(const orrery::WorldView& ctx) {
     return {ctx.asset<Hulls>(), ctx.asset<HullPoints>(), ctx.asset<HullFaces>(), ctx.asset<HullIndices>()};
 }
 

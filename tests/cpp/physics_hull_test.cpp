@@ -18,6 +18,7 @@
 #include "envs/physics_scenes/scenes.hpp"
 #include "envs/registry.hpp"
 #include "physics/module.hpp"
+#include "physics/query.hpp"
 
 namespace {
 using namespace orrery;
@@ -471,6 +472,36 @@ TEST(HullScene, MatchesMuJoCoOnTheRamp) {
         std::printf("%-24s orrery %.5f mujoco %.5f (tolerance %.5f)\n", r.key, r.ours, ref[r.key], r.tolerance);
         EXPECT_NEAR(r.ours, ref[r.key], r.tolerance) << r.key;
     }
+}
+
+TEST(HullQuery, WorldQueriesSeeTheRamp) {
+    // The ramp scene as spawned: ground (row 0), the flat box on the slope's middle (row 1), the 1 m wedge (row 2).
+    Simulator sim(scene("ramp"), options(1));
+    sim.reset(1);
+    WorldView w(sim.backend().storage(), 0);
+    Entity rows[3];
+    uint32_t i = 0;
+    w.each<physics_scenes::Body>([&](Entity e) {
+        if (i < 3) rows[i++] = e;
+    });
+    auto same = [](Entity a, Entity b) { return a.index == b.index && a.gen == b.gen; };
+    // Straight down beside the box (x = 0.4; the box spans |x| <= 0.1): the slope at y = 0.2 is 0.7 m up.
+    phys::RayHit h = phys::cast_ray(w, phys::Ray{{0.4f, 0.2f, 2.0f}, {0, 0, -1}, 10.0f});
+    ASSERT_TRUE(h.hit());
+    EXPECT_TRUE(same(h.entity, rows[2]));
+    EXPECT_NEAR(h.distance, 1.3f, 1e-5f);
+    EXPECT_NEAR(phys::dot(h.normal, kSlopeUp), 1.0f, 1e-5f);
+    // Horizontally into the wedge's back face (y = 0.5) from behind it.
+    h = phys::cast_ray(w, phys::Ray{{0.0f, 1.5f, 0.3f}, {0, -1, 0}, 10.0f});
+    ASSERT_TRUE(h.hit());
+    EXPECT_TRUE(same(h.entity, rows[2]));
+    EXPECT_NEAR(h.distance, 1.0f, 1e-5f);
+    EXPECT_NEAR(h.normal.y, 1.0f, 1e-5f);
+    // The body nearest a point 0.2 m off the slope beside the box: the wedge, 0.2 m away.
+    phys::Nearest n = phys::closest_body(w, Vec3{0.4f, 0.0f, 0.5f} + kSlopeUp * 0.2f, 0.25f);
+    EXPECT_TRUE(same(n.entity, rows[2]));
+    EXPECT_NEAR(n.distance, 0.2f, 1e-5f);
+    EXPECT_NEAR(phys::length(n.point - Vec3{0.4f, 0.0f, 0.5f}), 0.0f, 1e-5f);
 }
 
 // --- determinism ---------------------------------------------------------------------
