@@ -3,4 +3,4 @@
 // the RigidBody bundle, the PhysicsWorld singleton and the systems. Compiles
 // under g++ and NVRTC. The host side (PhysicsOptions, add_to) is module.hpp.
 
-#include "physics/solver.hpp"
+#include "physics/solver.hpp" // and, through it, physics/joint.hpp
