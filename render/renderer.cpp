@@ -338,10 +338,10 @@ bool aim_eye(Scene& scene, uint32_t archetype, uint32_t row, Camera& cam) {
         cam.eye = b.p;
         cam.forward = rotate(b.q, {1.0f, 0.0f, 0.0f});
         cam.eye_near = 0.02f;
-        Instance3D* own = b.mesh == int32_t(Mesh::kCount) ? &scene.hulls[b.instance].at
-                          : b.mesh >= 0                   ? &scene.meshes[size_t(b.mesh)][b.instance]
-                                                          : nullptr;
-        if (own) own->sx = own->sy = own->sz = 0.0f, own->half_length = 0.0f; // degenerate: not drawn
+        Instance3D* own = b.mesh == int32_t(Mesh::kCount)           ? &scene.hulls[b.instance].at
+                          : b.mesh >= 0 && b.solid != Solid::kPlane ? &scene.meshes[size_t(b.mesh)][b.instance]
+                                                                    : nullptr; // a floor stays
+        if (own) own->sx = own->sy = own->sz = 0.0f, own->half_length = 0.0f;  // degenerate: not drawn
         return true;
     }
     return false;

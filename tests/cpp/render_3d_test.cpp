@@ -165,6 +165,34 @@ TEST(Render3DScene, TheEyeCameraStandsInItsBodyLooksAlongItsXAndHidesIt) {
     EXPECT_FALSE(orrery::render::aim_eye(s, orrery::archetype_id<physics_scenes::Body>, 7, cam)); // no such body
 }
 
+TEST(Render3DScene, TheLidarOverlayDrawsEachRayToItsHit) {
+    orrery::register_builtin_envs();
+    orrery::SimOptions so;
+    so.threads = 1;
+    orrery::Simulator sim(orrery::make_env_spec("physics_scenes", {{"scene", "crowd"}, {"rays", "8"}}), so);
+    sim.reset(2);
+    sim.step();
+    Scene on = orrery::render::scene_of(sim, 0); // the env turns it on
+    EXPECT_TRUE(orrery::render::scene_of(sim, 0, SceneOptions{}).lines.empty());
+    // The first agent (row 1, a ball) and its scanner's distances: ray 0 runs along +x to its hit.
+    phys::Vec3 o{};
+    std::vector<float> d;
+    sim.read_world(0, [&](orrery::Ctx& ctx) {
+        o = ctx.at<physics_scenes::Body, phys::Pose>(1).p;
+        orrery::Array<physics_scenes::Lidar> l =
+            ctx.array_at<physics_scenes::Lidar>(orrery::archetype_id<physics_scenes::Scanner>, 0);
+        d.assign(l.data, l.data + l.size);
+    });
+    ASSERT_EQ(d.size(), 8u);
+    ASSERT_GE(on.lines.size(), 16u);
+    EXPECT_FLOAT_EQ(on.lines[0].p[0], o.x);
+    EXPECT_FLOAT_EQ(on.lines[0].p[1], o.y);
+    EXPECT_FLOAT_EQ(on.lines[1].p[0], o.x + d[0]);
+    EXPECT_FLOAT_EQ(on.lines[1].p[1], o.y);
+    EXPECT_LT(d[0], 6.0f) << "inside the walled room every ray hits something";
+    EXPECT_EQ(on.lines[0].color, orrery::render::pack({255, 220, 80, 255}));
+}
+
 TEST(Render3D, ABoxOnTheFloorLandsWhereTheProjectionSays) {
     REQUIRE_VULKAN();
     auto sim = box_world();

@@ -192,7 +192,6 @@ void camera_controls(const EnvSpec& spec, ViewState& s, Camera& cam) {
         ImGui::SliderFloat("distance", &cam.distance, 0.0f, 200.0f, "%.1f (0: auto)");
         return;
     }
-    if (s.eye_archetype < 0 && !spec.draw.bodies.empty()) s.eye_archetype = int32_t(spec.draw.bodies[0].archetype);
     if (s.scene.selected_archetype >= 0 && ImGui::Button("look through the selected body")) {
         s.eye_archetype = s.scene.selected_archetype;
         s.eye_row = s.scene.selected_row;

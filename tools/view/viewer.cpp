@@ -161,8 +161,13 @@ void steer_camera(const ImGuiIO& io, const DrawSpec& draw, Camera& cam) {
     float k = std::pow(1.15f, io.MouseWheel);
     bool drag = io.MouseDown[0] || io.MouseDown[1];
     if (draw.view == DrawSpec::View::k3D) {
-        float extent = std::max(draw.bounds[2] - draw.bounds[0], draw.bounds[3] - draw.bounds[1]);
-        float dist = cam.distance > 0.0f ? cam.distance : 0.8f * extent / std::tan(0.5f * cam.fov);
+        // The distance the camera stands at now (automatic until the wheel first sets one).
+        uint32_t w = uint32_t(std::max(1.0f, io.DisplaySize.x - float(kPanelWidth)));
+        CameraFrame f = camera_frame(draw.bounds, cam, w, uint32_t(std::max(1.0f, io.DisplaySize.y)));
+        std::array<float, 3> target{0.5f * (draw.bounds[0] + draw.bounds[2]) + cam.pan_x,
+                                    0.5f * (draw.bounds[1] + draw.bounds[3]) + cam.pan_y, 0.0f};
+        float dist = std::sqrt((f.eye[0] - target[0]) * (f.eye[0] - target[0]) +
+                               (f.eye[1] - target[1]) * (f.eye[1] - target[1]) + f.eye[2] * f.eye[2]);
         if (cam.mode == Camera::Mode::kEye) {
             cam.eye_fov = std::clamp(cam.eye_fov / k, 0.17f, 2.97f);
             return;
@@ -289,6 +294,12 @@ int run(const ViewArgs& a) {
         if (state.paused || !read_report_lagging(*sim, state, &scene, report) || report.sim_step < state.shown_step)
             report = read_report(*sim, state, &scene);
         state.shown_step = report.sim_step;
+        if (cam.mode == Camera::Mode::kEye && state.eye_archetype < 0) // none chosen: the first body not a floor
+            for (const BodyRef& b : scene.bodies)
+                if (b.solid != Solid::kPlane) {
+                    state.eye_archetype = int32_t(b.archetype), state.eye_row = b.row;
+                    break;
+                }
         if (cam.mode == Camera::Mode::kEye && state.eye_archetype >= 0)
             aim_eye(scene, uint32_t(state.eye_archetype), state.eye_row, cam);
         accumulate_returns(state, report);
