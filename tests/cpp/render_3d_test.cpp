@@ -209,6 +209,23 @@ TEST(Render3D, OverlaysAddTheirPixelsOnlyWhenOn) {
     }
 }
 
+TEST(Render3D, TheJointsOverlayLinksAGrabbedBoxToItsHolder) {
+    REQUIRE_VULKAN();
+    orrery::register_builtin_envs();
+    // The grab scene welds the cube to the agent in step 1 (physics/joint.hpp).
+    orrery::Simulator sim(orrery::make_env_spec("physics_scenes", {{"scene", "grab"}}), {});
+    sim.reset(1);
+    Camera cam = fixed_orbit();
+    FrameRenderer fr({kSize, kSize, {}});
+    const orrery::Rgba kJoint{255, 220, 40, 255};
+    SceneOptions on;
+    on.overlays = {"joints"};
+    EXPECT_EQ(count(fr.render(orrery::render::scene_of(sim, 0, on), cam), kJoint), 0) << "no joint before step 1";
+    sim.step();
+    EXPECT_EQ(count(fr.render(orrery::render::scene_of(sim, 0, SceneOptions{}), cam), kJoint), 0) << "overlay off";
+    EXPECT_GT(count(fr.render(orrery::render::scene_of(sim, 0, on), cam), kJoint), 10);
+}
+
 TEST(Render3D, TheEntitysEyeSeesTheBoxAhead) {
     REQUIRE_VULKAN();
     auto sim = box_world();
