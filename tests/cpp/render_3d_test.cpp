@@ -393,7 +393,8 @@ TEST(Render3DRecord, BadCameraAndOverlayOptionsAreNamed) {
     EXPECT_NE(log.find("row 99 of Body is out of range, expected < 48"), std::string::npos) << log;
     log = run(base + "--overlays contacts,lidar", rc);
     EXPECT_NE(rc, 0);
-    EXPECT_NE(log.find("has no overlay 'lidar' (it has: bounds, velocities, contacts, joints)"), std::string::npos) << log;
+    EXPECT_NE(log.find("has no overlay 'lidar' (it has: bounds, velocities, contacts, joints)"), std::string::npos)
+        << log;
 }
 #endif
 
