@@ -4,7 +4,7 @@ steps, one line per CSV, with JaxMARL's IPPO milestones on cramped_room (one
 H200; docs/python.md gives the source) as reference marks.
 
     python bench/plot_ppo.py --out docs/benchmarks/ippo-cramped-room-gpu.png bench/results/ppo_gpu/cramped_room_s*.csv
-    python bench/plot_ppo.py --title "CPU, 2 cores" --out docs/benchmarks/ippo-cramped-room-cpu.png runs/*.csv
+    python bench/plot_ppo.py --no-jaxmarl-time --title "CPU" --out docs/benchmarks/ippo-cramped-room-cpu.png runs/*.csv
 
 Needs matplotlib (not needed by the trainer).
 """
@@ -34,6 +34,8 @@ def main(argv=None):
     p.add_argument("--out", required=True, help="PNG to write")
     p.add_argument("--title", default="IPPO self-play, cramped_room")
     p.add_argument("--no-jaxmarl", action="store_true", help="leave out JaxMARL's reference marks")
+    p.add_argument("--no-jaxmarl-time", action="store_true",
+                   help="leave out JaxMARL's marks on the time axis (they are H200 seconds; for other hardware)")
     args = p.parse_args(argv)
     try:
         import matplotlib
@@ -52,7 +54,8 @@ def main(argv=None):
     if not args.no_jaxmarl:
         for label, steps, seconds in JAXMARL:
             marker = "*" if "200" in label else "D"
-            by_time.plot([seconds], [200 if "200" in label else 240], marker, color="black", label=label)
+            if not args.no_jaxmarl_time:
+                by_time.plot([seconds], [200 if "200" in label else 240], marker, color="black", label=label)
             by_steps.plot([steps / 1e6], [200 if "200" in label else 240], marker, color="black", label=label)
     for ax, xlabel in ((by_time, "seconds from process start"), (by_steps, "env steps (millions)")):
         ax.axhline(200, color="grey", linestyle=":", linewidth=0.8)

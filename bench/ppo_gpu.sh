@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue #17 items 2-4 on one GPU, unattended: examples/ippo_overcooked.py with
-# its defaults on cramped_room (seeds 1-5) and on the other four classic
-# layouts (seed 1), each run stopped by a wall-clock limit counted from its
+# its default hyperparameters on cramped_room (seeds 1-5, under JaxMARL's rules
+# and under overcooked_ai's) and on the other four classic layouts (seed 1,
+# JaxMARL's rules), each run stopped by a wall-clock limit counted from its
 # process start. Prints a table (bench/ppo_table.py) and leaves each run's log
 # and CSV in $OUT/ppo_gpu (default bench/results/ppo_gpu).
 #
@@ -10,11 +11,11 @@
 # timed run after it starts warm. Needs torch with CUDA and the orrery package
 # (pip install --no-build-isolation .); no network, gymnasium or tensorboard.
 #
-# Usage, from the repository root:
-#   bash bench/ppo_gpu.sh                     # everything, about 8 minutes
-#   PART=cramped bash bench/ppo_gpu.sh        # cold run + cramped_room seeds only (about 4 minutes)
-#   PART=others bash bench/ppo_gpu.sh         # the other four layouts only (about 4.5 minutes)
-#   SEEDS="1 2" CR_LIMIT=20 OTHER_LIMIT=60 EXTRA="--num-worlds 128" bash bench/ppo_gpu.sh
+# Usage, from the repository root (each PART fits in 10 minutes):
+#   PART=cramped bash bench/ppo_gpu.sh   # cold run, then 5 seeds x 2 rule sets on cramped_room, 20 s each (~5.5 min)
+#   PART=others bash bench/ppo_gpu.sh    # the other four layouts, 60 s each (~4.5 min)
+#   bash bench/ppo_gpu.sh                # both (~10 min)
+#   SEEDS="1 2" CR_LIMIT=30 OTHER_LIMIT=60 CR_RULES=jaxmarl OTHER_RULES=overcooked_ai EXTRA="--num-worlds 128" ...
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -23,7 +24,9 @@ mkdir -p "$out"
 py=${PYTHON:-python}
 part=${PART:-all}
 seeds=${SEEDS:-1 2 3 4 5}
-cr_limit=${CR_LIMIT:-30}
+cr_limit=${CR_LIMIT:-20}
+cr_rules=${CR_RULES:-jaxmarl overcooked_ai}
+other_rules=${OTHER_RULES:-jaxmarl}
 other_limit=${OTHER_LIMIT:-60}
 others=${LAYOUTS:-asymmetric_advantages coordination_ring forced_coordination counter_circuit_o_1order}
 extra=${EXTRA:-}
@@ -42,25 +45,30 @@ run() { # name, trainer args...
     grep -h "summary:" "$out/$name.log" || { echo "   failed:"; tail -5 "$out/$name.log"; }
 }
 
-warm() { # layout: one iteration to fill the kernel cache
+warm() { # layout, rules: one iteration to fill the kernel cache
     # shellcheck disable=SC2086
-    $py $trainer --layout "$1" --total-timesteps 1 --quiet $extra > "$out/warm_$1.txt" 2>&1 ||
+    $py $trainer --layout "$1" --rules "$2" --total-timesteps 1 --quiet $extra > "$out/warm_$1.txt" 2>&1 ||
         { echo "warm-up of $1 failed:"; tail -5 "$out/warm_$1.txt"; }
 }
 
 if [ "$part" = all ] || [ "$part" = cramped ]; then
+    first_rules=${cr_rules%% *}
     cold_cache="$(mktemp -d)"
-    ORRERY_CACHE_DIR="$cold_cache" run cold_cramped_room_s1 --layout cramped_room --seed 1 --time-limit "$cr_limit"
+    ORRERY_CACHE_DIR="$cold_cache" run "cold_cramped_room_${first_rules}_s1" --layout cramped_room \
+        --rules "$first_rules" --seed 1 --time-limit "$cr_limit"
     rm -rf "$cold_cache"
-    warm cramped_room
-    for seed in $seeds; do
-        run "cramped_room_s$seed" --layout cramped_room --seed "$seed" --time-limit "$cr_limit"
+    for rules in $cr_rules; do
+        warm cramped_room "$rules"
+        for seed in $seeds; do
+            run "cramped_room_${rules}_s$seed" --layout cramped_room --rules "$rules" --seed "$seed" \
+                --time-limit "$cr_limit"
+        done
     done
 fi
 if [ "$part" = all ] || [ "$part" = others ]; then
     for layout in $others; do
-        warm "$layout"
-        run "${layout}_s1" --layout "$layout" --seed 1 --time-limit "$other_limit"
+        warm "$layout" "$other_rules"
+        run "${layout}_${other_rules}_s1" --layout "$layout" --rules "$other_rules" --seed 1 --time-limit "$other_limit"
     done
 fi
 echo

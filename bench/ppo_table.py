@@ -44,26 +44,28 @@ def number(text: str):
 
 def table(runs, target: str) -> str:
     key_s, key_steps = f"first_{target}_s", f"first_{target}_steps"
-    rows = [f"| run | layout | seed | graphs | s to {target} (from process start) | env steps at {target} | final return | "
-            "best return | env steps | env-steps/s |",
-            "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
-    for r in sorted(runs, key=lambda r: (r.get("layout", ""), int(r.get("seed", 0)))):
+    rows = [f"| run | layout | rules | seed | graphs | s to {target} (from process start) | env steps at {target} | "
+            "final return | best return | env steps | env-steps/s |",
+            "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+    for r in sorted(runs, key=lambda r: (r.get("layout", ""), r.get("rules", ""), int(r.get("seed", 0)))):
         s, steps = number(r.get(key_s, "none")), number(r.get(key_steps, "none"))
-        rows.append(f"| {os.path.splitext(os.path.basename(r['file']))[0]} | {r.get('layout')} | {r.get('seed')} | {r.get('graphs')} | "
+        name = os.path.splitext(os.path.basename(r["file"]))[0]
+        rows.append(f"| {name} | {r.get('layout')} | {r.get('rules')} | {r.get('seed')} | {r.get('graphs')} | "
                     f"{'-' if s is None else f'{s:.1f}'} | {'-' if steps is None else f'{steps / 1e6:.2f} M'} | "
                     f"{r.get('final_return')} | {r.get('best_return')} | {number(r.get('steps', '0')) / 1e6:.2f} M | "
                     f"{r.get('sps')} |")
     lines = ["\n".join(rows), ""]
-    for layout in sorted({r.get("layout") for r in runs}):
-        mine = [r for r in runs if r.get("layout") == layout and not os.path.basename(r["file"]).startswith("cold")]
+    for layout, rules in sorted({(r.get("layout"), r.get("rules")) for r in runs}):
+        mine = [r for r in runs if (r.get("layout"), r.get("rules")) == (layout, rules)
+                and not os.path.basename(r["file"]).startswith("cold")]
         hit = [r for r in mine if number(r.get(key_s, "none")) is not None]
         if hit:
             med_s = statistics.median(number(r[key_s]) for r in hit)
             med_steps = statistics.median(number(r[key_steps]) for r in hit)
-            lines.append(f"- {layout}: {len(hit)} of {len(mine)} runs reached {target}; median {med_s:.1f} s "
-                         f"from process start, {med_steps / 1e6:.2f} M env steps")
+            lines.append(f"- {layout} ({rules} rules): {len(hit)} of {len(mine)} runs reached {target}; "
+                         f"median {med_s:.1f} s from process start, {med_steps / 1e6:.2f} M env steps")
         else:
-            lines.append(f"- {layout}: none of {len(mine)} runs reached {target}")
+            lines.append(f"- {layout} ({rules} rules): none of {len(mine)} runs reached {target}")
     return "\n".join(lines)
 
 

@@ -1,4 +1,4 @@
-"""Fast IPPO self-play on Orrery's Overcooked, CleanRL style: one file, PyTorch, GPU or CPU.
+"""IPPO self-play on Orrery's Overcooked with rollout and update on the device, CleanRL style: one file.
 
 One policy plays both chefs (shared-parameter IPPO): each (world, chef) pair
 is a row of the batch, and each chef sees its own 26-channel lossless grid.
@@ -8,6 +8,7 @@ minibatch update) and one host read of the episode statistics; on the CPU the
 same code runs eagerly.
 
     python examples/ippo_overcooked.py --layout cramped_room            # CUDA when usable
+    python examples/ippo_overcooked.py --rules jaxmarl --time-limit 20  # JaxMARL's rules, 20 s
     python examples/ippo_overcooked.py --device cpu --total-timesteps 1500000
     torchrun --nproc_per_node=2 examples/ippo_overcooked.py --device cuda
 
@@ -18,26 +19,37 @@ process, so imports and the env's start-up are included). --csv writes the
 curve (return against wall time and env steps); --tensorboard DIR writes the
 same scalars when tensorboard is installed.
 
-Hyperparameters (the defaults; docs/python.md has the measured curves)
-----------------------------------------------------------------------
+Hyperparameters (the defaults; docs/python.md has the measured runs)
+--------------------------------------------------------------------
 Sample efficiency comes first: the return that counts is what a given number
 of env steps buys. The batch per update is the one JaxMARL's IPPO uses on
 Overcooked (2,048 env steps, 4,096 agent rows; 16 envs x 128 steps there),
 laid out as 64 worlds x 32 steps here: the same data per update, a quarter of
 the sequential steps, so a GPU spends a quarter of the time in the rollout.
 32 steps with gamma 0.99 / lambda 0.95 (an effective GAE horizon of about 17
-steps) bootstrap from the critic, as 128 do.
+steps) bootstrap from the critic, as 128 do. With JaxMARL's own values
+(--lr 2.5e-4 --rules jaxmarl) this trainer reached 200 at 0.97 M env steps on
+the CPU, beside JaxMARL's 0.85 M (815-891 k over 5 seeds): the same algorithm.
 
-  --lr 1e-3            higher than JaxMARL's 2.5e-4: the same 16 minibatch
-                       steps per update move further, which is what reaching
-                       200 in fewer env steps needs; annealed linearly to 0
-                       over --anneal-steps (5 M env steps), so a run stopped
-                       early follows the same schedule as a long one.
+  --lr 1e-3            4x JaxMARL's: the same 16 minibatch steps per update
+                       move further. Measured on cramped_room, seed 1: under
+                       JaxMARL's rules 200 at 0.36 M env steps (2.5e-4: 0.97 M),
+                       best 240; under overcooked_ai's rules 191 at 1.43 M
+                       (2.5e-4: 79 at 1.5 M). 2e-3 reached 200 sooner (0.64 M,
+                       overcooked_ai's rules) but fell back to 46 and below 200
+                       for the rest of the run; 8 epochs at 1e-3 stalled near 190.
+                       Annealed linearly to 0 over --anneal-steps (5 M env
+                       steps, JaxMARL's run length), so a run stopped early
+                       follows the same schedule as a long one.
   --update-epochs 4, --num-minibatches 4
                        16 Adam steps per 2,048 env steps (minibatch 1,024
                        agent rows), advantages normalised per minibatch.
-  --clip-coef 0.2      PPO ratio clip; the value loss is clipped the same way.
+  --clip-coef 0.2      PPO ratio clip; the value loss is clipped the same way
+                       (JaxMARL's). Without the value clip (--no-clip-vloss) the
+                       critic's large early errors own the shared gradient-norm
+                       clip and the policy had learnt nothing at 0.67 M steps.
   --ent-coef 0.01, --vf-coef 0.5, --max-grad-norm 0.5, --gamma 0.99, --gae-lambda 0.95
+                       JaxMARL's.
   --shaped-anneal-steps 2.5M
                        the training reward is each chef's row of the team's
                        sparse reward (20 per soup) plus coef x its own shaped
@@ -47,7 +59,11 @@ steps) bootstrap from the critic, as 128 do.
                        overcooked_ai's and JaxMARL's trainers do. The metric
                        is the sparse team return alone.
   --hidden 64          actor and critic are separate 2 x 64 tanh MLPs
-                       (orthogonal init; heads 0.01 and 1.0).
+                       (orthogonal init; heads 0.01 and 1.0), JaxMARL's.
+  --rules              overcooked_ai (the env's defaults: a chef starts a full
+                       pot) or jaxmarl (pots start by themselves, JaxMARL's
+                       start cells): the comparison with JaxMARL's 0.85 M uses
+                       jaxmarl.
 
 The encoder fitted to the grid: the lossless grid is small (4 x 5 cells on
 cramped_room, at most 5 x 9 on the classic layouts), so the whole grid
@@ -55,7 +71,8 @@ flattened into one dense layer sees every cell with position-specific weights
 (520 inputs on cramped_room), and nothing is lost to pooling or a receptive
 field. Each channel is scaled to [0, 1] by its declared range (onion counts by
 3, the cooking timer by the cook time), so the timer does not outweigh the
-0/1 channels at the start of training.
+0/1 channels at the start of training (a design choice, not measured against
+the raw grid: --no-obs-scale gives that).
 
 Sampling uses the Gumbel-max trick (argmax of logits plus Gumbel noise from
 torch.rand), which draws from the same categorical distribution as
@@ -70,6 +87,7 @@ _IMPORT_TIME = time.time()
 
 import argparse  # noqa: E402
 import csv  # noqa: E402
+import functools  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
@@ -83,6 +101,11 @@ import orrery  # noqa: E402
 # The classic layouts of overcooked_ai's papers (the five JaxMARL trains on).
 CLASSIC_LAYOUTS = ("cramped_room", "asymmetric_advantages", "coordination_ring", "forced_coordination",
                    "counter_circuit_o_1order")
+
+# --rules: Overcooked options that select a rule set. overcooked_ai's current rules
+# need a chef to start a full pot (interact with empty hands); JaxMARL's pots start
+# by themselves, as in overcooked_ai's NeurIPS 2019 version (envs/overcooked/README.md).
+RULES = {"overcooked_ai": {}, "jaxmarl": {"old_dynamics": "true", "start": "jaxmarl"}}
 
 
 def process_start_time() -> float:
@@ -100,7 +123,11 @@ def process_start_time() -> float:
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--layout", default="cramped_room")
-    p.add_argument("--env-opt", action="append", default=[], metavar="KEY=VALUE", help="more Overcooked options")
+    p.add_argument("--rules", choices=sorted(RULES), default="overcooked_ai",
+                   help="overcooked_ai: the env's defaults; jaxmarl: pots start cooking by themselves at 3 onions "
+                        "and JaxMARL's start cells (what JaxMARL's IPPO trains on)")
+    p.add_argument("--env-opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="more Overcooked options (after --rules' own)")
     p.add_argument("--num-worlds", type=int, default=64, help="worlds per process")
     p.add_argument("--num-steps", type=int, default=32, help="steps per rollout (T)")
     p.add_argument("--total-timesteps", type=int, default=3_000_000, help="env steps over all processes")
@@ -113,6 +140,7 @@ def parse_args(argv=None):
     p.add_argument("--num-minibatches", type=int, default=4)
     p.add_argument("--update-epochs", type=int, default=4)
     p.add_argument("--clip-coef", type=float, default=0.2)
+    p.add_argument("--no-clip-vloss", action="store_true", help="plain squared error for the value loss")
     p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--vf-coef", type=float, default=0.5)
     p.add_argument("--max-grad-norm", type=float, default=0.5)
@@ -185,6 +213,22 @@ def channel_scale(env) -> torch.Tensor:
     return torch.tensor([1.0 / big.get(n, 1.0) for n in names], dtype=torch.float32)
 
 
+def on_env_stream(method):
+    """Runs a Trainer method with torch's current stream set to the env's own (CUDA):
+    the policy, the update and the engine share one stream, so env.step() orders
+    nothing and a graph captured there holds no events between streams. A caller
+    reading the trainer's tensors on another stream synchronises first."""
+
+    @functools.wraps(method)
+    def wrapped(self, *args, **kwargs):
+        if not self.cuda:
+            return method(self, *args, **kwargs)
+        with torch.cuda.stream(self.env.stream):
+            return method(self, *args, **kwargs)
+
+    return wrapped
+
+
 class Trainer:
     """The state of one run: env, model, optimiser, fixed-address buffers, and the
     three steps of an iteration (rollout, advantages, update)."""
@@ -194,7 +238,7 @@ class Trainer:
         self.cuda = device.type == "cuda"
         if args.torch_threads:
             torch.set_num_threads(args.torch_threads)
-        options = {"layout": args.layout}
+        options = {"layout": args.layout, **RULES[args.rules]}
         for item in args.env_opt:
             key, _, value = item.partition("=")
             options[key] = value
@@ -245,8 +289,14 @@ class Trainer:
         self.minibatch = self.batch // args.num_minibatches
         self.graphs = None
 
-        obs, _ = env.reset(seed=args.seed + 1000 * rank)
-        self.next_obs.copy_(obs.reshape(R, self.D)).mul_(self.scale)
+        if self.cuda:  # what was made on torch's stream above comes before the env stream's work
+            env.stream.wait_stream(torch.cuda.current_stream(device))
+        self._reset(args.seed + 1000 * rank)
+
+    @on_env_stream
+    def _reset(self, seed):
+        obs, _ = self.env.reset(seed=seed)
+        self.next_obs.copy_(obs.reshape(self.R, self.D)).mul_(self.scale)
 
     # ----- one iteration ---------------------------------------------------
 
@@ -333,8 +383,11 @@ class Trainer:
                 adv = (adv - adv.mean()) / (adv.std() + 1e-8)
                 pg_loss = torch.max(-adv * ratio, -adv * ratio.clamp(1 - a.clip_coef, 1 + a.clip_coef)).mean()
                 ret, old_v = b_ret[idx], b_val[idx]
-                v_clipped = old_v + (value - old_v).clamp(-a.clip_coef, a.clip_coef)
-                v_loss = 0.5 * torch.max((value - ret) ** 2, (v_clipped - ret) ** 2).mean()
+                if a.no_clip_vloss:
+                    v_loss = 0.5 * ((value - ret) ** 2).mean()
+                else:
+                    v_clipped = old_v + (value - old_v).clamp(-a.clip_coef, a.clip_coef)
+                    v_loss = 0.5 * torch.max((value - ret) ** 2, (v_clipped - ret) ** 2).mean()
                 loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss
                 self.opt.zero_grad(set_to_none=False)
                 loss.backward()
@@ -347,6 +400,7 @@ class Trainer:
                     self.losses += torch.stack([pg_loss.detach(), v_loss.detach(), entropy.detach(), approx_kl,
                                                 torch.ones((), device=self.device)])
 
+    @on_env_stream
     def iteration(self):
         """One rollout and one update: two graph replays once captured, else eager."""
         if self.graphs is not None:
@@ -360,6 +414,7 @@ class Trainer:
         self.advantages()
         self.update()
 
+    @on_env_stream
     def set_schedule(self, global_step: int):
         a = self.args
         frac = max(0.0, 1.0 - global_step / a.anneal_steps) if a.anneal_steps > 0 else 1.0
@@ -371,26 +426,25 @@ class Trainer:
         self.shaped_coef.fill_(coef)
         return a.lr * frac, coef
 
+    @on_env_stream
     def capture(self, mode: str):
-        """Captures the rollout (and, for mode "all", advantages + update) in CUDA graphs.
-        Call after at least one eager iteration (the optimiser's state and the grads exist)."""
-        stream = torch.cuda.Stream(self.device)
-        stream.wait_stream(torch.cuda.current_stream(self.device))
+        """Captures the rollout (and, for mode "all", advantages + update) in CUDA graphs
+        on the env's stream. Call after at least one eager iteration on that stream
+        (torch's warm-up: the optimiser's state and the grads exist, libraries are loaded)."""
         graphs = []
-        with torch.cuda.stream(stream):
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g, stream=self.env.stream):
+            self.rollout()
+        graphs.append(g)
+        if mode == "all":
             g = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(g, stream=stream):
-                self.rollout()
+            with torch.cuda.graph(g, stream=self.env.stream):
+                self.advantages()
+                self.update()
             graphs.append(g)
-            if mode == "all":
-                g = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(g, stream=stream):
-                    self.advantages()
-                    self.update()
-                graphs.append(g)
-        torch.cuda.current_stream(self.device).wait_stream(stream)
         self.graphs = graphs
 
+    @on_env_stream
     def take_stats(self):
         """[episodes, sparse sum, shaped sum] and the loss sums over all ranks; zeroes them (one host read)."""
         both = torch.cat([self.totals, self.losses])
@@ -403,6 +457,7 @@ class Trainer:
         self.losses.zero_()
         return values[:3], values[3:]
 
+    @on_env_stream
     def rank_spread(self) -> float:
         """Largest difference of any weight between ranks (0 when the gradient all-reduce kept them equal)."""
         import torch.distributed as dist
@@ -518,7 +573,7 @@ def main(argv=None):
     spread = trainer.rank_spread() if world_size > 1 else 0.0
     if rank == 0:
         f_s, f_steps = (f"{first[0]:.2f}", str(first[1])) if first else ("none", "none")
-        print(f"summary: layout={args.layout} seed={args.seed} device={device} graphs={mode} "
+        print(f"summary: layout={args.layout} rules={args.rules} seed={args.seed} device={device} graphs={mode} "
               f"first_{args.target:g}_s={f_s} first_{args.target:g}_steps={f_steps} final_return={mean_sparse:.1f} "
               f"best_return={max([r for _, _, r in history], default=float('nan')):.1f} steps={global_step} "
               f"train_s={elapsed:.1f} total_s={time.time() - t_process:.1f} sps={global_step / elapsed:,.0f}"

@@ -95,7 +95,8 @@ def test_main_prints_the_summary_and_writes_the_curve(tmp_path, capsys):
     assert result["history"] and all(math.isfinite(r) for _, _, r in result["history"])
     out = capsys.readouterr().out
     summary = [line for line in out.splitlines() if line.startswith("summary:")]
-    assert len(summary) == 1 and "layout=cramped_room seed=2" in summary[0] and "steps=192" in summary[0]
+    assert len(summary) == 1 and "layout=cramped_room rules=overcooked_ai seed=2" in summary[0]
+    assert "steps=192" in summary[0]
     rows = curve.read_text().splitlines()
     assert rows[0].split(",")[:4] == ["wall_s", "train_s", "env_steps", "sparse_return"]
     assert len(rows) == 1 + len(result["history"])  # one row per iteration in which episodes ended
