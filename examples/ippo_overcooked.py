@@ -266,7 +266,6 @@ class Trainer:
             self.lr = None
             self.opt = torch.optim.Adam(self.params, lr=args.lr, eps=1e-5)
         torch.manual_seed(args.seed + 7919 * (rank + 1))  # sampling differs per rank
-        self.gen = None
 
         scale = torch.ones(self.obs_shape[0]) if args.no_obs_scale else channel_scale(env)
         self.scale = scale.view(-1, *([1] * (len(self.obs_shape) - 1))).expand(self.obs_shape).reshape(-1).to(device)
@@ -302,7 +301,7 @@ class Trainer:
 
     def _sample(self, logits):
         """Gumbel-max: a categorical sample, with its log-probability."""
-        u = torch.rand(logits.shape, device=logits.device, generator=self.gen)
+        u = torch.rand(logits.shape, device=logits.device)
         action = (logits - torch.log(-torch.log(u))).argmax(-1)
         logp = torch.log_softmax(logits, -1).gather(-1, action.unsqueeze(-1)).squeeze(-1)
         return action, logp
@@ -370,7 +369,7 @@ class Trainer:
         mb = self.minibatch
         for _ in range(a.update_epochs):
             # argsort of uniform noise: a random permutation that a CUDA graph can capture
-            perm = torch.rand(self.batch, device=self.device, generator=self.gen).argsort()
+            perm = torch.rand(self.batch, device=self.device).argsort()
             for k in range(a.num_minibatches):
                 idx = perm[k * mb:(k + 1) * mb]
                 logits, value = self.model(b_obs[idx])
