@@ -410,6 +410,46 @@ TEST(PhysicsQueryWorld, BoundingSpheresNeverChangeTheAnswer) {
     EXPECT_GT(hits, 2000u) << "a third of the rays at least hit something (the rest leave upward or fall short)";
 }
 
+TEST(PhysicsQueryWorld, LineOfSightBetweenEveryAgentAndEveryBodyInLanes) {
+    // Hide-and-seek's masks: a sight line from each agent's centre to each other body's centre; a
+    // batch numbered agent * bodies + body, split over lanes as a lane system would.
+    Simulator sim(scene("crowd", {{"count", "36"}}), options(2));
+    sim.reset(8);
+    for (uint32_t i = 0; i < 30; ++i) sim.step();
+    uint32_t seen = 0, hidden = 0;
+    for (uint32_t world = 0; world < 2; ++world) {
+        WorldView w(sim.backend().storage(), world);
+        std::vector<Entity> agents, bodies;
+        w.each<physics_scenes::Body>([&](Entity e) {
+            if (w.get<phys::Shape>(e)->kind != ShapeKind::kPlane) bodies.push_back(e);
+        });
+        for (Entity e : bodies)
+            if (w.get<phys::Shape>(e)->kind == ShapeKind::kSphere) agents.push_back(e);
+        const uint32_t n = uint32_t(agents.size() * bodies.size());
+        std::vector<uint8_t> serial(n), split(n, 2);
+        auto sight = [&](uint32_t i) {
+            Entity from = agents[i / bodies.size()], to = bodies[i % bodies.size()];
+            return uint8_t(
+                phys::in_sight(w, w.get<phys::Pose>(from)->p, w.get<phys::Pose>(to)->p, to, {from, phys::kSkipPlanes}));
+        };
+        phys::for_lane_share(0, n, 0, 1, [&](uint32_t i) { serial[i] = sight(i); });
+        for (uint32_t lane = 0; lane < 5; ++lane)
+            phys::for_lane_share(0, n, lane, 5, [&](uint32_t i) { split[i] = sight(i); });
+        EXPECT_EQ(serial, split);
+        for (uint32_t i = 0; i < n; ++i) {
+            Entity from = agents[i / bodies.size()], to = bodies[i % bodies.size()];
+            if (same(from, to)) continue;
+            Vec3 a = w.get<phys::Pose>(from)->p, b = w.get<phys::Pose>(to)->p;
+            float l = phys::length(b - a);
+            phys::RayHit h = brute_force(w, {a, (b - a) * (1.0f / l), l}, {from, phys::kSkipPlanes});
+            ASSERT_EQ(serial[i], same(h.entity, to) ? 1 : 0) << i;
+            (serial[i] ? seen : hidden) += 1;
+        }
+    }
+    EXPECT_GT(seen, 50u);
+    EXPECT_GT(hidden, 50u) << "the crowd hides some bodies behind others";
+}
+
 // --- lidar in physics_scenes (rays=N) --------------------------------------------
 
 constexpr uint32_t kScanners = physics_scenes::kMaxScanners;
@@ -518,9 +558,11 @@ TEST(PhysicsQueryLidar, PinnedHash) {
     EXPECT_EQ(h, 0x13356c592cb1c43eull) << "update the pin in the same commit as a change of results, saying why";
 }
 
-TEST(PhysicsQueryLidar, CompilesThroughNvrtcInEveryKernelForm) {
+TEST(PhysicsQueryLidar, CompilesThroughNvrtcStagedAndDirect) {
     EnvSpec s = scene("crowd", {{"rays", "30"}});
-    for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
+    // The staged form runs the lane node one world per thread group; the direct form spreads it
+    // over 32 lanes with warp barriers (per-node launches run the same device functions).
+    for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect}) {
         Plan plan = make_plan(s, AutoReset::kSameStep);
         cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
         ASSERT_NE(k.text.find("scan"), std::string::npos);
