@@ -5,7 +5,8 @@
 #
 #   tools/gpu_check.sh            # everything
 #   STAGES="build test" tools/gpu_check.sh
-#   stages: build test sanitize bench sweep profile hotspots python watch
+#   stages: build test sanitize bench sweep profile hotspots python soak watch
+#   PYTEST_ARGS   what the python stage runs (default: tests/python)
 #
 # Build dependencies the machine may lack (GoogleTest, nlohmann_json, zlib) are
 # taken from .gpu_deps/ when present (made by tools/make_gpu_deps.sh on a
@@ -184,7 +185,7 @@ stage_python() {
         python3 -m pip install --no-build-isolation --no-deps -q --config-settings=cmake.build-type=RelWithDebInfo . \
             >"$OUT/python.log" 2>&1 &&
         ORRERY_CACHE_DIR=/tmp/orrery_py_cache timeout "${PYTHON_TIMEOUT:-400}" \
-            python3 -m pytest -q -p no:cacheprovider tests/python >>"$OUT/python.log" 2>&1)
+            python3 -m pytest -q -p no:cacheprovider ${PYTEST_ARGS:-tests/python} >>"$OUT/python.log" 2>&1)
     local rc=$?
     note "python: $(grep -E '[0-9]+ (passed|failed)' "$OUT/python.log" | tail -1) rc=$rc ($(elapsed "$t0"))"
     [ $rc -eq 0 ] || grep -E '^(FAILED|ERROR)' "$OUT/python.log" | head -20 | tee -a "$SUMMARY"
@@ -201,6 +202,23 @@ stage_python() {
         done
     fi
     return $rc
+}
+
+stage_soak() {
+    # bench/soak.py on the GPU (needs the python stage's install): a plain window
+    # with every check, then a short one under compute-sanitizer memcheck (the
+    # NVRTC megakernels, the masked resets, save/restore and checkpoints).
+    local t0; t0=$(date +%s)
+    note "== soak on the GPU: ${SOAK_STEPS:-2e9} world-steps, then memcheck on ${SOAK_SANITIZE_STEPS:-2e6}"
+    (cd /tmp && ORRERY_CACHE_DIR=/tmp/orrery_py_cache timeout "${SOAK_TIMEOUT:-200}" python3 "$ROOT/bench/soak.py" \
+        --device cuda --worlds 65536 --world-steps "${SOAK_STEPS:-2e9}" --every 2000 --out "$OUT/soak.jsonl") \
+        >"$OUT/soak.log" 2>&1
+    note "soak: rc=$? $(tail -1 "$OUT/soak.log" | cut -c1-400)"
+    (cd /tmp && ORRERY_CACHE_DIR=/tmp/orrery_py_cache timeout "${SOAK_SANITIZE_TIMEOUT:-200}" compute-sanitizer \
+        --tool memcheck --error-exitcode 9 python3 "$ROOT/bench/soak.py" --device cuda --worlds 1024 \
+        --world-steps "${SOAK_SANITIZE_STEPS:-2e6}" --every 200 --replay 20) >"$OUT/soak_memcheck.log" 2>&1
+    note "soak under memcheck: rc=$? $(grep -E 'ERROR SUMMARY' "$OUT/soak_memcheck.log" | tail -1) $(grep -v '^=' "$OUT/soak_memcheck.log" | tail -1 | cut -c1-300)"
+    note "soak: $(elapsed "$t0")"
 }
 
 stage_hotspots() {
@@ -234,6 +252,7 @@ want profile && stage_profile
 want hotspots && stage_hotspots
 want watch && stage_watch
 want python && { stage_python || status=1; }
+want soak && stage_soak
 echo
 echo "==================== summary ===================="
 cat "$SUMMARY"

@@ -1,4 +1,4 @@
-"""A step callable inside ``jax.jit`` and ``jax.lax.scan``, for CPU envs.
+"""A step callable inside ``jax.jit`` and ``jax.lax.scan``, for CPU and CUDA envs.
 
 ``step = orrery.jax.make_step(env)`` returns a function of the actions array
 that steps the simulator and returns (obs, reward, terminated, truncated) as
@@ -8,7 +8,13 @@ marked side-effecting, so XLA keeps every step, in order. The handler copies
 the actions XLA hands it into the simulator and the outputs into XLA's result
 buffers (XLA owns both). Where the FFI is unavailable (an old jax) it falls
 back to ``jax.experimental.io_callback(..., ordered=True)``, same results.
-CUDA envs are not served yet. Needs jax (pip install 'orrery-rl[jax]').
+
+On a CUDA env the actions must be on that GPU (jax's CUDA backend, the same
+device): the handler queues device-to-device copies on XLA's stream and orders
+the engine's step after and before it with CUDA events, so nothing waits on
+the host and nothing leaves the GPU. As with every CUDA step, an out-of-range
+action is not raised: that world records ``ErrorCode.kBadAction`` and skips
+the step (``env.world_errors()``). Needs jax (pip install 'orrery-rl[jax]').
 """
 
 from __future__ import annotations
@@ -23,41 +29,64 @@ from orrery._extras import require
 __all__ = ["make_step", "FFI_TARGET"]
 
 FFI_TARGET = "orrery_cpu_step"
+FFI_TARGET_CUDA = "orrery_cuda_step"
 _OUTPUTS = ("obs", "reward", "terminated", "truncated")
-_registered = False
+_registered: set = set()
 
 
-def _register(jax: Any) -> bool:
-    """Registers the handler with XLA once; False where this jax has no FFI."""
-    global _registered
-    if not _registered:
+def _register(jax: Any, platform: str) -> bool:
+    """Registers the platform's handler with XLA once; False where this jax has no FFI."""
+    if platform not in _registered:
         ffi = getattr(jax, "ffi", None)
         if ffi is None or not hasattr(ffi, "ffi_call"):
             return False
-        ffi.register_ffi_target(FFI_TARGET, _core.xla_ffi_cpu_step_handler(), platform="cpu")
-        _registered = True
+        if platform == "cpu":
+            ffi.register_ffi_target(FFI_TARGET, _core.xla_ffi_cpu_step_handler(), platform="cpu")
+        else:
+            ffi.register_ffi_target(FFI_TARGET_CUDA, _core.xla_ffi_cuda_step_handler(), platform="CUDA")
+        _registered.add(platform)
     return True
 
 
+def _check_cuda(jax: Any, env: Any) -> None:
+    """A CUDA env's step runs where jax's CUDA backend and the env share the device."""
+    try:
+        gpus = jax.devices("cuda")
+    except RuntimeError:
+        gpus = []
+    if not gpus:
+        raise ValueError(f"orrery.jax.make_step: the env is on {env.device}, but this jax has no CUDA backend "
+                         "(install jax[cuda12] or jax[cuda13], or make the env with device='cpu')")
+    index = int(env.device.split(":")[1]) if ":" in env.device else 0
+    if index >= len(gpus):
+        raise ValueError(f"orrery.jax.make_step: the env is on {env.device}, but jax sees {len(gpus)} GPU(s)")
+
+
 def make_step(env: Any, use_ffi: bool = True) -> Callable[[Any], Tuple[Any, Any, Any, Any]]:
-    """A jit- and scan-safe ``step(actions) -> (obs, reward, terminated, truncated)`` of a CPU ``env``.
-    use_ffi=False takes the io_callback path (for comparison)."""
+    """A jit- and scan-safe ``step(actions) -> (obs, reward, terminated, truncated)`` of ``env``
+    (CPU or CUDA). use_ffi=False takes the io_callback path (for comparison; CPU envs only)."""
     jax = require("jax", "orrery.jax")
-    if env.device != "cpu":
-        raise ValueError(f"orrery.jax.make_step needs a CPU env; this one is on {env.device} "
-                         "(the XLA FFI step for CUDA envs is not written yet)")
-    host = {n: env.host_view(n) for n in _OUTPUTS}
-    shapes = tuple(jax.ShapeDtypeStruct(host[n].shape, host[n].dtype) for n in _OUTPUTS)
+    cuda = env.device != "cpu"
+    if cuda:
+        _check_cuda(jax, env)
+    tensors = {n: env.tensors[n] for n in _OUTPUTS}
+    shapes = tuple(jax.ShapeDtypeStruct(tuple(tensors[n].shape), np.dtype(tensors[n].dtype)) for n in _OUTPUTS)
     name = env._action_name()
     action_shape, action_dtype = tuple(env.tensors[name].shape), np.dtype(env.tensors[name].dtype)
 
-    if use_ffi and _register(jax):
-        stepper = env._live().ffi_stepper(name, list(_OUTPUTS))  # kept alive by the closure below
-        call = jax.ffi.ffi_call(FFI_TARGET, shapes, has_side_effect=True)
+    if use_ffi and _register(jax, "cuda" if cuda else "cpu"):
+        # The env and the stepper stay alive as long as the step function: the
+        # handle is the stepper's address, and it locks the env's simulator.
+        owner = (env, env._live().ffi_stepper(name, list(_OUTPUTS)))
+        call = jax.ffi.ffi_call(FFI_TARGET_CUDA if cuda else FFI_TARGET, shapes, has_side_effect=True)
 
         def run(actions: Any) -> Tuple[Any, ...]:
-            return tuple(call(actions, handle=np.uint64(stepper.handle)))
+            return tuple(call(actions, handle=np.uint64(owner[1].handle)))
+    elif cuda:
+        raise ValueError("orrery.jax.make_step: a CUDA env needs jax's FFI (jax >= 0.4.31); "
+                         "use_ffi=False serves CPU envs only")
     else:
+        host = {n: env.host_view(n) for n in _OUTPUTS}
         from jax.experimental import io_callback
 
         def host_step(actions: np.ndarray) -> Tuple[np.ndarray, ...]:

@@ -131,9 +131,8 @@ std::shared_ptr<FfiStepper> PySimulator::ffi_stepper(const std::string& input,
                                                      const std::vector<std::string>& outputs) const {
     auto out = std::make_shared<FfiStepper>();
     out->sim = get();
-    if (out->sim->backend().device() != DeviceKind::kCpu)
-        throw Error("the XLA FFI step serves CPU simulators; this one is on the GPU");
     out->mutex = &mutex_;
+    if (out->sim->backend().device() != DeviceKind::kCpu) out->order = std::make_unique<StreamOrder>(*out->sim);
     auto find = [&](const std::string& name) {
         for (const TensorView& v : out->sim->tensors())
             if (v.name == name) return v;
@@ -509,6 +508,8 @@ PYBIND11_MODULE(_core, m) {
         .def_property_readonly("handle", [](const FfiStepper& s) { return reinterpret_cast<uintptr_t>(&s); });
     m.def("xla_ffi_cpu_step_handler", &xla_ffi_cpu_step_handler,
           "The XLA FFI handler of a CPU simulator's step, for jax.ffi.register_ffi_target.");
+    m.def("xla_ffi_cuda_step_handler", &xla_ffi_cuda_step_handler,
+          "The XLA FFI handler of a CUDA simulator's step (platform 'CUDA'), for jax.ffi.register_ffi_target.");
     bind_simulator(m);
     m.def("engine_step_seconds", &engine_step_seconds, py::arg("env"), py::arg("options"), py::arg("num_worlds"),
           py::arg("device"), py::arg("threads"), py::arg("steps"),

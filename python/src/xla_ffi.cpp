@@ -8,6 +8,8 @@
 
 namespace ffi = xla::ffi;
 
+struct CUstream_st; // CUstream, as the CUDA driver's header declares it
+
 namespace orrery::python {
 namespace {
 
@@ -16,16 +18,35 @@ ffi::Error wrong_size(const std::string& what, size_t got, size_t want) {
                                                             " bytes; expected " + std::to_string(want));
 }
 
-ffi::Error step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi::Result<ffi::AnyBuffer> reward,
-                ffi::Result<ffi::AnyBuffer> terminated, ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
+using Results = ffi::Result<ffi::AnyBuffer>* [4];
+
+/// The stepper behind `handle` when it and every buffer XLA gave are what it
+/// was made for (nullptr and `error` set otherwise).
+FfiStepper* checked(uint64_t handle, bool cuda, const ffi::AnyBuffer& actions, const Results& outs, ffi::Error& error) {
     auto* s = reinterpret_cast<FfiStepper*>(handle);
-    if (!s || !s->sim || s->outputs.size() != 4)
-        return ffi::Error(ffi::ErrorCode::kInvalidArgument, "orrery step: bad handle");
-    if (actions.size_bytes() != s->input.bytes()) return wrong_size("actions", actions.size_bytes(), s->input.bytes());
-    ffi::Result<ffi::AnyBuffer>* outs[4] = {&obs, &reward, &terminated, &truncated};
+    if (!s || !s->sim || s->outputs.size() != 4 || (s->order != nullptr) != cuda) {
+        error = ffi::Error(ffi::ErrorCode::kInvalidArgument,
+                           std::string("orrery step: bad handle (not a ") + (cuda ? "CUDA" : "CPU") + " stepper)");
+        return nullptr;
+    }
+    if (actions.size_bytes() != s->input.bytes()) {
+        error = wrong_size("actions", actions.size_bytes(), s->input.bytes());
+        return nullptr;
+    }
     for (size_t k = 0; k < 4; ++k)
-        if ((*outs[k])->size_bytes() != s->outputs[k].bytes())
-            return wrong_size("result '" + s->outputs[k].name + "'", (*outs[k])->size_bytes(), s->outputs[k].bytes());
+        if ((*outs[k])->size_bytes() != s->outputs[k].bytes()) {
+            error = wrong_size("result '" + s->outputs[k].name + "'", (*outs[k])->size_bytes(), s->outputs[k].bytes());
+            return nullptr;
+        }
+    return s;
+}
+
+ffi::Error cpu_step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi::Result<ffi::AnyBuffer> reward,
+                    ffi::Result<ffi::AnyBuffer> terminated, ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
+    Results outs = {&obs, &reward, &terminated, &truncated};
+    ffi::Error error = ffi::Error::Success();
+    FfiStepper* s = checked(handle, false, actions, outs, error);
+    if (!s) return error;
     try {
         std::lock_guard<std::mutex> lock(*s->mutex);
         std::memcpy(s->input.data, actions.untyped_data(), s->input.bytes());
@@ -38,10 +59,50 @@ ffi::Error step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi::Re
     return ffi::Error::Success();
 }
 
+/// On XLA's stream: actions into the simulator's input, then (after an event)
+/// the step on the engine's stream, then (after an event) the outputs into
+/// XLA's results. A bad action value is not seen on the host here: the world
+/// records ErrorCode::kBadAction and skips the step, as any CUDA step does.
+ffi::Error cuda_step(CUstream_st* stream, ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs,
+                     ffi::Result<ffi::AnyBuffer> reward, ffi::Result<ffi::AnyBuffer> terminated,
+                     ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
+    Results outs = {&obs, &reward, &terminated, &truncated};
+    ffi::Error error = ffi::Error::Success();
+    FfiStepper* s = checked(handle, true, actions, outs, error);
+    if (!s) return error;
+    try {
+        std::lock_guard<std::mutex> lock(*s->mutex);
+        const auto caller = reinterpret_cast<uintptr_t>(stream);
+        s->order->copy_on_caller(s->input.data, reinterpret_cast<uintptr_t>(actions.untyped_data()), s->input.bytes(),
+                                 caller);
+        s->order->engine_waits_for(caller);
+        s->sim->step();
+        s->order->caller_waits_for_engine(caller);
+        for (size_t k = 0; k < 4; ++k)
+            s->order->copy_on_caller((*outs[k])->untyped_data(), reinterpret_cast<uintptr_t>(s->outputs[k].data),
+                                     s->outputs[k].bytes(), caller);
+    } catch (const std::exception& e) {
+        return ffi::Error(ffi::ErrorCode::kInternal, std::string("orrery step: ") + e.what());
+    }
+    return ffi::Error::Success();
+}
+
 } // namespace
 
-XLA_FFI_DEFINE_HANDLER_SYMBOL(orrery_xla_ffi_cpu_step, step,
+XLA_FFI_DEFINE_HANDLER_SYMBOL(orrery_xla_ffi_cpu_step, cpu_step,
                               ffi::Ffi::Bind()
+                                  .Arg<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Ret<ffi::AnyBuffer>()
+                                  .Attr<uint64_t>("handle"));
+
+// Not marked command-buffer compatible: XLA runs it as a plain custom call,
+// never inside a CUDA graph of its own (the step's events are made outside it).
+XLA_FFI_DEFINE_HANDLER_SYMBOL(orrery_xla_ffi_cuda_step, cuda_step,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<CUstream_st*>>()
                                   .Arg<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
                                   .Ret<ffi::AnyBuffer>()
@@ -51,6 +112,10 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(orrery_xla_ffi_cpu_step, step,
 
 pybind11::capsule xla_ffi_cpu_step_handler() {
     return pybind11::capsule(reinterpret_cast<void*>(&orrery_xla_ffi_cpu_step));
+}
+
+pybind11::capsule xla_ffi_cuda_step_handler() {
+    return pybind11::capsule(reinterpret_cast<void*>(&orrery_xla_ffi_cuda_step));
 }
 
 } // namespace orrery::python

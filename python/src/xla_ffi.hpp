@@ -1,8 +1,11 @@
 #pragma once
-// A CPU simulator's step as an XLA FFI (custom call) target, so orrery.jax's
-// step runs inside jax.jit and lax.scan as one XLA op with no Python callback:
-// the handler copies the action buffer XLA gives it into the simulator's input
-// tensor, steps, and copies the outputs into XLA's result buffers.
+// A simulator's step as an XLA FFI (custom call) target, so orrery.jax's step
+// runs inside jax.jit and lax.scan as one XLA op with no Python callback: the
+// handler copies the action buffer XLA gives it into the simulator's input
+// tensor, steps, and copies the outputs into XLA's result buffers. On the CPU
+// with memcpy; on CUDA as device-to-device copies on XLA's stream, the step
+// ordered after and before that stream by events (StreamOrder): no host
+// synchronisation, as a PyTorch step.
 
 #include <pybind11/pybind11.h>
 
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "engine/simulator.hpp"
+#include "python/src/stream_order.hpp"
 
 namespace orrery::python {
 
@@ -20,12 +24,15 @@ namespace orrery::python {
 /// as the "handle" attribute and keeps it alive while jitted code may run.
 struct FfiStepper {
     std::shared_ptr<Simulator> sim;
-    std::mutex* mutex = nullptr; ///< the Python wrapper's: engine calls on one simulator are serialised
+    std::mutex* mutex = nullptr;        ///< the Python wrapper's: engine calls on one simulator are serialised
+    std::unique_ptr<StreamOrder> order; ///< CUDA only: its own event pair with XLA's stream
     TensorView input;
     std::vector<TensorView> outputs;
 };
 
 /// The handler as a PyCapsule for jax.ffi.register_ffi_target(..., platform="cpu").
 pybind11::capsule xla_ffi_cpu_step_handler();
+/// The CUDA handler, for jax.ffi.register_ffi_target(..., platform="CUDA").
+pybind11::capsule xla_ffi_cuda_step_handler();
 
 } // namespace orrery::python

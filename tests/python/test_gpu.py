@@ -203,3 +203,53 @@ def test_step_fast_path_stays_on_the_device_and_checks_its_input():
         env.step(torch.zeros((8, 4), dtype=torch.int32))
     env.step(torch.full((8, 4), 9, dtype=torch.int32, device="cuda"))  # out of range: recorded on the device
     assert (env.errors() == 3).all()
+
+
+def _jax_cuda():
+    jax = pytest.importorskip("jax")
+    try:
+        if jax.devices("cuda"):
+            return jax
+    except RuntimeError:
+        pass
+    pytest.skip("this jax has no CUDA backend")
+
+
+@pytest.mark.parametrize("name", ["tag", "overcooked"])
+def test_jax_ffi_step_on_cuda_matches_eager_cpu_steps(name):
+    """orrery.jax.make_step on a CUDA env: one XLA custom call per step on XLA's
+    stream inside jit + scan, the same bytes as eager steps of a CPU twin."""
+    jax = _jax_cuda()
+    import jax.numpy as jnp
+    from orrery.jax import FFI_TARGET_CUDA, make_step
+
+    kw = dict(num_worlds=6, seed=11, horizon=5)
+    if name == "overcooked":
+        kw["layout"] = "cramped_room"
+    hi = 5 if name == "tag" else 6
+    shape = (6, 4) if name == "tag" else (6, 2)
+    actions = np.random.default_rng(0).integers(0, hi, size=(12,) + shape).astype(np.int32)
+    cpu = orrery.make(name, device="cpu", threads=1, **kw)
+    expected = [tuple(np.array(x) for x in cpu.step(a)[:4]) for a in actions]
+
+    env = orrery.make(name, device="cuda", framework="jax", **kw)
+    step = make_step(env)
+    hlo = jax.jit(step).lower(jnp.zeros(shape, jnp.int32)).as_text()
+    assert FFI_TARGET_CUDA in hlo and "callback" not in hlo.lower()
+
+    @jax.jit
+    def rollout(acts):
+        return jax.lax.scan(lambda c, a: (c, step(a)), 0, acts)[1]
+
+    obs, reward, term, trunc = rollout(jax.device_put(jnp.asarray(actions), jax.devices("cuda")[0]))
+    assert obs.devices() == {jax.devices("cuda")[0]}
+    for k, (o, r, t, tr) in enumerate(expected):
+        np.testing.assert_array_equal(np.asarray(obs[k]), o)
+        np.testing.assert_array_equal(np.asarray(reward[k]), r)
+        np.testing.assert_array_equal(np.asarray(term[k]), t)
+        np.testing.assert_array_equal(np.asarray(trunc[k]), tr)
+    assert np.asarray(trunc).any()
+    for w in range(6):
+        assert env.state_hash(w) == cpu.state_hash(w)
+    env.close()
+    cpu.close()
