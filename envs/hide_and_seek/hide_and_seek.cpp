@@ -91,6 +91,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.archetype<Wall>(kMaxWalls);
     spec.archetype<Arena>(1, /*singleton=*/true);
     spec.dims<Obs>({cfg.obs_size});
+    spec.capacity<Scene>(cfg.agents + cfg.max_boxes + cfg.ramps + kMaxWalls);
     spec.info()["variant"] = variant;
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
@@ -99,7 +100,9 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(grab_objects));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(hold_objects));
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
-    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(reward_teams), {nodes.simulate});
+    orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(gather_scene), {nodes.simulate});
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(reward_teams), {scene});
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(gather_scene));
     spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY_LANES(observe));
 
     // Hiders and seekers are paid as teams, but each row is its own team's

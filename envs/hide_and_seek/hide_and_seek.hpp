@@ -72,13 +72,16 @@ struct Round {
     using Element = uint32_t;
     uint32_t hiders, seekers, boxes, rooms, outer_walls;
 };
+/// The bodies rays can meet this step (agents of the episode, present objects,
+/// and walls when they block rays), gathered once for every ray of the step.
+struct Scene : BufferOf<RayBody> {};
 static_assert(sizeof(Action) == 20 && sizeof(Piece) == 16 && sizeof(Round) == 20);
 
-ORRERY_COMPONENTS(phys::OrreryComponents, Action, Reward, Obs, Team, Grip, Piece, Round);
+ORRERY_COMPONENTS(phys::OrreryComponents, Action, Reward, Obs, Team, Grip, Piece, Round, Scene);
 ORRERY_ARCHETYPE(Agent, phys::RigidBody, Action, Reward, Obs, Team, Grip); // rows: hiders, then seekers
 ORRERY_ARCHETYPE(Object, phys::RigidBody, Piece);                          // rows: boxes, then ramps
 ORRERY_ARCHETYPE(Wall, phys::RigidBody);                                   // the floor, then walls
-ORRERY_ARCHETYPE(Arena, Round);
+ORRERY_ARCHETYPE(Arena, Round, Scene);
 ORRERY_ARCHETYPES(phys::OrreryArchetypes, Agent, Object, Wall, Arena);
 
 // ---------------------------------------------------------------- bodies
@@ -352,44 +355,63 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
 
 // ---------------------------------------------------------------- rays and vision
 
-/// The first body a ray meets within `range`: agents of this episode, present
-/// boxes and ramps, and (when walls block rays, OpenAI's default) the walls.
-/// The floor never counts; `skip` (the caster) is passed through.
-struct Hit {
-    float t;
-    Entity e;
-};
-ORRERY_HD inline Hit cast(const Ctx& ctx, Vec3 o, Vec3 dir, float range, Entity skip) {
+/// Fills the world's ray scene from the bodies' poses now: agents of this
+/// episode, present boxes and ramps, and the walls when they block rays
+/// (OpenAI's default). The floor never counts.
+ORRERY_SYSTEM void gather_scene(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
-    Hit best{range, Entity{}};
-    auto test = [&](Entity e) {
-        if (e.index == skip.index) return;
-        const phys::Pose& p = *ctx.get<phys::Pose>(e);
-        float t = ray_shape(o, dir, *ctx.get<phys::Shape>(e), p.p, p.q);
-        if (t < best.t) best = {t, e};
+    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    scene.clear();
+    auto add = [&](Entity e) {
+        const phys::Shape& s = *ctx.get<phys::Shape>(e);
+        if (s.kind != phys::ShapeKind::kPlane)
+            scene.push(ray_body_of(s, ctx.get<phys::Pose>(e)->p, ctx.get<phys::Pose>(e)->q, e.index));
     };
     ctx.each<Agent>([&](Entity e) {
-        if (ctx.get<Team>(e)->value != kAbsent) test(e);
+        if (ctx.get<Team>(e)->value != kAbsent) add(e);
     });
     ctx.each<Object>([&](Entity e) {
-        if (ctx.get<Piece>(e)->kind != kNoPiece) test(e);
+        if (ctx.get<Piece>(e)->kind != kNoPiece) add(e);
     });
-    if (cfg.walls_block_rays) ctx.each<Wall>(test);
+    if (cfg.walls_block_rays) ctx.each<Wall>(add);
+}
+
+/// The first body of the scene a ray meets within `range`, skipping the body
+/// whose index is `skip` (the caster).
+struct Hit {
+    float t;
+    uint32_t index; ///< Entity::index of the body hit; ~0u for none
+};
+ORRERY_HD inline Hit cast(const Ctx& ctx, Vec3 o, Vec3 dir, float range, uint32_t skip) {
+    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    Hit best{range, ~0u};
+    for (uint32_t i = 0; i < scene.size(); ++i) {
+        const RayBody& b = scene[i];
+        if (b.index == skip) continue;
+        float t = ray_body(b, o, dir, best.t);
+        if (t < best.t) best = {t, b.index};
+    }
     return best;
 }
 
-/// Whether agent `a` sees body `b`: b's centre within the 135 degree cone
-/// around a's facing (in the plane), and a ray from a's centre to b's centre
-/// meets b first.
+/// Whether agent `a` sees body `b` (as of the last gather_scene): b's centre
+/// within the 135 degree cone around a's facing (+x of its body, in the plane)
+/// and a ray from a's centre to b's centre meets b first.
 ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
-    const phys::Pose& pa = *ctx.get<phys::Pose>(a);
-    Vec3 d = ctx.get<phys::Pose>(b)->p - pa.p;
-    Vec3 face = phys::rotate(pa.q, {1, 0, 0});
+    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    const RayBody* pa = nullptr;
+    const RayBody* pb = nullptr;
+    for (uint32_t i = 0; i < scene.size(); ++i) {
+        if (scene[i].index == a.index) pa = &scene[i];
+        if (scene[i].index == b.index) pb = &scene[i];
+    }
+    if (!pa || !pb) return false;
+    Vec3 d = pb->c - pa->c;
     float planar = phys::sqrt_of(d.x * d.x + d.y * d.y);
-    if (face.x * d.x + face.y * d.y < kCosHalfCone * planar) return false;
+    if (pa->cos_yaw * d.x + pa->sin_yaw * d.y < kCosHalfCone * planar) return false;
     float dist = phys::length(d);
     if (dist <= 0.0f) return true;
-    return cast(ctx, pa.p, d * (1.0f / dist), dist + 1.0f, a).e.index == b.index;
+    return cast(ctx, pa->c, d * (1.0f / dist), dist + 1.0f, a.index).index == b.index;
 }
 
 /// Agent row `row`'s entity (rows are created in order at reset and never freed).
@@ -603,7 +625,7 @@ ORRERY_SYSTEM void observe(Ctx& ctx, const phys::Pose& pose, const phys::Velocit
     }
     for (uint32_t r = 0; r < kLidarRays; ++r) { // world-fixed angles 2 pi r / 30
         phys::SinCos sc = phys::sin_cos(6.28318531f * float(r) / float(kLidarRays));
-        o[cfg.off_lidar + r] = cast(ctx, pose.p, {sc.c, sc.s, 0.0f}, kLidarRange, me).t;
+        o[cfg.off_lidar + r] = cast(ctx, pose.p, {sc.c, sc.s, 0.0f}, kLidarRange, me.index).t;
     }
 }
 

@@ -25,36 +25,48 @@ ORRERY_HD inline float ray_sphere(Vec3 o, Vec3 dir, Vec3 c, float r) {
     return -b - phys::sqrt_of(disc);
 }
 
-/// Distance along unit `dir` from `o` to an oriented box (half extents e, centre
-/// c, orientation q): the slab test in the box frame; 0 when o is inside.
-ORRERY_HD inline float ray_box(Vec3 o, Vec3 dir, Vec3 c, Quat q, Vec3 e) {
-    Vec3 lo = phys::unrotate(q, o - c), ld = phys::unrotate(q, dir);
+/// A body as rays see it: every body here turns about z only (physics'
+/// turn locks), so a box is its centre, half extents and yaw. Gathered once per
+/// step into the world's ray scene; `bound` is a bounding sphere's radius.
+struct RayBody {
+    Vec3 c, e; ///< centre; half extents (box) or radius in e.x (sphere)
+    float cos_yaw, sin_yaw, bound;
+    uint32_t sphere; ///< 1: a sphere, 0: a box
+    uint32_t index;  ///< the body's Entity::index
+};
+static_assert(sizeof(RayBody) == 44);
+
+/// A RayBody for a sphere or box shape at pose (x, q) (q a turn about z).
+ORRERY_HD inline RayBody ray_body_of(const phys::Shape& s, Vec3 x, Quat q, uint32_t index) {
+    bool sphere = s.kind == phys::ShapeKind::kSphere;
+    float bound = sphere ? s.dims.x : phys::length(s.dims);
+    return {x, s.dims, q.w * q.w - q.z * q.z, 2.0f * q.w * q.z, bound + 1e-3f, sphere ? 1u : 0u, index};
+}
+
+/// Distance along unit `dir` from `o` to body b (0 when o is inside), or
+/// kNoHit; bodies whose bounding sphere the ray misses, or meets beyond
+/// `best`, are skipped first. Boxes: the slab test in the box's frame.
+ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best) {
+    Vec3 m = b.c - o;
+    float proj = phys::dot(m, dir);
+    if (proj + b.bound < 0.0f || proj - b.bound > best) return kNoHit;
+    if (phys::dot(m, m) - proj * proj > b.bound * b.bound) return kNoHit;
+    if (b.sphere) return ray_sphere(o, dir, b.c, b.e.x);
+    Vec3 lo{-(b.cos_yaw * m.x + b.sin_yaw * m.y), b.sin_yaw * m.x - b.cos_yaw * m.y, -m.z};
+    Vec3 ld{b.cos_yaw * dir.x + b.sin_yaw * dir.y, b.cos_yaw * dir.y - b.sin_yaw * dir.x, dir.z};
     float t0 = 0.0f, t1 = kNoHit;
     for (uint32_t i = 0; i < 3; ++i) {
-        float p = phys::axis_of(lo, i), d = phys::axis_of(ld, i), h = phys::axis_of(e, i);
+        float p = phys::axis_of(lo, i), d = phys::axis_of(ld, i), h = phys::axis_of(b.e, i);
         if (phys::abs_of(d) < 1e-12f) {
             if (p < -h || p > h) return kNoHit;
             continue;
         }
-        float inv = 1.0f / d, a = (-h - p) * inv, b = (h - p) * inv;
-        if (a > b) {
-            float s = a;
-            a = b, b = s;
-        }
-        t0 = phys::max_f(t0, a);
-        t1 = phys::min_f(t1, b);
+        float inv = 1.0f / d, lo_t = (-h - p) * inv, hi_t = (h - p) * inv;
+        t0 = phys::max_f(t0, phys::min_f(lo_t, hi_t));
+        t1 = phys::min_f(t1, phys::max_f(lo_t, hi_t));
         if (t0 > t1) return kNoHit;
     }
     return t0;
-}
-
-/// Distance from `o` along `dir` to `shape` placed at pose (x, q); planes never count.
-ORRERY_HD inline float ray_shape(Vec3 o, Vec3 dir, const phys::Shape& s, Vec3 x, Quat q) {
-    switch (s.kind) {
-    case phys::ShapeKind::kSphere: return ray_sphere(o, dir, x, s.dims.x);
-    case phys::ShapeKind::kBox: return ray_box(o, dir, x, q, s.dims);
-    default: return kNoHit;
-    }
 }
 
 /// Distance from point p to the surface of `shape` at (x, q) (0 inside): the

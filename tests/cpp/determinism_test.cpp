@@ -80,6 +80,15 @@ const std::vector<Scenario>& scenarios() {
         // Random starts draw from the RNG at every reset; the featurizer adds an archetype.
         // The physics module's crowd: 30 bodies with random starts in a walled room, pushed by the action.
         {"physics_crowd", "physics_scenes", {{"scene", "crowd"}, {"horizon", "60"}}},
+        // Hide-and-seek: random rooms, teams of 1-3 each, boxes, ramps, grab and lock.
+        {"hide_and_seek",
+         "hide_and_seek",
+         {{"horizon", "60"},
+          {"prep_steps", "20"},
+          {"min_hiders", "1"},
+          {"max_hiders", "3"},
+          {"min_seekers", "1"},
+          {"max_seekers", "3"}}},
         {"cramped_room_random_featurized",
          "overcooked",
          {{"layout", "cramped_room"}, {"horizon", "90"}, {"start", "random"}, {"featurized", "true"}}},
@@ -119,6 +128,9 @@ const Pin kPins[] = {
     {"physics_crowd", AutoReset::kNextStep, {0x87ce831e3dd4fee8, 0x8135c08fd9b1cc58, 0xd7815176c522cd70}, 0x305191036de6755d},
     {"physics_crowd", AutoReset::kSameStep, {0xd03f3f85563894f3, 0xe097c9f481097d46, 0xab52d308e63907f6}, 0xe28a4a6d2b7b0c17},
     {"physics_crowd", AutoReset::kDisabled, {0x87ce831e3dd4fee8, 0x279b68007a99eaed, 0x1af295337fccba09}, 0xfcc17e4af99a9600},
+    {"hide_and_seek", AutoReset::kNextStep, {0xf3bb435cfba3f7e3, 0xc2d1455150a79969, 0x99b3058b9e6fadf5}, 0x72c3a2e5323495d3},
+    {"hide_and_seek", AutoReset::kSameStep, {0x6200fa67048871ee, 0x48a49ae376080394, 0xa954635cf70c4c02}, 0x8cc3f6325bc7c953},
+    {"hide_and_seek", AutoReset::kDisabled, {0xf3bb435cfba3f7e3, 0x1fdbaff0334a665f, 0x9778c5cf146b7018}, 0x2adf0daea08bf04f},
     {"cramped_room_random_featurized", AutoReset::kNextStep, {0x0efef5c67ee87b9c, 0xf7cfe7fb983c623d, 0x1f5c7bd55047724d}, 0xe49070d4d316b88c},
     {"cramped_room_random_featurized", AutoReset::kSameStep, {0xa9e0099ec94a1f60, 0x878b86038bf02b23, 0x1f35bfdaf7e5f668}, 0xa9be5d77f0300f81},
     {"cramped_room_random_featurized", AutoReset::kDisabled, {0x0efef5c67ee87b9c, 0xb3aa82ca20a33a57, 0xd194082df7dd885f}, 0xe828c8be79862e34},
