@@ -7,12 +7,17 @@
 
 #include <array>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "ecs/types.hpp"
+
+namespace orrery {
+class Ctx;
+}
 
 namespace orrery {
 
@@ -82,6 +87,13 @@ template <class C, class M> uint32_t member_offset(M C::*member) {
 template <class C, class M> Field field(M C::*member, float scale = 1.0f, float bias = 0.0f) {
     using E = std::remove_cv_t<std::remove_all_extents_t<M>>;
     return Field{int32_t(component_id<C>), detail::member_offset(member), scalar_type_of<E>(), scale, bias};
+}
+
+/// The first float of struct member `member` of component C (a vector or
+/// quaternion of floats): `floats(&phys::Pose::p)` reads p.x, then p.y, p.z.
+template <class C, class M> Field floats(M C::*member) {
+    static_assert(sizeof(M) % sizeof(float) == 0, "floats() reads members made of floats");
+    return Field{int32_t(component_id<C>), detail::member_offset(member), ScalarType::kF32, 1.0f, 0.0f};
 }
 
 /// Field `member` of the env's config struct (static per simulator, e.g. a layout's terrain).
@@ -231,6 +243,84 @@ struct GridDraw {
     }
 };
 
+/// The solids a 3-D body is drawn as (BodyDraw). A body's dims are read as three
+/// floats: sphere radius x; capsule radius x and half length y of its segment
+/// along the body's z; box half extents; plane: none (it lies through the
+/// body's origin with normal body +z, drawn as a floor grid); hull: dims.x is
+/// the hull's index in BodyDraw::hull_mesh's table.
+enum class Solid : uint8_t { kNone, kSphere, kCapsule, kBox, kPlane, kHull };
+
+/// Body-frame triangles of a convex hull, counter-clockwise seen from outside:
+/// three corners per triangle, one outward normal per triangle.
+struct HullMesh {
+    std::vector<std::array<float, 3>> corners;
+    std::vector<std::array<float, 3>> normals;
+};
+
+/// A line segment drawn over the 3-D view (overlays: contacts, rays, bounds), world units.
+struct Segment {
+    std::array<float, 3> a, b;
+    Rgba color;
+};
+
+/// One colour rule of a body: the integer `by` reads picks a colour from
+/// `colors`; a value without one falls through to the next rule.
+struct ColorRule {
+    Field by;
+    std::vector<std::pair<int32_t, Rgba>> colors;
+};
+
+/// One 3-D body per live entity of an archetype, from a pose (position and
+/// orientation quaternion) and a shape (kind and dims), lit and shadowed.
+/// Physics envs declare it with render/physics_draw.hpp's draw_physics_bodies<A>().
+struct BodyDraw {
+    uint32_t archetype = 0;
+    Field position;                                ///< first of three consecutive floats x, y, z (z up)
+    Field orientation;                             ///< first of four consecutive floats w, x, y, z; absent: identity
+    Field kind;                                    ///< integer picking the solid through `solids`
+    Field dims;                                    ///< first of three consecutive floats (see Solid)
+    std::vector<std::pair<int32_t, Solid>> solids; ///< kind value -> solid; values without one draw nothing
+    std::vector<ColorRule> color_rules;            ///< tried in order; none matching: `color`
+    Field rgba;                                    ///< packed r | g << 8 | b << 16 | a << 24 (u32); wins when present
+    Rgba color{200, 200, 200, 255};
+    Field velocity; ///< first of three consecutive floats; present: the velocity overlay draws it
+    /// Hull `index`'s triangles from the world's assets (empty when it has none).
+    std::function<HullMesh(const Ctx& ctx, uint32_t index)> hull_mesh;
+
+    BodyDraw& pose(Field p, Field q = {}) {
+        position = p;
+        orientation = q;
+        return *this;
+    }
+    BodyDraw& shape(Field k, Field d, std::vector<std::pair<int32_t, Solid>> map) {
+        kind = k;
+        dims = d;
+        solids = std::move(map);
+        return *this;
+    }
+    /// Adds a colour rule (a team field, a body type, a shape kind).
+    BodyDraw& color_by(Field by, std::vector<std::pair<int32_t, Rgba>> colors) {
+        color_rules.push_back({by, std::move(colors)});
+        return *this;
+    }
+    BodyDraw& color_from(Field packed) {
+        rgba = packed;
+        return *this;
+    }
+    BodyDraw& moving(Field v) {
+        velocity = v;
+        return *this;
+    }
+};
+
+/// A debug overlay the viewer toggles by name: segments computed from one world
+/// (contact normals, lidar rays to their hit points, vision cones).
+struct OverlayDraw {
+    std::string name;
+    bool on = false; ///< shown before the user toggles it
+    std::function<void(const Ctx& ctx, std::vector<Segment>& out)> segments;
+};
+
 /// Keys the viewer maps to action values of the controlled agent.
 enum class Key : uint8_t { kNoop, kUp, kDown, kLeft, kRight, kInteract };
 
@@ -244,6 +334,13 @@ struct DrawSpec {
     Rgba background{24, 24, 30, 255};
     std::vector<GridDraw> grids;      ///< drawn first, in order
     std::vector<EntityDraw> entities; ///< then these, in order
+    std::vector<BodyDraw> bodies;     ///< 3-D bodies (View::k3D)
+    std::vector<OverlayDraw> overlays;
+    /// Direction towards the sun of the 3-D view (need not be unit length).
+    std::array<float, 3> light = {0.5f, 0.3f, 0.6f};
+    /// Names of a component's elements, shown by the viewer's inspector
+    /// ("px py pz qw qx qy qz" for a pose), by component id.
+    std::vector<std::pair<uint32_t, std::vector<std::string>>> element_names;
     /// Tensors the viewer shows for the selected agent, and the one keys write.
     std::string obs = "obs", reward = "reward", action = "action";
     std::vector<std::pair<Key, int32_t>> keys; ///< e.g. {Key::kUp, 1}: the action value a key sends
@@ -264,6 +361,21 @@ struct DrawSpec {
         g.height = height;
         return g;
     }
+    /// Starts a 3-D body draw for archetype A.
+    template <class A> BodyDraw& body() {
+        bodies.emplace_back();
+        bodies.back().archetype = archetype_id<A>;
+        return bodies.back();
+    }
+    /// Adds an overlay named `name`.
+    OverlayDraw& overlay(std::string name, std::function<void(const Ctx&, std::vector<Segment>&)> fn, bool on = false) {
+        overlays.push_back({std::move(name), on, std::move(fn)});
+        return overlays.back();
+    }
+    /// Names the elements of component C for the inspector.
+    template <class C> void name_elements(std::vector<std::string> names) {
+        element_names.emplace_back(component_id<C>, std::move(names));
+    }
     /// Adds a background grid read from the env's config (static terrain).
     GridDraw& config_grid(Field cells, uint32_t width, uint32_t height) {
         grids.emplace_back();
@@ -274,7 +386,7 @@ struct DrawSpec {
         return g;
     }
     /// True when the env declared nothing to draw.
-    bool empty() const { return grids.empty() && entities.empty(); }
+    bool empty() const { return grids.empty() && entities.empty() && bodies.empty(); }
 };
 
 } // namespace orrery

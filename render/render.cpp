@@ -73,14 +73,16 @@ std::vector<uint8_t> FrameRenderer::render(const Scene& scene, const Camera& cam
     return out;
 }
 
-Scene scene_of(Simulator& sim, uint32_t world) {
+Scene scene_of(Simulator& sim, uint32_t world) { return scene_of(sim, world, default_scene_options(sim.spec().draw)); }
+
+Scene scene_of(Simulator& sim, uint32_t world, const SceneOptions& options) {
     if (world >= sim.num_worlds())
         throw Error("render: world is " + std::to_string(world) + ", expected < " + std::to_string(sim.num_worlds()));
     if (sim.spec().draw.empty())
         throw Error("render: env '" + sim.spec().name() + "' declares nothing to draw (EnvSpec::draw is empty)");
     validate_draw(sim.spec());
     Scene scene;
-    sim.read_world(world, [&](Ctx& ctx) { scene = build_scene(sim.spec().draw, ctx); });
+    sim.read_world(world, [&](Ctx& ctx) { scene = build_scene(sim.spec().draw, ctx, options); });
     return scene;
 }
 

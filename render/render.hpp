@@ -53,7 +53,9 @@ class FrameRenderer {
 std::vector<uint8_t> render_world_rgba(Simulator& sim, uint32_t world, uint32_t width = 512, uint32_t height = 512,
                                        const std::string& vk_device = "");
 
-/// Builds the scene of world `world` of `sim` (reads only that world).
+/// Builds the scene of world `world` of `sim` (reads only that world), with
+/// the overlays `options` turns on (default: those the env turns on).
 Scene scene_of(Simulator& sim, uint32_t world);
+Scene scene_of(Simulator& sim, uint32_t world, const SceneOptions& options);
 
 } // namespace orrery::render

@@ -193,7 +193,245 @@ void add_grid(Scene& s, const GridDraw& g, const Ctx& ctx) {
     }
 }
 
+/// Field `f` moved `k` floats on: the k-th float of a vector member.
+Field nth(Field f, uint32_t k) {
+    f.offset += 4 * k;
+    return f;
+}
+
+std::array<float, 3> read3(const Field& f, const Ctx& ctx, uint32_t arch, uint32_t row) {
+    return {read_field(f, ctx, arch, row), read_field(nth(f, 1), ctx, arch, row),
+            read_field(nth(f, 2), ctx, arch, row)};
+}
+
+std::array<float, 4> read_quat(const Field& f, const Ctx& ctx, uint32_t arch, uint32_t row) {
+    if (!f.present()) return {1.0f, 0.0f, 0.0f, 0.0f};
+    std::array<float, 4> q{};
+    for (uint32_t k = 0; k < 4; ++k) q[k] = read_field(nth(f, k), ctx, arch, row);
+    float n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    if (!(n > 1e-6f)) return {1.0f, 0.0f, 0.0f, 0.0f}; // an unset pose reads as zeros
+    for (float& c : q) c /= n;
+    return q;
+}
+
+Rgba body_color(const BodyDraw& d, const Ctx& ctx, uint32_t row) {
+    if (d.rgba.present()) {
+        Field f = d.rgba;
+        f.type = ScalarType::kU32;
+        uint32_t v = uint32_t(read_field(f, ctx, d.archetype, row));
+        return {uint8_t(v), uint8_t(v >> 8), uint8_t(v >> 16), uint8_t(v >> 24)};
+    }
+    for (const ColorRule& rule : d.color_rules) {
+        int32_t v = int32_t(std::lround(read_field(rule.by, ctx, d.archetype, row)));
+        for (const auto& [value, c] : rule.colors)
+            if (value == v) return c;
+    }
+    return d.color;
+}
+
+Instance3D placed(const BodyRef& b, float sx, float sy, float sz, Rgba c) {
+    Instance3D i{b.p[0], b.p[1], b.p[2], 0.0f, sx, sy, sz, pack(c)};
+    i.qw = b.q[0], i.qx = b.q[1], i.qy = b.q[2], i.qz = b.q[3];
+    return i;
+}
+
+Rgba brighter(Rgba c) {
+    auto up = [](uint8_t v) { return uint8_t(v + (255 - v) / 2); };
+    return {up(c.r), up(c.g), up(c.b), c.a};
+}
+
+/// The 12 edges of the box of half extents `h` placed by `q` at `p`.
+void add_box_lines(Scene& s, const std::array<float, 3>& p, const std::array<float, 4>& q,
+                   const std::array<float, 3>& h, Rgba c) {
+    std::array<float, 3> corner[8];
+    for (int i = 0; i < 8; ++i) {
+        std::array<float, 3> local{i & 1 ? h[0] : -h[0], i & 2 ? h[1] : -h[1], i & 4 ? h[2] : -h[2]};
+        std::array<float, 3> w = rotate(q, local);
+        corner[i] = {p[0] + w[0], p[1] + w[1], p[2] + w[2]};
+    }
+    for (int i = 0; i < 8; ++i)
+        for (int bit = 1; bit < 8; bit <<= 1)
+            if (!(i & bit)) {
+                s.lines.push_back({{corner[i][0], corner[i][1], corner[i][2]}, pack(c)});
+                s.lines.push_back({{corner[i | bit][0], corner[i | bit][1], corner[i | bit][2]}, pack(c)});
+            }
+}
+
+void add_segment(Scene& s, const Segment& g) {
+    s.lines.push_back({{g.a[0], g.a[1], g.a[2]}, pack(g.color)});
+    s.lines.push_back({{g.b[0], g.b[1], g.b[2]}, pack(g.color)});
+}
+
+/// An arrow from `a` to `b` with a two-stroke head in the vertical plane through it.
+void add_arrow(Scene& s, const std::array<float, 3>& a, const std::array<float, 3>& b, Rgba c) {
+    add_segment(s, {a, b, c});
+    float d[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    float len = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+    if (!(len > 1e-6f)) return;
+    for (float& x : d) x /= len;
+    float side[3] = {-d[1], d[0], 0.0f}; // horizontal normal; vertical arrows get one in x
+    float sl = std::sqrt(side[0] * side[0] + side[1] * side[1]);
+    if (sl < 1e-3f) side[0] = 1.0f, side[1] = 0.0f, sl = 1.0f;
+    float k = 0.25f * len;
+    for (float sign : {-1.0f, 1.0f}) {
+        std::array<float, 3> tip{b[0] - k * d[0] + sign * 0.5f * k * side[0] / sl,
+                                 b[1] - k * d[1] + sign * 0.5f * k * side[1] / sl, b[2] - k * d[2]};
+        add_segment(s, {b, tip, c});
+    }
+}
+
+/// Half extents and bounding radius of a solid; false for solids drawn as nothing.
+BodyRef body_ref(const BodyDraw& d, const Ctx& ctx, uint32_t row, Solid solid, const std::array<float, 3>& dims) {
+    BodyRef b;
+    b.archetype = d.archetype, b.row = row, b.solid = solid;
+    b.p = read3(d.position, ctx, d.archetype, row);
+    b.q = read_quat(d.orientation, ctx, d.archetype, row);
+    switch (solid) {
+    case Solid::kSphere: b.half = {dims[0], dims[0], dims[0]}; break;
+    case Solid::kCapsule: b.half = {dims[0], dims[0], dims[0] + dims[1]}; break;
+    case Solid::kBox: b.half = dims; break;
+    default: break;
+    }
+    b.bound = std::sqrt(b.half[0] * b.half[0] + b.half[1] * b.half[1] + b.half[2] * b.half[2]);
+    if (solid == Solid::kSphere) b.bound = dims[0];
+    if (solid == Solid::kCapsule) b.bound = dims[0] + dims[1];
+    return b;
+}
+
+/// Appends hull `index`'s triangles once per scene; returns where they are.
+std::pair<uint32_t, uint32_t> hull_range(Scene& s, const BodyDraw& d, const Ctx& ctx, uint32_t index,
+                                         std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>>& cache,
+                                         float& bound, std::array<float, 3>& half) {
+    for (const auto& [i, range] : cache)
+        if (i == index) {
+            bound = 0.0f, half = {0.0f, 0.0f, 0.0f};
+            for (uint32_t v = range.first; v < range.first + range.second; ++v)
+                for (int k = 0; k < 3; ++k) half[k] = std::fmax(half[k], std::fabs(s.hull_vertices[v].p[k]));
+            bound = std::sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
+            return range;
+        }
+    HullMesh m = d.hull_mesh ? d.hull_mesh(ctx, index) : HullMesh{};
+    uint32_t first = uint32_t(s.hull_vertices.size());
+    half = {0.0f, 0.0f, 0.0f};
+    for (size_t v = 0; v < m.corners.size(); ++v) {
+        const auto& n = m.normals[v / 3 < m.normals.size() ? v / 3 : 0];
+        s.hull_vertices.push_back({{m.corners[v][0], m.corners[v][1], m.corners[v][2]}, {n[0], n[1], n[2]}, 0.0f});
+        for (int k = 0; k < 3; ++k) half[k] = std::fmax(half[k], std::fabs(m.corners[v][k]));
+    }
+    bound = std::sqrt(half[0] * half[0] + half[1] * half[1] + half[2] * half[2]);
+    std::pair<uint32_t, uint32_t> range{first, uint32_t(s.hull_vertices.size()) - first};
+    cache.push_back({index, range});
+    return range;
+}
+
+void add_body(Scene& s, const BodyDraw& d, const Ctx& ctx, uint32_t row, bool selected,
+              std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>>& hull_cache) {
+    int32_t kind = int32_t(std::lround(read_field(d.kind, ctx, d.archetype, row)));
+    Solid solid = Solid::kNone;
+    for (const auto& [value, sd] : d.solids)
+        if (value == kind) solid = sd;
+    if (solid == Solid::kNone) return;
+    std::array<float, 3> dims = read3(d.dims, ctx, d.archetype, row);
+    BodyRef b = body_ref(d, ctx, row, solid, dims);
+    Rgba c = body_color(d, ctx, row);
+    if (selected) c = brighter(c);
+    float extent = std::fmax(s.bounds[2] - s.bounds[0], s.bounds[3] - s.bounds[1]);
+    switch (solid) {
+    case Solid::kSphere:
+        s.meshes[size_t(Mesh::kSphere)].push_back(placed(b, 2 * dims[0], 2 * dims[0], 2 * dims[0], c));
+        break;
+    case Solid::kCapsule: {
+        Instance3D i = placed(b, 2 * dims[0], 2 * dims[0], 2 * dims[0], c);
+        i.half_length = dims[1];
+        s.meshes[size_t(Mesh::kCapsule)].push_back(i);
+        break;
+    }
+    case Solid::kBox:
+        s.meshes[size_t(Mesh::kCube)].push_back(placed(b, 2 * dims[0], 2 * dims[1], 2 * dims[2], c));
+        break;
+    case Solid::kPlane: {
+        // A square 4x the bounds' extent, centred where the bounds' centre falls on the plane.
+        std::array<float, 3> n = rotate(b.q, {0.0f, 0.0f, 1.0f});
+        float cx = 0.5f * (s.bounds[0] + s.bounds[2]) - b.p[0], cy = 0.5f * (s.bounds[1] + s.bounds[3]) - b.p[1];
+        float along = cx * n[0] + cy * n[1];
+        b.p = {b.p[0] + cx - along * n[0], b.p[1] + cy - along * n[1], b.p[2] - along * n[2]};
+        Instance3D i = placed(b, 4.0f * extent, 4.0f * extent, 1.0f, c);
+        i.flags = kGridFlag;
+        s.meshes[size_t(Mesh::kPlane)].push_back(i);
+        b.half = {2.0f * extent, 2.0f * extent, 0.0f};
+        b.bound = 0.0f; // not picked: it is everywhere behind the bodies
+        break;
+    }
+    case Solid::kHull: {
+        uint32_t index = uint32_t(std::lround(dims[0] < 0.0f ? 0.0f : dims[0]));
+        auto [first, count] = hull_range(s, d, ctx, index, hull_cache, b.bound, b.half);
+        if (count) s.hulls.push_back({first, count, placed(b, 1.0f, 1.0f, 1.0f, c)});
+        break;
+    }
+    default: break;
+    }
+    s.bodies.push_back(b);
+}
+
+void add_bodies(Scene& s, const BodyDraw& d, const Ctx& ctx, const SceneOptions& o) {
+    const ArchetypeTable& t = ctx.storage().tables[d.archetype];
+    uint32_t end = min_of(t.high_water[ctx.world()], t.capacity);
+    std::vector<std::pair<uint32_t, std::pair<uint32_t, uint32_t>>> hull_cache;
+    const bool bounds = o.has("bounds"), velocities = o.has("velocities") && d.velocity.present();
+    for (uint32_t row = 0; row < end; ++row) {
+        if (!t.alive[ctx.slot(t, row)]) continue;
+        size_t before = s.bodies.size();
+        add_body(s, d, ctx, row, o.selected == int32_t(before), hull_cache);
+        if (s.bodies.size() == before) continue;
+        const BodyRef& b = s.bodies.back();
+        if (b.solid == Solid::kPlane) continue;
+        if (o.selected == int32_t(before)) add_box_lines(s, b.p, b.q, b.half, {255, 230, 60, 255});
+        if (bounds) { // the world-axis box the broadphase would test
+            std::array<float, 3> h{};
+            for (int k = 0; k < 3; ++k) {
+                std::array<float, 3> e{};
+                e[size_t(k)] = 1.0f;
+                std::array<float, 3> r = rotate(b.q, e);
+                for (int j = 0; j < 3; ++j) h[size_t(j)] += std::fabs(r[size_t(j)]) * b.half[size_t(k)];
+            }
+            add_box_lines(s, b.p, {1.0f, 0.0f, 0.0f, 0.0f}, h, {250, 250, 120, 255});
+        }
+        if (velocities) {
+            std::array<float, 3> v = read3(d.velocity, ctx, d.archetype, row);
+            const float k = 0.5f; // seconds of travel the arrow shows
+            add_arrow(s, b.p, {b.p[0] + k * v[0], b.p[1] + k * v[1], b.p[2] + k * v[2]}, {80, 230, 250, 255});
+        }
+    }
+}
+
 } // namespace
+
+std::array<float, 3> rotate(const std::array<float, 4>& q, const std::array<float, 3>& v) {
+    // v + 2 u x (u x v + w v), u the vector part
+    float w = q[0], ux = q[1], uy = q[2], uz = q[3];
+    float tx = uy * v[2] - uz * v[1] + w * v[0], ty = uz * v[0] - ux * v[2] + w * v[1],
+          tz = ux * v[1] - uy * v[0] + w * v[2];
+    return {v[0] + 2.0f * (uy * tz - uz * ty), v[1] + 2.0f * (uz * tx - ux * tz), v[2] + 2.0f * (ux * ty - uy * tx)};
+}
+
+std::vector<std::string> overlay_names(const DrawSpec& draw) {
+    std::vector<std::string> out;
+    if (!draw.bodies.empty()) out.push_back("bounds");
+    for (const BodyDraw& b : draw.bodies)
+        if (b.velocity.present()) {
+            out.push_back("velocities");
+            break;
+        }
+    for (const OverlayDraw& o : draw.overlays) out.push_back(o.name);
+    return out;
+}
+
+SceneOptions default_scene_options(const DrawSpec& draw) {
+    SceneOptions o;
+    for (const OverlayDraw& d : draw.overlays)
+        if (d.on) o.overlays.push_back(d.name);
+    return o;
+}
 
 float read_field(const Field& f, const Ctx& ctx, uint32_t arch, uint32_t row, uint32_t index, uint32_t stride) {
     if (!f.present()) return f.bias;
@@ -240,13 +478,24 @@ void add_text(Scene& scene, const std::string& text, float cx, float cy, float h
     }
 }
 
-Scene build_scene(const DrawSpec& draw, const Ctx& ctx) {
+Scene build_scene(const DrawSpec& draw, const Ctx& ctx) { return build_scene(draw, ctx, default_scene_options(draw)); }
+
+Scene build_scene(const DrawSpec& draw, const Ctx& ctx, const SceneOptions& options) {
     Scene s;
     s.view = draw.view;
     s.bounds = draw.bounds;
     s.background = draw.background;
+    s.light = draw.light;
     for (const GridDraw& g : draw.grids) add_grid(s, g, ctx);
     for (const EntityDraw& e : draw.entities) add_entities(s, e, ctx);
+    for (const BodyDraw& b : draw.bodies) add_bodies(s, b, ctx, options);
+    std::vector<Segment> segments;
+    for (const OverlayDraw& o : draw.overlays) {
+        if (!o.segments || !options.has(o.name)) continue;
+        segments.clear();
+        o.segments(ctx, segments);
+        for (const Segment& g : segments) add_segment(s, g);
+    }
     return s;
 }
 
@@ -290,6 +539,27 @@ void validate_draw(const EnvSpec& spec) {
         for (const Field* f :
              {&e.x, &e.y, &e.z, &e.cell, &e.style_by, &e.heading, &e.bar, &e.size_x, &e.size_y, &e.size_z})
             check_field(spec, *f, e.archetype, scalar_size(f->type), what);
+    }
+    for (size_t i = 0; i < d.bodies.size(); ++i) {
+        const BodyDraw& b = d.bodies[i];
+        std::string what = "bodies[" + std::to_string(i) + "]";
+        if (b.archetype >= n_arch)
+            throw Error("draw: " + what + ".archetype is " + std::to_string(b.archetype) + ", expected < " +
+                        std::to_string(n_arch));
+        if (!b.position.present()) throw Error("draw: " + what + ".position is absent; expected a field of 3 floats");
+        check_field(spec, b.position, b.archetype, 12, what + ".position");
+        check_field(spec, b.orientation, b.archetype, 16, what + ".orientation");
+        check_field(spec, b.kind, b.archetype, scalar_size(b.kind.type), what + ".kind");
+        check_field(spec, b.dims, b.archetype, 12, what + ".dims");
+        check_field(spec, b.velocity, b.archetype, 12, what + ".velocity");
+        check_field(spec, b.rgba, b.archetype, 4, what + ".rgba");
+        for (size_t k = 0; k < b.color_rules.size(); ++k)
+            check_field(spec, b.color_rules[k].by, b.archetype, scalar_size(b.color_rules[k].by.type),
+                        what + ".color_rules[" + std::to_string(k) + "]");
+        for (const auto& [value, solid] : b.solids)
+            if (solid == Solid::kHull && !b.hull_mesh)
+                throw Error("draw: " + what + " maps kind " + std::to_string(value) +
+                            " to Solid::kHull but has no hull_mesh to read hulls with");
     }
     for (size_t i = 0; i < d.grids.size(); ++i) {
         const GridDraw& g = d.grids[i];

@@ -26,15 +26,53 @@ struct Instance2D {
 };
 static_assert(sizeof(Instance2D) == 32, "instance stride is fixed in the pipeline");
 
-/// One instanced mesh: position, yaw about +z, per-axis scale, RGBA8 colour.
+/// One instanced mesh: position, yaw about +z, per-axis scale, RGBA8 colour,
+/// then an orientation applied after the yaw (bodies' quaternions) and what
+/// capsules and floors need.
 struct Instance3D {
     float x, y, z, yaw;
     float sx, sy, sz;
     uint32_t color;
+    float qw = 1.0f, qx = 0.0f, qy = 0.0f, qz = 0.0f;
+    float half_length = 0.0f; ///< capsules: half the segment along the local z axis, world units
+    uint32_t flags = 0;       ///< kGridFlag: the floor grid is drawn on it
+    float pad[2] = {0.0f, 0.0f};
 };
-static_assert(sizeof(Instance3D) == 32, "instance stride is fixed in the pipeline");
+static_assert(sizeof(Instance3D) == 64, "instance stride is fixed in the pipeline");
+inline constexpr uint32_t kGridFlag = 1;
 
-enum class Mesh : uint32_t { kCube = 0, kSphere = 1, kCount = 2 };
+enum class Mesh : uint32_t { kCube = 0, kSphere = 1, kCapsule = 2, kPlane = 3, kCount = 4 };
+
+/// A vertex of a 3-D mesh: position, normal, and (capsules) which end of the
+/// segment it moves with (-1, 0 or +1 times the instance's half length along z).
+struct Vertex3D {
+    float p[3];
+    float n[3];
+    float seg;
+};
+
+/// A hull body: its triangles (Scene::hull_vertices[first, first + count), body
+/// frame) and its placement.
+struct HullInstance {
+    uint32_t first, count;
+    Instance3D at;
+};
+
+/// One end of an overlay line segment: world position and RGBA8 colour.
+struct LineVertex {
+    float p[3];
+    uint32_t color;
+};
+
+/// A drawn body, kept for picking, the entity's-eye camera and the inspector.
+struct BodyRef {
+    uint32_t archetype = 0, row = 0;
+    std::array<float, 3> p{};
+    std::array<float, 4> q{1.0f, 0.0f, 0.0f, 0.0f}; ///< w, x, y, z
+    Solid solid = Solid::kNone;
+    std::array<float, 3> half{}; ///< half extents of its local bounding box
+    float bound = 0.0f;          ///< bounding-sphere radius
+};
 
 /// Everything one frame draws.
 struct Scene {
@@ -43,7 +81,29 @@ struct Scene {
     Rgba background;
     std::vector<Instance2D> shapes;                                   ///< 2-D marks, in painter's order
     std::array<std::vector<Instance3D>, size_t(Mesh::kCount)> meshes; ///< 3-D marks by mesh
+    std::vector<Vertex3D> hull_vertices;                              ///< triangles of hulls, body frame
+    std::vector<HullInstance> hulls;
+    std::vector<LineVertex> lines;                   ///< overlay segments, two vertices each, drawn over the bodies
+    std::vector<BodyRef> bodies;                     ///< BodyDraw bodies in draw order
+    std::array<float, 3> light = {0.5f, 0.3f, 0.6f}; ///< towards the sun
 };
+
+/// What a scene shows besides the declared marks: the overlays turned on, by
+/// name (the env's OverlayDraw names, and the built-in "bounds" and "velocities").
+struct SceneOptions {
+    std::vector<std::string> overlays;
+    int32_t selected = -1; ///< index into Scene::bodies drawn highlighted (-1: none)
+    bool has(const std::string& name) const {
+        for (const auto& o : overlays)
+            if (o == name) return true;
+        return false;
+    }
+};
+
+/// The overlays a draw table offers: the built-in ones, then the env's.
+std::vector<std::string> overlay_names(const DrawSpec& draw);
+/// The overlays shown before the user toggles any (OverlayDraw::on).
+SceneOptions default_scene_options(const DrawSpec& draw);
 
 /// RGBA8 packed with r in the low byte (the layout of an R8G8B8A8 texel).
 inline uint32_t pack(Rgba c) { return uint32_t(c.r) | uint32_t(c.g) << 8 | uint32_t(c.b) << 16 | uint32_t(c.a) << 24; }
@@ -54,6 +114,10 @@ void validate_draw(const EnvSpec& spec);
 
 /// Builds the scene of the world `ctx` views (a Simulator::read_world copy).
 Scene build_scene(const DrawSpec& draw, const Ctx& ctx);
+Scene build_scene(const DrawSpec& draw, const Ctx& ctx, const SceneOptions& options);
+
+/// Rotates `v` by the unit quaternion (w, x, y, z) `q`.
+std::array<float, 3> rotate(const std::array<float, 4>& q, const std::array<float, 3>& v);
 
 /// Appends `text` centred at (cx, cy), `height` world units tall (smaller when
 /// it would be wider than `max_width` > 0), as squares (stb_easy_font's

@@ -7,6 +7,7 @@
 #   STAGES="build test" tools/gpu_check.sh
 #   stages: build test sanitize bench sweep profile hotspots python soak watch
 #   PYTEST_ARGS   what the python stage runs (default: tests/python)
+#   TEST_REGEX    which ctest tests the test stage runs (default: Cuda|Nvrtc|Cache)
 #
 # Build dependencies the machine may lack (GoogleTest, nlohmann_json, zlib) are
 # taken from .gpu_deps/ when present (made by tools/make_gpu_deps.sh on a
@@ -69,11 +70,12 @@ stage_build() {
 
 stage_test() {
     local t0; t0=$(date +%s)
-    note "== tests (ctest -R 'Cuda|Nvrtc|Cache')"
+    local regex=${TEST_REGEX:-Cuda|Nvrtc|Cache}
+    note "== tests (ctest -R '$regex')"
     # The tools and Python read ORRERY_CACHE_DIR; the C++ tests' simulators use the
     # platform default (GpuOptions::cache_dir unset), so XDG_CACHE_HOME keeps theirs in /tmp too.
     export ORRERY_CACHE_DIR=/tmp/orrery_test_cache XDG_CACHE_HOME=/tmp/orrery_test_xdg
-    (cd "$BUILD" && ctest -R "Cuda|Nvrtc|Cache" --output-on-failure --timeout 300 -j "${TEST_JOBS:-1}") >"$OUT/tests.log" 2>&1
+    (cd "$BUILD" && ctest -R "$regex" --output-on-failure --timeout 300 -j "${TEST_JOBS:-1}") >"$OUT/tests.log" 2>&1
     local rc=$?
     note "tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1) ($(elapsed "$t0"))"
     grep -E '^\s*[0-9]+ - ' "$OUT/tests.log" | tee -a "$SUMMARY"

@@ -6,6 +6,7 @@
 
 #include "envs/options.hpp"
 #include "physics/module.hpp"
+#include "render/physics_draw.hpp"
 
 namespace physics_scenes {
 
@@ -56,6 +57,19 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
 
     // Body 1 is pushed along a world axis, or not at all (push()).
     spec.facts.action_meanings = {"none", "push_x_pos", "push_x_neg", "push_y_pos", "push_y_neg"};
+
+    // The 3-D view: every body, coloured by what it is (the floor sand, static bodies grey).
+    orrery::draw_physics_bodies<Body>(spec.draw)
+        .color_by(orrery::field(&phys::Shape::kind), {{int32_t(phys::ShapeKind::kPlane), {215, 210, 195, 255}}})
+        .color_by(orrery::field(&phys::BodyType::kind), {{int32_t(phys::BodyKind::kStatic), {150, 150, 160, 255}},
+                                                         {int32_t(phys::BodyKind::kKinematic), {170, 120, 200, 255}}})
+        .color_by(orrery::field(&phys::Shape::kind), {{int32_t(phys::ShapeKind::kSphere), {70, 130, 230, 255}},
+                                                      {int32_t(phys::ShapeKind::kCapsule), {90, 190, 110, 255}},
+                                                      {int32_t(phys::ShapeKind::kBox), {230, 150, 60, 255}}});
+    // What the camera frames: the crowd's walled room, or a couple of metres around the origin.
+    float half = cfg.scene == kCrowd ? 3.3f : cfg.scene == kMixed ? 2.0f : 1.0f;
+    spec.draw.bounds = {-half, -half, half, half};
+    spec.draw.background = {150, 175, 205, 255};
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 4);

@@ -154,12 +154,19 @@ __device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first
 // Programmatic dependent launch (sm_90+, CudaBackend launches passes with it):
 // a pass may be launched while the one before it still runs. Its blocks copy
 // the template and config, then wait here until the pass before has finished
-// and its writes are visible; once past the wait they let the pass after them
-// launch, so at most one pass waits ahead of the running one. Without the
-// launch attribute both are no-ops.
+// and its writes are visible. Without the launch attribute these are no-ops.
 __device__ __forceinline__ void orrery_wait_for_previous_pass() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the pass after this one launch, once this block has loaded its worlds:
+// the next pass's prologue (its template and config copies) then overlaps this
+// pass's systems, not its loads, which are the critical path of a small batch
+// (docs/perf-notes.md, row 26). At most one pass waits ahead of the running one.
+__device__ __forceinline__ void orrery_let_next_pass_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
@@ -212,6 +219,7 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     orrery_wait_for_previous_pass();
     orrery_stage<true>(smem, first, count, step);
     __syncthreads();
+    orrery_let_next_pass_launch();
     orrery::Storage& s = *reinterpret_cast<orrery::Storage*>(smem);
     if (threadIdx.x == 0) {
         s.num_worlds = count;

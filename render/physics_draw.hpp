@@ -1,0 +1,60 @@
+#pragma once
+// How an env that uses the physics module declares its 3-D view in one call:
+// its bodies drawn from phys::Pose and phys::Shape, their velocities, the
+// names of the physics components' elements for the inspector, and the
+// per-world Contacts buffer as an overlay. Header-only and free of Vulkan: an
+// env's registration file includes it whether or not render/ is built.
+
+#include "engine/draw.hpp"
+#include "physics/physics.hpp"
+
+namespace orrery {
+
+/// Draws archetype A's rigid bodies (A holds phys::RigidBody) in the 3-D view,
+/// coloured `color`; add colour rules to the returned entry (a team field, a
+/// body type). Also names the physics components' elements and adds the
+/// "contacts" overlay (each contact point, and its normal from body a to b).
+template <class A> BodyDraw& draw_physics_bodies(DrawSpec& draw, Rgba color = {200, 200, 200, 255}) {
+    draw.view = DrawSpec::View::k3D;
+    BodyDraw& b = draw.body<A>()
+                      .pose(floats(&phys::Pose::p), floats(&phys::Pose::q))
+                      .shape(field(&phys::Shape::kind), floats(&phys::Shape::dims),
+                             {{int32_t(phys::ShapeKind::kSphere), Solid::kSphere},
+                              {int32_t(phys::ShapeKind::kCapsule), Solid::kCapsule},
+                              {int32_t(phys::ShapeKind::kBox), Solid::kBox},
+                              {int32_t(phys::ShapeKind::kPlane), Solid::kPlane}})
+                      .moving(floats(&phys::Velocity::v));
+    b.color = color;
+    bool named = false;
+    for (const auto& e : draw.element_names) named = named || e.first == component_id<phys::Pose>;
+    if (!named) {
+        draw.name_elements<phys::Pose>({"px", "py", "pz", "qw", "qx", "qy", "qz"});
+        draw.name_elements<phys::Velocity>({"vx", "vy", "vz", "wx", "wy", "wz"});
+        draw.name_elements<phys::MassProps>({"inv_mass", "inv_ixx", "inv_iyy", "inv_izz"});
+        draw.name_elements<phys::Shape>({"kind", "dx", "dy", "dz"});
+        draw.name_elements<phys::Material>({"static_friction", "dynamic_friction", "restitution", "pad"});
+        draw.name_elements<phys::Damping>({"linear", "angular"});
+        draw.name_elements<phys::Force>({"fx", "fy", "fz", "tx", "ty", "tz"});
+        draw.name_elements<phys::BodyType>({"kind (0 dynamic, 1 static, 2 kinematic)"});
+        draw.name_elements<phys::Locks>({"mask"});
+        draw.overlay("contacts", [](const Ctx& ctx, std::vector<Segment>& out) {
+            // Points are kept in body a's frame (Contact::la): placed by a's pose as drawn.
+            Buffer<phys::Contacts> contacts = ctx.single_buffer<phys::PhysicsWorld, phys::Contacts>();
+            for (uint32_t i = 0; i < contacts.size(); ++i) {
+                const phys::Contact& c = contacts[i];
+                const phys::Pose* pa = ctx.get<phys::Pose>(c.ea);
+                if (!pa) continue;
+                phys::Vec3 p = pa->p + phys::rotate(pa->q, c.la), tip = p + c.n * 0.15f;
+                const Rgba red{255, 60, 60, 255}, white{255, 255, 255, 255};
+                const float k = 0.03f; // a small cross at the point
+                out.push_back({{p.x - k, p.y, p.z}, {p.x + k, p.y, p.z}, red});
+                out.push_back({{p.x, p.y - k, p.z}, {p.x, p.y + k, p.z}, red});
+                out.push_back({{p.x, p.y, p.z - k}, {p.x, p.y, p.z + k}, red});
+                out.push_back({{p.x, p.y, p.z}, {tip.x, tip.y, tip.z}, white});
+            }
+        });
+    }
+    return b;
+}
+
+} // namespace orrery
