@@ -8,6 +8,7 @@
 
 #include "envs/options.hpp"
 #include "physics/module.hpp"
+#include "render/physics_draw.hpp"
 
 namespace hide_and_seek {
 namespace {
@@ -109,6 +110,19 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // sign, so rewards are per agent (as OpenAI returns them).
     spec.facts.reward = orrery::RewardMode::kPerAgent;
     spec.facts.obs_names = obs_names(cfg);
+
+    // The 3-D view: hiders blue, seekers red, boxes orange (grey when locked),
+    // ramps green, walls grey on a sand floor.
+    using orrery::Rgba;
+    orrery::draw_physics_bodies<Agent>(spec.draw).color_by(
+        orrery::field(&Team::value), {{kHider, Rgba{70, 130, 230, 255}}, {kSeeker, Rgba{220, 70, 60, 255}}});
+    orrery::draw_physics_bodies<Object>(spec.draw, {230, 150, 60, 255})
+        .color_by(orrery::field(&Piece::kind), {{kRamp, Rgba{90, 190, 110, 255}}})
+        .color_by(orrery::field(&Piece::locked), {{1, Rgba{150, 150, 160, 255}}});
+    orrery::draw_physics_bodies<Wall>(spec.draw, {185, 185, 190, 255})
+        .color_by(orrery::field(&phys::Shape::kind), {{int32_t(phys::ShapeKind::kPlane), Rgba{215, 210, 195, 255}}});
+    spec.draw.bounds = {-0.3f, -0.3f, 6.3f, 6.3f};
+    spec.draw.background = {150, 175, 205, 255};
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 10);
