@@ -53,19 +53,28 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     Config cfg{};
     std::string variant = opt.str("variant", "openai");
     if (variant != "openai") throw orrery::Error("hide_and_seek: variant=" + variant + " is unknown; expected openai");
+    std::string game = opt.str("game", "full");
+    if (game != "full" && game != "quadrant")
+        throw orrery::Error("hide_and_seek: game=" + game + " is unknown; expected full or quadrant");
+    // The quadrant game (OpenAI's hide_and_seek_quadrant): 2 v 2, two cubes in a
+    // corner room, one ramp that cannot be locked, 80 steps (32 of preparation).
+    bool quad = game == "quadrant";
+    cfg.quadrant = quad ? 1u : 0u;
     team_size(opt, "hiders", cfg.min_hiders, cfg.max_hiders);
     team_size(opt, "seekers", cfg.min_seekers, cfg.max_seekers);
-    cfg.min_boxes = opt.u32("min_boxes", 3, 0, 9);
-    cfg.max_boxes = opt.u32("max_boxes", 9, 0, 9);
+    cfg.min_boxes = opt.u32("min_boxes", quad ? 2 : 3, 0, 9);
+    cfg.max_boxes = opt.u32("max_boxes", quad ? 2 : 9, 0, 9);
     if (cfg.min_boxes > cfg.max_boxes)
         throw orrery::Error("hide_and_seek: min_boxes=" + std::to_string(cfg.min_boxes) + " exceeds max_boxes=" +
                             std::to_string(cfg.max_boxes) + "; expected min_boxes <= max_boxes");
-    cfg.ramps = opt.u32("ramps", 2, 0, 4);
+    cfg.elongated = opt.flag("elongated", !quad) ? 1u : 0u;
+    cfg.ramps = opt.u32("ramps", quad ? 1 : 2, 0, 4);
+    cfg.lock_ramps = opt.flag("lock_ramps", !quad) ? 1u : 0u;
     cfg.max_rooms = opt.u32("max_rooms", 4, 1, 4);
-    cfg.horizon = opt.u32("horizon", 240, 1, 1u << 20);
-    cfg.prep_steps = opt.u32("prep_steps", 96, 1, 1u << 20);
+    cfg.horizon = opt.u32("horizon", quad ? 80 : 240, 1, 1u << 20);
+    cfg.prep_steps = opt.u32("prep_steps", quad ? 32 : 96, 1, 1u << 20);
     cfg.walls_block_rays = opt.flag("walls_block_rays", true) ? 1u : 0u;
-    cfg.outer_wall_prob = opt.f32("outer_wall_prob", 0.5f, 0.0f, 1.0f);
+    cfg.outer_wall_prob = opt.f32("outer_wall_prob", quad ? 1.0f : 0.5f, 0.0f, 1.0f);
     cfg.agents = cfg.max_hiders + cfg.max_seekers;
     cfg.off_agents = kSelf;
     cfg.off_boxes = cfg.off_agents + kPerAgent * (cfg.agents - 1);
@@ -94,6 +103,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.dims<Obs>({cfg.obs_size});
     spec.capacity<Scene>(cfg.agents + cfg.max_boxes + cfg.ramps + kMaxWalls);
     spec.info()["variant"] = variant;
+    spec.info()["game"] = game;
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_agents));

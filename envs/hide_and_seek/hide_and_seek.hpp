@@ -36,7 +36,10 @@ struct Config {
     uint32_t min_hiders, max_hiders, min_seekers, max_seekers;
     uint32_t min_boxes, max_boxes, ramps, max_rooms;
     uint32_t horizon, prep_steps, walls_block_rays, agents;
-    float outer_wall_prob, pad;
+    float outer_wall_prob;
+    uint32_t quadrant;   ///< the quadrant game: a corner room, objects out of bounds cost -10
+    uint32_t elongated;  ///< 0: every box is a cube (the quadrant game)
+    uint32_t lock_ramps; ///< 0: ramps cannot be locked (the quadrant game)
     uint32_t off_agents, off_boxes, off_ramps, off_lidar, off_aa, off_ab, off_ar, obs_size;
 };
 
@@ -217,9 +220,19 @@ struct Spot {
     int32_t i, j;
     float x, y;
 };
-/// Rejection sampling of a free w x h cell footprint (kSpawnTries draws). With
-/// `near`, the centre must lie within 0.5 m of `lead`'s (a team spawns together).
-ORRERY_HD inline Spot place(Rng& rng, Grid& g, int32_t w, int32_t h, const Spot* lead) {
+/// Where a footprint may go: inside cells [lo, hi) of both axes, or (`outside`) not overlapping them.
+struct Region {
+    int32_t lo, hi;
+    bool outside;
+};
+inline constexpr Region kAnywhere{0, 0, true};
+/// The quadrant game's corner room: cells [15, 30) on both axes.
+inline constexpr int32_t kQuadrantLo = kGrid / 2;
+
+/// Rejection sampling of a free w x h cell footprint in `region` (kSpawnTries
+/// draws). With `lead`, the centre must lie within 0.5 m of lead's (a team
+/// spawns together).
+ORRERY_HD inline Spot place(Rng& rng, Grid& g, int32_t w, int32_t h, const Spot* lead, Region region = kAnywhere) {
     for (uint32_t t = 0; t < kSpawnTries; ++t) {
         int32_t i, j;
         if (lead) {
@@ -230,6 +243,9 @@ ORRERY_HD inline Spot place(Rng& rng, Grid& g, int32_t w, int32_t h, const Spot*
             j = int32_t(rng.below(uint32_t(kGrid - h + 1)));
         }
         if (i < 0 || j < 0 || i + w > kGrid || j + h > kGrid) continue;
+        bool in = i >= region.lo && j >= region.lo && i + w <= region.hi && j + h <= region.hi;
+        bool overlaps = i < region.hi && j < region.hi && i + w > region.lo && j + h > region.lo;
+        if (region.outside ? overlaps : !in) continue;
         float x = (float(i) + 0.5f * float(w)) * kCell, y = (float(j) + 0.5f * float(h)) * kCell;
         if (lead && (x - lead->x) * (x - lead->x) + (y - lead->y) * (y - lead->y) > 0.25f) continue;
         bool free = true;
@@ -248,6 +264,7 @@ struct Draw {
     Seg walls[kMaxSegments];
     uint32_t walls_n, hiders, seekers, boxes, elongated, outer;
     uint32_t long_along_y; ///< bit k: elongated box k lies along y
+    uint32_t no_door;      ///< bit k: wall k has no door (the quadrant game's single door)
     Spot agents[8], objects[16];
 };
 
@@ -258,12 +275,23 @@ ORRERY_HD inline bool draw_world(Ctx& ctx, const Config& cfg, Draw& d) {
     d.hiders = cfg.min_hiders + rng.below(cfg.max_hiders - cfg.min_hiders + 1);
     d.seekers = cfg.min_seekers + rng.below(cfg.max_seekers - cfg.min_seekers + 1);
     for (uint32_t attempt = 0; attempt < kMaxRebuilds; ++attempt) {
-        uint32_t rooms = 1 + rng.below(cfg.max_rooms);
-        d.walls_n = make_rooms(rng, rooms, d.walls);
+        d.no_door = 0;
+        if (cfg.quadrant) { // two walls close the corner room; with p = 0.5 only one has a door
+            d.walls_n = make_rooms(rng, 1, d.walls);
+            d.walls[4] = {kQuadrantLo, kQuadrantLo, kQuadrantLo, kGrid};
+            d.walls[5] = {kQuadrantLo, kQuadrantLo, kGrid, kQuadrantLo};
+            d.walls_n = 6;
+            if (rng.uniform() < 0.5f) d.no_door = 1u << (4 + rng.below(2));
+        } else {
+            d.walls_n = make_rooms(rng, 1 + rng.below(cfg.max_rooms), d.walls);
+        }
         d.outer = rng.uniform() < cfg.outer_wall_prob ? 1u : 0u;
         d.boxes = cfg.min_boxes + rng.below(cfg.max_boxes - cfg.min_boxes + 1);
         uint32_t least = d.boxes < 3 ? d.boxes : 3;
-        d.elongated = least + rng.below(d.boxes - least + 1);
+        d.elongated = cfg.elongated ? least + rng.below(d.boxes - least + 1) : 0;
+        // The quadrant game: hiders and boxes in the room, seekers and ramps outside it.
+        const Region room{kQuadrantLo, kGrid, false}, out{kQuadrantLo, kGrid, true};
+        const Region hider_area = cfg.quadrant ? room : kAnywhere, seeker_area = cfg.quadrant ? out : kAnywhere;
         d.long_along_y = 0;
         Grid g{};
         for (uint32_t k = 0; k < d.walls_n; ++k) { // doors come later; their cells count as taken here
@@ -274,18 +302,18 @@ ORRERY_HD inline bool draw_world(Ctx& ctx, const Config& cfg, Draw& d) {
         bool ok = true;
         for (uint32_t a = 0; a < d.hiders + d.seekers && ok; ++a) {
             const Spot* lead = a == 0 || a == d.hiders ? nullptr : &d.agents[a < d.hiders ? 0 : d.hiders];
-            d.agents[a] = place(rng, g, 2, 2, lead);
+            d.agents[a] = place(rng, g, 2, 2, lead, a < d.hiders ? hider_area : seeker_area);
             ok = d.agents[a].ok;
         }
         for (uint32_t b = 0; b < d.boxes && ok; ++b) {
             bool along_y = b < d.elongated && rng.below(2) == 1;
             if (along_y) d.long_along_y |= 1u << b;
             int32_t w = b < d.elongated ? (along_y ? 1 : 9) : 3, h = b < d.elongated ? (along_y ? 9 : 1) : 3;
-            d.objects[b] = place(rng, g, w, h, nullptr);
+            d.objects[b] = place(rng, g, w, h, nullptr, hider_area);
             ok = d.objects[b].ok;
         }
         for (uint32_t r = 0; r < cfg.ramps && ok; ++r) {
-            d.objects[cfg.max_boxes + r] = place(rng, g, 3, 3, nullptr);
+            d.objects[cfg.max_boxes + r] = place(rng, g, 3, 3, nullptr, seeker_area);
             ok = d.objects[cfg.max_boxes + r].ok;
         }
         if (ok) return true;
@@ -321,6 +349,7 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
             continue;
         }
         int32_t door = a + int32_t(rng.below(uint32_t(b - a - kDoorCells + 1)));
+        if ((d.no_door >> k) & 1u) door = b; // one piece, the whole wall
         add_wall(ctx, hz, c, a, door, 0.5f);
         add_wall(ctx, hz, c, door + kDoorCells, b, 0.5f);
     }
@@ -350,7 +379,7 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
         *ctx.get<Piece>(e) = {present ? kind : kNoPiece, 0, kAbsent, -1};
         if (!present) park(ctx, e, -2.0f - float(row));
     }
-    ctx.single<Arena, Round>() = {d.hiders, d.seekers, d.boxes, d.walls_n - 3, d.outer};
+    ctx.single<Arena, Round>() = {d.hiders, d.seekers, d.boxes, cfg.quadrant ? 2u : d.walls_n - 3, d.outer};
 }
 
 // ---------------------------------------------------------------- rays and vision
@@ -469,7 +498,7 @@ ORRERY_SYSTEM void lock_objects(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     for (uint32_t k = 0; k < cfg.max_boxes + cfg.ramps; ++k) {
         Piece& piece = ctx.at<Object, Piece>(k);
-        if (piece.kind == kNoPiece) continue;
+        if (piece.kind == kNoPiece || (piece.kind == kRamp && !cfg.lock_ramps)) continue;
         int32_t first[2] = {-1, -1};
         bool refuse[2] = {false, false};
         for (uint32_t row = 0; row < cfg.agents; ++row) {
@@ -545,8 +574,9 @@ ORRERY_SYSTEM void hold_objects(Ctx& ctx) {
 
 /// Team rewards after the physics: hiders +1 when no seeker sees a hider, -1
 /// otherwise; seekers the opposite. An agent outside the 18 m square around
-/// the arena gets -10 instead. Zero during the preparation phase. Ends the
-/// episode at the horizon.
+/// the arena gets -10 instead; in the quadrant game every agent does while a
+/// box or ramp is outside [0.1, 5.9]. Zero during the preparation phase. Ends
+/// the episode at the horizon.
 ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     bool seen = false;
@@ -556,12 +586,18 @@ ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
             if (ctx.at<Agent, Team>(h).value == kHider)
                 seen = sees(ctx, row_entity<Agent>(ctx, s), row_entity<Agent>(ctx, h));
     }
-    bool prep = ctx.step() < cfg.prep_steps;
+    bool prep = ctx.step() < cfg.prep_steps, object_out = false;
+    for (uint32_t k = 0; k < cfg.max_boxes + cfg.ramps && cfg.quadrant; ++k) { // the quadrant game's rule
+        Vec3 p = ctx.at<Object, phys::Pose>(k).p;
+        bool out = p.x < 0.1f || p.x > 5.9f || p.y < 0.1f || p.y > 5.9f;
+        object_out = object_out || (ctx.at<Object, Piece>(k).kind != kNoPiece && out);
+    }
     for (uint32_t row = 0; row < cfg.agents; ++row) {
         int32_t team = ctx.at<Agent, Team>(row).value;
         float r = team == kAbsent ? 0.0f : ((team == kHider) == seen ? -1.0f : 1.0f);
         Vec3 p = ctx.at<Agent, phys::Pose>(row).p;
         if (team != kAbsent && (phys::abs_of(p.x - 3.0f) > 9.0f || phys::abs_of(p.y - 3.0f) > 9.0f)) r = -10.0f;
+        if (team != kAbsent && object_out) r = -10.0f;
         ctx.at<Agent, Reward>(row).value = prep ? 0.0f : r;
     }
     if (ctx.step() + 1 >= cfg.horizon) ctx.truncate();

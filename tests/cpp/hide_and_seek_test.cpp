@@ -648,6 +648,83 @@ TEST(HideAndSeekRewards, OutsideTheEighteenMetreSquareTheRewardIsOverwrittenWith
     EXPECT_EQ(fetch<float>(sim, "reward")[0], 1.0f); // inside the square (up to x = 12)
 }
 
+// --- the quadrant game (§1 Quadrant game, §4 rule 4) ------------------------------------
+
+TEST(HideAndSeekQuadrant, ACornerRoomOfFifteenCellsWithTwoDoorsOrOneAndTheRestOfTheGame) {
+    Simulator sim(spec({{"game", "quadrant"}}), options(200));
+    sim.reset(21);
+    std::vector<uint32_t> round = fetch<uint32_t>(sim, "round");
+    uint32_t one_door = 0;
+    for (uint32_t w = 0; w < 200; ++w) {
+        EXPECT_EQ(round[w * 5], 2u);
+        EXPECT_EQ(round[w * 5 + 1], 2u);
+        EXPECT_EQ(round[w * 5 + 2], 2u);
+        EXPECT_EQ(round[w * 5 + 4], 1u); // outer walls stand
+        float open[2] = {3.0f, 3.0f};    // each room wall's length (3 m) less its pieces
+        for (const WallBox& b : walls_of(sim, w)) {
+            if (b.e.z * 2.0f > 1.0f) continue; // outer
+            bool vertical = b.e.x < b.e.y;
+            EXPECT_FLOAT_EQ(vertical ? b.p.x : b.p.y, 3.0f);
+            EXPECT_GE((vertical ? b.p.y : b.p.x) + 1e-4f, 3.0f);
+            open[vertical ? 0 : 1] -= (vertical ? b.e.y : b.e.x) * 2.0f - 0.1f;
+        }
+        uint32_t doors = 0;
+        for (float o : open) {
+            EXPECT_TRUE(std::fabs(o) < 1e-4f || std::fabs(o - 0.4f) < 1e-4f) << "world " << w << ": " << o;
+            doors += o > 0.2f ? 1 : 0;
+        }
+        EXPECT_GE(doors, 1u);
+        one_door += doors == 1 ? 1 : 0;
+        sim.read_world(w, [&](Ctx& ctx) {
+            for (uint32_t row = 0; row < 4; ++row) { // hiders inside the room, seekers outside
+                Vec3 p = ctx.at<Agent, phys::Pose>(row).p;
+                bool inside = p.x > 3.0f && p.y > 3.0f;
+                EXPECT_EQ(inside, row < 2) << "world " << w << " agent " << row;
+            }
+            for (uint32_t k = 0; k < 3; ++k) { // two cubes inside, the ramp outside
+                Vec3 p = ctx.at<Object, phys::Pose>(k).p;
+                EXPECT_EQ((ctx.at<Object, Piece>(k).kind), (k < 2 ? kCube : kRamp));
+                EXPECT_EQ(p.x > 3.0f && p.y > 3.0f, k < 2) << "world " << w << " object " << k;
+            }
+            EXPECT_EQ(ctx.config<Config>().horizon, 80u);
+            EXPECT_EQ(ctx.config<Config>().prep_steps, 32u);
+        });
+    }
+    EXPECT_GT(one_door, 70u); // p = 0.5
+    EXPECT_LT(one_door, 130u);
+}
+
+TEST(HideAndSeekQuadrant, ABoxOrRampOutOfBoundsGivesEveryAgentMinusTen) {
+    // Without outer walls, so the box can leave the arena.
+    Simulator sim(spec({{"game", "quadrant"}, {"prep_steps", "1"}, {"outer_wall_prob", "0"}}), options(1));
+    sim.reset(22);
+    act(sim, {kStill});
+    sim.step();
+    sim.edit_world(0, [&](Ctx& ctx) { put(ctx, row_entity<Object>(ctx, 0), {6.5f, 4.0f, 0.25f}); });
+    sim.step();
+    for (float r : fetch<float>(sim, "reward")) EXPECT_EQ(r, -10.0f);
+    sim.edit_world(0, [&](Ctx& ctx) { put(ctx, row_entity<Object>(ctx, 0), {5.5f, 4.0f, 0.25f}); });
+    sim.step();
+    for (float r : fetch<float>(sim, "reward")) EXPECT_EQ(std::fabs(r), 1.0f);
+}
+
+TEST(HideAndSeekQuadrant, TheRampCannotBeLocked) {
+    for (const char* lockable : {"0", "1"}) { // 1: the same scene with the rule off, as a control
+        Simulator sim(spec({{"game", "quadrant"}, {"prep_steps", "1"}, {"lock_ramps", lockable}}), options(1));
+        sim.reset(23);
+        // A seeker in reach of the ramp, facing it, pressing lock.
+        sim.edit_world(0, [&](Ctx& ctx) {
+            put(ctx, row_entity<Object>(ctx, 2), {1.5f, 1.5f, 0.25f});
+            put(ctx, row_entity<Agent>(ctx, 2), {1.05f, 1.5f, 0.15f}, 0.0f);
+        });
+        act(sim, {kStill, kStill, {5, 5, 5, 0, 1}, kStill});
+        for (uint32_t i = 0; i < 3; ++i) sim.step();
+        sim.read_world(0, [&](Ctx& ctx) {
+            EXPECT_EQ((ctx.at<Object, Piece>(2).locked), (lockable[0] == '1' ? 1 : 0)) << "lock_ramps=" << lockable;
+        });
+    }
+}
+
 // --- determinism, NVRTC, GPU ------------------------------------------------------------
 
 SimOptions random_actions(uint32_t worlds, const std::string& device, uint32_t threads, uint32_t lanes) {
