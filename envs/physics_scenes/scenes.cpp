@@ -32,6 +32,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     cfg.freeze_at = opt.u32("freeze_at", 0, 0, 1u << 30);
     cfg.thaw_at = opt.u32("thaw_at", 0, 0, 1u << 30);
     cfg.count = opt.u32("count", 30, 1, kMaxCrowd);
+    cfg.rays = opt.u32("rays", 0, 0, 256);
+    cfg.lidar_range = opt.f32("lidar_range", 6.0f, 0.01f, 1000.0f);
     phys::PhysicsOptions po;
     po.dt = opt.f32("dt", 0.01f, 1e-4f, 0.1f);
     po.substeps = opt.u32("substeps", 4, 1, 64);
@@ -48,12 +50,19 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.dims<Obs>({13 * kMaxBodies});
     spec.info()["scene"] = scene;
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
+    if (cfg.rays > 0) spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(add_scanners));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(push));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(switch_kinds));
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {nodes.simulate});
 
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe));
+    spec.dims<Lidar>({cfg.rays > 0 ? cfg.rays : 1u}); // a column only where Scanner is registered
+    if (cfg.rays > 0) {
+        spec.archetype<Scanner>(kMaxScanners);
+        spec.info()["lidar"] = std::to_string(cfg.rays) + " rays, range " + std::to_string(cfg.lidar_range);
+        spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(scan));
+    }
 
     // Body 1 is pushed along a world axis, or not at all (push()).
     spec.facts.action_meanings = {"none", "push_x_pos", "push_x_neg", "push_y_pos", "push_y_neg"};
@@ -78,6 +87,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.export_input<Body, phys::Force>("force");
     spec.export_output<Body, phys::Pose>("pose");
     spec.export_output<Body, phys::Velocity>("velocity");
+    if (cfg.rays > 0) spec.export_output<Scanner, Lidar>("lidar", orrery::Output::kRewrittenEachStep);
     return spec;
 }
 

@@ -3,6 +3,7 @@
 // world batch (a sphere dropped on a plane, a box sliding to rest, a box at
 // rest, a stack, a bouncing ball, a box on an incline, a mixed scene of every
 // shape and body kind, and a hide-and-seek-sized crowd in a walled room). Tests validate the module against MuJoCo and across backends with it.
+// With rays=N every agent (a turn-locked sphere) scans N lidar rays, exported as "lidar".
 
 #include "physics/physics.hpp"
 
@@ -13,13 +14,16 @@ using phys::Vec3;
 
 enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kIncline, kMixed, kCrowd, kNumScenes };
 inline constexpr uint32_t kMaxBodies = 48;
-inline constexpr uint32_t kMaxCrowd = 36; ///< pieces of the crowd scene, one per 1 m cell of its 6 x 6 m room
+inline constexpr uint32_t kMaxCrowd = 36;   ///< pieces of the crowd scene, one per 1 m cell of its 6 x 6 m room
+inline constexpr uint32_t kMaxScanners = 9; ///< agents with lidar: the crowd's turn-locked spheres at its largest
 
 struct Config {
     uint32_t scene, horizon;
     float friction, restitution, speed, height, angle;
     uint32_t freeze_at, thaw_at; ///< steps at which body 1 turns static and back to dynamic (0: never)
     uint32_t count;              ///< pieces in the crowd scene
+    uint32_t rays;               ///< lidar rays per agent (0: no lidar)
+    float lidar_range;           ///< metres; a ray that hits nothing reads this
 };
 
 /// The agent pushes body 1: 0 none, 1 +x, 2 -x, 3 +y, 4 -y. // [worlds, 1] i32
@@ -35,11 +39,18 @@ struct Reward {
     float value;
 };
 inline constexpr float kPushForce = 5.0f; ///< newtons
+/// Each agent's lidar: distance along ray k at world-fixed angle 2 pi k / rays,
+/// horizontal through its centre, to the first body (never the floor, never
+/// itself), or the range. Rows: agents in body order; rows without one read 0.
+struct Lidar : ArrayOf<float> {}; // [worlds, 9, rays] f32
 
-ORRERY_COMPONENTS(phys::OrreryComponents, Action, Obs, Reward);
+ORRERY_COMPONENTS(phys::OrreryComponents, Action, Obs, Reward, Lidar);
 ORRERY_ARCHETYPE(Body, phys::RigidBody); // pose [worlds, 48, 7] f32, velocity [worlds, 48, 6], force input
 ORRERY_ARCHETYPE(Agent, Action, Obs, Reward);
-ORRERY_ARCHETYPES(phys::OrreryArchetypes, Body, Agent);
+/// One per agent with lidar; registered only with rays > 0, so scenes without
+/// lidar keep their storage (and pinned hashes) as before.
+ORRERY_ARCHETYPE(Scanner, Lidar);
+ORRERY_ARCHETYPES(phys::OrreryArchetypes, Body, Agent, Scanner);
 
 /// Creates a body of `shape` with mass `mass` (0: static), at rest unless `v` is given.
 ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p, Quat q, float friction,
@@ -190,6 +201,42 @@ ORRERY_SYSTEM void observe(Ctx& ctx) {
     });
     const phys::Velocity* v = ctx.get<phys::Velocity>(body_one(ctx));
     ctx.single<Agent, Reward>().value = v ? v->v.x : 0.0f;
+}
+
+/// An agent: a sphere turning only about z, as OpenAI's (the mixed and crowd scenes' agents).
+ORRERY_HD inline bool is_agent(Ctx& ctx, Entity e) {
+    const uint32_t upright = phys::kLockTurnX | phys::kLockTurnY;
+    return ctx.get<phys::Shape>(e)->kind == phys::ShapeKind::kSphere &&
+           (ctx.get<phys::Locks>(e)->mask & upright) == upright;
+}
+
+/// A scanner per agent (at most kMaxScanners), after spawn.
+ORRERY_SYSTEM void add_scanners(Ctx& ctx) {
+    uint32_t agents = 0;
+    ctx.each<Body>([&](Entity e) { agents += is_agent(ctx, e) ? 1u : 0u; });
+    for (uint32_t i = 0; i < agents && i < kMaxScanners; ++i) ctx.create<Scanner>();
+}
+
+/// Every agent's lidar, its rays shared among the world's lanes: ray k of
+/// agent a is item a * rays + k, each computed alone, so the bytes do not
+/// depend on the lane count (phys::for_lane_share).
+ORRERY_SYSTEM void scan(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t n = cfg.rays;
+    uint32_t agent = 0;
+    ctx.each<Body>([&](Entity e) {
+        if (agent >= kMaxScanners || !is_agent(ctx, e)) return;
+        Array<Lidar> out = ctx.array_at<Lidar>(archetype_id<Scanner>, agent);
+        const Vec3 origin = ctx.get<phys::Pose>(e)->p;
+        const uint32_t first = agent * n;
+        phys::for_lane_share(first, first + n, lane, lanes, [&](uint32_t i) {
+            phys::Ray ray = phys::lidar_ray(origin, i - first, n, cfg.lidar_range);
+            out[i - first] = phys::cast_ray(ctx, ray, {e, phys::kSkipPlanes}).distance;
+        });
+        ++agent;
+    });
+    phys::for_lane_share(agent * n, kMaxScanners * n, lane, lanes,
+                         [&](uint32_t i) { ctx.array_at<Lidar>(archetype_id<Scanner>, i / n)[i % n] = 0.0f; });
 }
 
 /// Truncates the episode at the horizon.
