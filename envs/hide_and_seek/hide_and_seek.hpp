@@ -435,12 +435,13 @@ ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
         if (scene[i].index == b.index) pb = &scene[i];
     }
     if (!pa || !pb) return false;
-    Vec3 d = pb->c - pa->c;
+    Vec3 d = pb->body.x - pa->body.x;
+    Quat q = pa->body.q; // facing: the body's +x axis (agents turn about z only)
     float planar = phys::sqrt_of(d.x * d.x + d.y * d.y);
-    if (pa->cos_yaw * d.x + pa->sin_yaw * d.y < kCosHalfCone * planar) return false;
+    if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) return false;
     float dist = phys::length(d);
     if (dist <= 0.0f) return true;
-    return cast(ctx, pa->c, d * (1.0f / dist), dist + 1.0f, a.index).index == b.index;
+    return cast(ctx, pa->body.x, d * (1.0f / dist), dist + 1.0f, a.index).index == b.index;
 }
 
 /// Agent row `row`'s entity (rows are created in order at reset and never freed).
@@ -474,7 +475,7 @@ ORRERY_HD inline float reach_of(const Ctx& ctx, uint32_t row, uint32_t k) {
     Entity o = row_entity<Object>(ctx, k);
     if (ctx.get<Piece>(o)->kind == kNoPiece || !saw_object(ctx, row, k)) return kNoHit;
     const phys::Pose& p = *ctx.get<phys::Pose>(o);
-    float d = distance_to_shape(ctx.at<Agent, phys::Pose>(row).p, *ctx.get<phys::Shape>(o), p.p, p.q);
+    float d = phys::distance_to_shape({*ctx.get<phys::Shape>(o), p.p, p.q}, ctx.at<Agent, phys::Pose>(row).p);
     return d <= kReach ? d : kNoHit;
 }
 
