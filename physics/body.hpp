@@ -52,6 +52,14 @@ struct Damping {
     using Element = float;
     float linear, angular;
 };
+/// MuJoCo's joint damping, per world axis: a force -linear.x * v.x along x
+/// (N s/m), and so on, and a torque -angular.z * w.z about z (N m s/rad).
+/// OpenAI's agents: linear {10, 10, 1}, angular {0, 0, 10}. Applied
+/// implicitly each substep, as MuJoCo's integrators do (README, "Damping").
+struct AxisDamping { // [worlds, bodies, 6] f32
+    using Element = float;
+    Vec3 linear, angular;
+};
 enum class ShapeKind : uint32_t {
     kSphere = 0,  ///< radius dims.x
     kCapsule = 1, ///< radius dims.x, half length dims.y of the segment along the body's z axis
@@ -75,7 +83,7 @@ struct Force {
     Vec3 f, t;
 };
 static_assert(sizeof(Pose) == 28 && sizeof(Velocity) == 24 && sizeof(MassProps) == 16 && sizeof(Shape) == 16 &&
-              sizeof(Material) == 16 && sizeof(Force) == 24);
+              sizeof(Material) == 16 && sizeof(Force) == 24 && sizeof(AxisDamping) == 24);
 
 /// How a pair's friction or restitution is made from the two shapes' values.
 enum class Combine : uint32_t { kMax = 0, kMin = 1, kMean = 2, kGeometric = 3 };
@@ -101,7 +109,8 @@ struct Params {
     float damping_ratio;       ///< damping of the soft contact (Box2D: 10)
     float push_speed;          ///< the fastest overlapping bodies are pushed apart (m/s)
     uint32_t relax_iterations; ///< velocity passes without the push, per substep
-    float pad[2];
+    float joint_hertz;         ///< stiffness of the soft joints (at most half the substep rate)
+    float joint_damping_ratio; ///< damping of the soft joints
 };
 
 /// A body as the solver sees it during a step: gathered from the entity's
@@ -123,6 +132,8 @@ struct SolverBody {
     float sweep; ///< how far its surface may move this step: dt * (|v| + |w| bound)
     float lin_damping, ang_damping;
     Material material;
+    Vec3 axis_rate;    ///< AxisDamping's linear coefficients times the inverse mass: 1/s per world axis
+    Vec3 axis_angular; ///< AxisDamping's angular coefficients (N m s/rad per world axis)
 };
 /// One contact point, found at the step's start: bodies by index in Bodies,
 /// normal from a to b, anchors (world offsets from each body's centre, fixed
@@ -139,6 +150,37 @@ struct Contact {
     float static_mu, dynamic_mu, restitution;
 };
 
+/// What a joint leaves free between its two frames (each frame fixed in one body).
+enum class JointKind : uint32_t {
+    kWeld = 0,   ///< nothing: the frames keep one pose (a grab)
+    kHinge = 1,  ///< rotation about the frames' z axis
+    kSlider = 2, ///< translation along the frames' z axis
+};
+enum : uint32_t {
+    kJointLimited = 1, ///< the hinge angle or slider offset stays within [lower, upper]
+};
+/// A frame fixed in a body: origin and orientation in the body's frame.
+struct Frame {
+    Vec3 p;
+    Quat q;
+};
+/// One joint of a world's Joints list (physics/joint.hpp makes, removes and
+/// solves them). Bodies are named by entity and found again each step; a
+/// joint whose body is gone is dropped. The impulses persist, warm-starting
+/// the next substep and step.
+struct Joint {
+    Entity a, b; ///< the two bodies; b null: the world
+    JointKind kind;
+    uint32_t flags;     ///< kJointLimited
+    uint32_t tag;       ///< the user's (say, the agent holding a box); physics ignores it
+    uint32_t ia, ib;    ///< a's and b's index in Bodies during a step (kWorldBody: the world)
+    Frame fa, fb;       ///< the joint frame in a's and in b's body frame (world frame for the world)
+    float lower, upper; ///< limits: hinge angle of b's frame about a's z (rad), or slider offset along it (m)
+    Vec3 linear_impulse, angular_impulse;
+    float lower_impulse, upper_impulse;
+};
+static_assert(sizeof(Joint) == 132, "Joint is plain data");
+
 struct Gravity { // per world, [worlds, 1, 3] f32
     using Element = float;
     Vec3 g;
@@ -147,14 +189,18 @@ struct Bodies : BufferOf<SolverBody> {};
 struct Contacts : BufferOf<Contact> {};
 /// Last step's contacts, matched to this step's to warm-start the solver.
 struct ContactCache : BufferOf<Contact> {};
+/// The world's joints, capacity PhysicsOptions::max_joints; systems add and
+/// remove them in any step (physics/joint.hpp). A full list records
+/// ErrorCode::kBufferOverflow for the world.
+struct Joints : BufferOf<Joint> {};
 struct Settings : AssetOf<Params> {};
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
-                  Contacts, ContactCache, Settings);
+                  Contacts, ContactCache, Settings, AxisDamping, Joints);
 /// Everything a rigid body carries; an env puts it in its archetypes.
-ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force);
+ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, AxisDamping);
 /// Per-world physics state (a singleton the module registers).
-ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts, ContactCache);
+ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts, ContactCache, Joints);
 ORRERY_ARCHETYPES(PhysicsWorld);
 
 /// Mass properties of `shape` at `density` (kg/m^3): solid sphere, box and

@@ -26,6 +26,9 @@ struct PhysicsOptions {
     float damping_ratio = 10.0f;              ///< contact damping ratio (Box2D: 10)
     float push_speed = 3.0f;                  ///< fastest overlap removal, m/s (Box2D: 3)
     uint32_t relax_iterations = 1;            ///< velocity passes without the push per substep
+    uint32_t max_joints = 16;                 ///< joints per world (the Joints list's capacity)
+    float joint_hertz = 60.0f;                ///< joint spring, Hz, at most half the substep rate (Box2D: 60)
+    float joint_damping_ratio = 2.0f;         ///< joint damping ratio (Box2D: 2)
 };
 
 /// The nodes add_to registered, for an env's own nodes to depend on.

@@ -25,6 +25,10 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     if (!(o.push_speed > 0.0f)) bad("push_speed", std::to_string(o.push_speed), "> 0 m/s");
     if (!(o.bounce_speed >= 0.0f)) bad("bounce_speed", std::to_string(o.bounce_speed), ">= 0 m/s");
     if (o.relax_iterations > 16) bad("relax_iterations", std::to_string(o.relax_iterations), "0..16");
+    if (o.max_joints < 1 || o.max_joints > 4096) bad("max_joints", std::to_string(o.max_joints), "1..4096");
+    if (!(o.joint_hertz > 0.0f && o.joint_hertz <= 1e4f)) bad("joint_hertz", std::to_string(o.joint_hertz), "(0, 1e4]");
+    if (!(o.joint_damping_ratio >= 0.0f && o.joint_damping_ratio <= 1e3f))
+        bad("joint_damping_ratio", std::to_string(o.joint_damping_ratio), "0..1e3");
     if (uint32_t(o.friction_rule) > 3) bad("friction_rule", std::to_string(uint32_t(o.friction_rule)), "a Combine");
     if (uint32_t(o.restitution_rule) > 3)
         bad("restitution_rule", std::to_string(uint32_t(o.restitution_rule)), "a Combine");
@@ -42,10 +46,13 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     p.damping_ratio = o.damping_ratio;
     p.push_speed = o.push_speed;
     p.relax_iterations = o.relax_iterations;
+    p.joint_hertz = o.joint_hertz;
+    p.joint_damping_ratio = o.joint_damping_ratio;
     spec.asset<Settings>(&p, 1);
     spec.capacity<Bodies>(o.max_bodies);
     spec.capacity<Contacts>(o.max_contacts);
     spec.capacity<ContactCache>(o.max_contacts);
+    spec.capacity<Joints>(o.max_joints);
     spec.archetype<PhysicsWorld>(1, /*singleton=*/true);
     PhysicsNodes nodes;
     nodes.init = spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(phys::init_world));

@@ -5,4 +5,4 @@
 // side (PhysicsOptions, add_to) is module.hpp.
 
 #include "physics/query.hpp"
-#include "physics/solver.hpp"
+#include "physics/solver.hpp" // and, through it, physics/joint.hpp

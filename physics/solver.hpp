@@ -92,6 +92,8 @@ ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
         b.torque = ctx.get<Force>(e)->t;
         b.bound = bound_of(b.shape);
         if (const Damping* d = ctx.get<Damping>(e)) b.lin_damping = d->linear, b.ang_damping = d->angular;
+        if (const AxisDamping* d = ctx.get<AxisDamping>(e))
+            b.axis_rate = mul(d->linear, b.inv_mass), b.axis_angular = dynamic ? d->angular : Vec3{0.0f, 0.0f, 0.0f};
         b.material = *ctx.get<Material>(e);
         if (b.kind == BodyKind::kStatic) b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
         out.push(b);
@@ -247,13 +249,13 @@ ORRERY_HD inline void solve_normal(SolverBody& a, SolverBody& b, Contact& c, flo
 }
 
 /// Coulomb friction of one point: it sticks while the impulse that stops it
-/// is within mu_s times the normal impulse, else slides with mu_d.
-ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c) {
+/// is within mu_s times the normal impulse `load`, else slides with mu_d.
+ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c, float load) {
     Vec3 dv = relative_velocity(a, b, c.ra, c.rb);
     float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, c.t2);
     float len = sqrt_of(f1 * f1 + f2 * f2);
-    if (len > c.static_mu * c.normal_impulse) {
-        float scale = len > 0.0f ? c.dynamic_mu * c.normal_impulse / len : 0.0f;
+    if (len > c.static_mu * load) {
+        float scale = len > 0.0f ? c.dynamic_mu * load / len : 0.0f;
         f1 = f1 * scale, f2 = f2 * scale;
     }
     Vec3 p = c.t1 * (f1 - c.t1_impulse) + c.t2 * (f2 - c.t2_impulse);
@@ -261,9 +263,18 @@ ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c) {
     apply_impulse(a, b, p, c.ra, c.rb);
 }
 
+/// True when b cannot tip: turning about both x and y locked (OpenAI's boxes and agents).
+ORRERY_HD inline bool cannot_tip(const SolverBody& b) {
+    return b.kind == BodyKind::kDynamic && (b.locks & (kLockTurnX | kLockTurnY)) == (kLockTurnX | kLockTurnY);
+}
+
 /// One pass over the manifolds in order: each one's normal impulses, then
 /// its friction (as Box2D). Contacts touching a non-dynamic body use a
-/// stiffer spring (Box2D: twice the frequency).
+/// stiffer spring (Box2D: twice the frequency). A body that cannot tip
+/// leaves the share of a patch's load among its points undetermined, and
+/// sequential impulses put it all on the first point, whose friction alone
+/// would then turn the body: such a patch's friction takes the points' mean
+/// normal impulse, the symmetric share (MuJoCo's regularised solver finds it too).
 ORRERY_HD inline void solve_contacts(Buffer<Bodies> bodies, Buffer<Contacts> contacts, float h, Softness soft,
                                      Softness static_soft, bool push, float push_speed) {
     float inv_h = 1.0f / h;
@@ -275,9 +286,42 @@ ORRERY_HD inline void solve_contacts(Buffer<Bodies> bodies, Buffer<Contacts> con
         SolverBody& b = bodies[contacts[begin].b];
         Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
         for (uint32_t k = begin; k < end; ++k) solve_normal(a, b, contacts[k], inv_h, sf, push, push_speed);
-        for (uint32_t k = begin; k < end; ++k) solve_friction(a, b, contacts[k]);
+        float shared = -1.0f;
+        if (end - begin > 1 && (cannot_tip(a) || cannot_tip(b))) {
+            float sum = 0.0f;
+            for (uint32_t k = begin; k < end; ++k) sum += contacts[k].normal_impulse;
+            shared = sum / float(end - begin);
+        }
+        for (uint32_t k = begin; k < end; ++k)
+            solve_friction(a, b, contacts[k], shared < 0.0f ? contacts[k].normal_impulse : shared);
         begin = end;
     }
+}
+
+/// x with A x = rhs for the rows of A (Cramer's rule), or zero when A is singular.
+ORRERY_HD inline Vec3 solve_3x3(const Vec3 rows[3], Vec3 rhs) {
+    Vec3 c0 = cross(rows[1], rows[2]), c1 = cross(rows[2], rows[0]), c2 = cross(rows[0], rows[1]);
+    float det = dot(rows[0], c0);
+    if (det == 0.0f) return {0.0f, 0.0f, 0.0f};
+    float inv = 1.0f / det;
+    // The inverse's columns are c0, c1, c2 over det: x = (c0 rhs.x + c1 rhs.y + c2 rhs.z) / det.
+    return (c0 * rhs.x + c1 * rhs.y + c2 * rhs.z) * inv;
+}
+
+/// AxisDamping, implicit as in MuJoCo: (M + h D) v' = M v for the velocity
+/// after forces, i.e. v' = v / (1 + h d / m) per world axis, and w' solving
+/// (1 + h I^-1 D) w' = w with the world-frame inverse inertia. Bodies
+/// without it are left untouched (not even divided by one).
+ORRERY_HD inline void damp_axes(SolverBody& b, float h) {
+    Vec3 r = b.axis_rate, d = b.axis_angular;
+    if (r.x != 0.0f || r.y != 0.0f || r.z != 0.0f)
+        b.v = {b.v.x / (1.0f + h * r.x), b.v.y / (1.0f + h * r.y), b.v.z / (1.0f + h * r.z)};
+    if (d.x == 0.0f && d.y == 0.0f && d.z == 0.0f) return;
+    const Vec3* I = b.inv_inertia_world;
+    Vec3 rows[3] = {{1.0f + h * I[0].x * d.x, h * I[0].y * d.y, h * I[0].z * d.z},
+                    {h * I[1].x * d.x, 1.0f + h * I[1].y * d.y, h * I[1].z * d.z},
+                    {h * I[2].x * d.x, h * I[2].y * d.y, 1.0f + h * I[2].z * d.z}};
+    b.w = solve_3x3(rows, b.w);
 }
 
 /// Gravity, forces, torques (less the gyroscopic term) and damping of dynamic
@@ -294,6 +338,7 @@ ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float 
                 b.inv_inertia.z > 0.0f ? wl.z / b.inv_inertia.z : 0.0f};
         Vec3 tl = unrotate(b.q, b.torque) - cross(wl, iw);
         b.w = mul((b.w + rotate(b.q, mul(b.inv_inertia, tl)) * h) * (1.0f / (1.0f + h * b.ang_damping)), ang);
+        damp_axes(b, h);
     }
 }
 
@@ -324,14 +369,21 @@ ORRERY_HD inline void apply_restitution(Buffer<Bodies> bodies, Buffer<Contacts> 
     }
 }
 
+// The joints' part of a step, defined in physics/joint.hpp (included below).
+ORRERY_HD inline void warm_start_joints(Buffer<Bodies> bodies, Buffer<Joints> joints);
+ORRERY_HD inline void solve_joints(Buffer<Bodies> bodies, Buffer<Joints> joints, float h, Softness soft, bool bias);
+ORRERY_HD inline void resolve_joints(Buffer<Bodies> bodies, Buffer<Joints> joints);
+
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
 ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity; }
 
 /// One env step for gathered bodies: remember where each starts, find
-/// contacts, run the substeps, apply restitution. simulate() wraps it between
-/// gathering and scattering; tests call it on a buffer of their own.
+/// contacts, run the substeps (joints solved before contacts in each pass,
+/// as Box2D), apply restitution. simulate() wraps it between gathering and
+/// scattering; tests call it on buffers of their own. `joints` must have
+/// been resolved against `bodies` (resolve_joints).
 ORRERY_HD inline void step_bodies(Buffer<Bodies> bodies, Buffer<Contacts> contacts, Buffer<ContactCache> cache,
-                                  const Params& prm, Vec3 g) {
+                                  Buffer<Joints> joints, const Params& prm, Vec3 g) {
     for (uint32_t i = 0; i < bodies.size(); ++i) {
         SolverBody& b = bodies[i];
         b.x0 = b.x, b.q0 = b.q;
@@ -342,24 +394,42 @@ ORRERY_HD inline void step_bodies(Buffer<Bodies> bodies, Buffer<Contacts> contac
     // Box2D's rule: the contact spring at most a quarter of the substep rate.
     float hertz = min_f(prm.contact_hertz, 0.25f * float(prm.substeps) / prm.dt);
     Softness soft = softness(hertz, prm.damping_ratio, h), static_soft = softness(2.0f * hertz, prm.damping_ratio, h);
+    // Joints: at most half the substep rate (Box2D's joints run at twice its contact rate).
+    Softness joint_soft =
+        softness(min_f(prm.joint_hertz, 0.5f * float(prm.substeps) / prm.dt), prm.joint_damping_ratio, h);
     for (uint32_t s = 0; s < prm.substeps; ++s) {
         integrate_velocities(bodies, g, h);
+        warm_start_joints(bodies, joints);
         warm_start(bodies, contacts);
+        solve_joints(bodies, joints, h, joint_soft, true);
         solve_contacts(bodies, contacts, h, soft, static_soft, true, prm.push_speed);
         integrate_positions(bodies, h);
-        for (uint32_t r = 0; r < prm.relax_iterations; ++r)
+        for (uint32_t r = 0; r < prm.relax_iterations; ++r) {
+            solve_joints(bodies, joints, h, joint_soft, false);
             solve_contacts(bodies, contacts, h, soft, static_soft, false, prm.push_speed);
+        }
     }
     apply_restitution(bodies, contacts, prm.bounce_speed);
 }
 
-/// One env step of physics for a world: gather, step_bodies, scatter.
+/// step_bodies for a world without joints.
+ORRERY_HD inline void step_bodies(Buffer<Bodies> bodies, Buffer<Contacts> contacts, Buffer<ContactCache> cache,
+                                  const Params& prm, Vec3 g) {
+    step_bodies(bodies, contacts, cache, Buffer<Joints>{}, prm, g);
+}
+
+/// One env step of physics for a world: gather, find the joints' bodies
+/// (dropping joints whose body is gone), step_bodies, scatter.
 ORRERY_SYSTEM void simulate(Ctx& ctx) {
     Buffer<Bodies> bodies = ctx.single_buffer<PhysicsWorld, Bodies>();
+    Buffer<Joints> joints = ctx.single_buffer<PhysicsWorld, Joints>();
     gather_bodies(ctx, bodies);
+    resolve_joints(bodies, joints);
     step_bodies(bodies, ctx.single_buffer<PhysicsWorld, Contacts>(), ctx.single_buffer<PhysicsWorld, ContactCache>(),
-                ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g);
+                joints, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g);
     scatter_bodies(ctx, bodies);
 }
 
 } // namespace phys
+
+#include "physics/joint.hpp"

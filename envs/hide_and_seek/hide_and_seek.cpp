@@ -91,6 +91,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.gravity = {0.0f, 0.0f, -50.0f};
     po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + kMaxWalls;
     po.max_contacts = opt.u32("max_contacts", 128, 16, 4096);
+    po.max_joints = cfg.agents; // one weld per agent at most
     opt.finish();
 
     orrery::EnvSpec spec = ORRERY_ENV_SPEC("hide_and_seek", "envs/hide_and_seek/hide_and_seek.hpp");
@@ -109,7 +110,6 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_agents));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(lock_objects));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(grab_objects));
-    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(hold_objects));
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
     orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(gather_scene), {nodes.simulate});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(reward_teams), {scene});

@@ -59,11 +59,9 @@ struct Team {
     using Element = int32_t;
     int32_t value;
 };
-/// What an agent holds: the object and its pose in the agent's frame at the grab.
+/// What an agent holds (welded to it), or null.
 struct Grip {
     Entity held;
-    Vec3 offset;
-    Quat relative;
 };
 /// A box or ramp: its kind and lock state (locker: the agent row that locked it). // [worlds, objects, 4] i32
 struct Piece {
@@ -93,11 +91,11 @@ ORRERY_ARCHETYPES(phys::OrreryArchetypes, Agent, Object, Wall, Arena);
 /// convex hulls land in physics/ (swapping it is this one function).
 ORRERY_HD inline phys::Shape ramp_shape() { return {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}; }
 
-/// Creates a rigid body of archetype A. mass 0: static. Damping as MuJoCo's
-/// joint damping (force = -c v): rate c / m linear, c / I about z.
+/// Creates a rigid body of archetype A. mass 0: static. Damping is MuJoCo's
+/// joint damping of OpenAI's slide x, y, z and hinge z joints (N s/m, N m s).
 template <class A>
 ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p, Quat q, float friction,
-                                 float lin_damping, float turn_damping) {
+                                 Vec3 slide_damping, float turn_damping) {
     Entity e = ctx.create<A>();
     if (e.is_null()) return e;
     *ctx.get<phys::Pose>(e) = {p, q};
@@ -108,7 +106,7 @@ ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p
     *ctx.get<phys::Shape>(e) = shape;
     *ctx.get<phys::Material>(e) = {friction, friction, 0.0f, 0.0f};
     ctx.get<phys::Locks>(e)->mask = phys::kLockTurnX | phys::kLockTurnY; // slide x, y, z and hinge z
-    *ctx.get<phys::Damping>(e) = {lin_damping * mp.inv_mass, turn_damping * mp.inv_inertia.z};
+    *ctx.get<phys::AxisDamping>(e) = {slide_damping, {0.0f, 0.0f, turn_damping}};
     return e;
 }
 
@@ -328,7 +326,7 @@ ORRERY_HD inline void add_wall(Ctx& ctx, bool hz, int32_t c, int32_t a, int32_t 
     float mid = 0.5f * float(a + b) * kCell, line = float(c) * kCell, half = 0.5f * float(b - a) * kCell + 0.05f;
     Vec3 p = hz ? Vec3{mid, line, 0.5f * height} : Vec3{line, mid, 0.5f * height};
     Vec3 e = hz ? Vec3{half, 0.05f, 0.5f * height} : Vec3{0.05f, half, 0.5f * height};
-    add_body<Wall>(ctx, {phys::ShapeKind::kBox, e}, 0.0f, p, {1, 0, 0, 0}, 1.0f, 0.0f, 0.0f);
+    add_body<Wall>(ctx, {phys::ShapeKind::kBox, e}, 0.0f, p, {1, 0, 0, 0}, 1.0f, {0, 0, 0}, 0.0f);
 }
 
 /// Init: draws the world and creates its floor, walls (each internal wall with
@@ -339,7 +337,7 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
     if (!draw_world(ctx, cfg, d)) ctx.fail(kSpawnFailed); // placed anyway, overlapping
     Rng rng = ctx.rng(2);
     const Quat id{1, 0, 0, 0};
-    add_body<Wall>(ctx, {phys::ShapeKind::kPlane, {0, 0, 0}}, 0.0f, {0, 0, 0}, id, 0.2f, 0.0f, 0.0f);
+    add_body<Wall>(ctx, {phys::ShapeKind::kPlane, {0, 0, 0}}, 0.0f, {0, 0, 0}, id, 0.2f, {0, 0, 0}, 0.0f);
     for (uint32_t k = 0; k < d.walls_n; ++k) {
         const Seg& s = d.walls[k];
         bool hz = horizontal(s);
@@ -360,7 +358,7 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
         const Spot& s = d.agents[hider ? k : d.hiders + k];
         float yaw = rng.uniform() * 6.28318531f;
         Entity e = add_body<Agent>(ctx, ball, 1.0f, {s.x, s.y, kAgentRadius}, phys::axis_angle({0, 0, 1}, yaw), 0.01f,
-                                   10.0f, 10.0f);
+                                   {10.0f, 10.0f, 1.0f}, 10.0f);
         if (e.is_null()) return;
         ctx.get<Team>(e)->value = k < n ? (hider ? kHider : kSeeker) : kAbsent;
         if (k >= n) park(ctx, e, -2.0f - float(row));
@@ -373,8 +371,9 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
                                        : Vec3{0.25f, 0.25f, 0.25f};
         phys::Shape shape = ramp ? ramp_shape() : phys::Shape{phys::ShapeKind::kBox, half};
         const Spot& s = d.objects[row];
-        Entity e = add_body<Object>(ctx, shape, 1.0f, {s.x, s.y, 0.25f}, id, ramp ? 0.01f : 0.2f, ramp ? 0.1f : 0.01f,
-                                    ramp ? 0.1f : 0.01f);
+        float damping = ramp ? 0.1f : 0.01f;
+        Entity e = add_body<Object>(ctx, shape, 1.0f, {s.x, s.y, 0.25f}, id, ramp ? 0.01f : 0.2f,
+                                    {damping, damping, damping}, damping);
         if (e.is_null()) return;
         *ctx.get<Piece>(e) = {present ? kind : kNoPiece, 0, kAbsent, -1};
         if (!present) park(ctx, e, -2.0f - float(row));
@@ -522,8 +521,9 @@ ORRERY_SYSTEM void lock_objects(Ctx& ctx) {
 }
 
 /// Grab, held while wanted: each step an agent pressing grab holds the closest
-/// object in reach that it saw; a new hold records the object's pose in the
-/// agent's frame. Releasing, or nothing in reach, lets go.
+/// object in reach that it saw, welded to it in their relative pose of the
+/// moment it took hold (physics' weld joint, made and broken inside the step).
+/// Releasing, or nothing in reach, lets go.
 ORRERY_SYSTEM void grab_objects(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     for (uint32_t row = 0; row < cfg.agents; ++row) {
@@ -535,41 +535,11 @@ ORRERY_SYSTEM void grab_objects(Ctx& ctx) {
                 float d = reach_of(ctx, row, k);
                 if (d < best) best = d, target = row_entity<Object>(ctx, k);
             }
-        if (target.is_null()) {
-            g = Grip{};
-            continue;
-        }
         if (g.held.index == target.index && g.held.gen == target.gen) continue;
-        const phys::Pose& a = ctx.at<Agent, phys::Pose>(row);
-        const phys::Pose& o = *ctx.get<phys::Pose>(target);
-        g = {target, phys::unrotate(a.q, o.p - a.p), phys::conj(a.q) * o.q};
-    }
-}
-
-/// Holds each gripped object at its recorded pose in its holder's frame. Until
-/// weld joints land in physics/, a stand-in: the object takes its share of the
-/// holder's push (the pair accelerates as one body) plus a force that brings it
-/// to that pose and the holder's velocity over one step, the holder the reaction.
-ORRERY_SYSTEM void hold_objects(Ctx& ctx) {
-    const Config& cfg = ctx.config<Config>();
-    const float dt = ctx.asset<phys::Settings>()[0].dt;
-    for (uint32_t row = 0; row < cfg.agents; ++row) {
-        const Grip& g = ctx.at<Agent, Grip>(row);
-        if (g.held.is_null() || ctx.get<phys::BodyType>(g.held)->kind != phys::BodyKind::kDynamic) continue;
-        const phys::Pose& a = ctx.at<Agent, phys::Pose>(row);
-        const phys::Velocity& va = ctx.at<Agent, phys::Velocity>(row);
-        const phys::Pose& o = *ctx.get<phys::Pose>(g.held);
-        const phys::Velocity& vo = *ctx.get<phys::Velocity>(g.held);
-        float ma = 1.0f / ctx.at<Agent, phys::MassProps>(row).inv_mass;
-        float mo = 1.0f / ctx.get<phys::MassProps>(g.held)->inv_mass;
-        Vec3 want = a.p + phys::rotate(a.q, g.offset);
-        Vec3 f = ctx.at<Agent, phys::Force>(row).f * (mo / (ma + mo)) +
-                 ((want - o.p) * (1.0f / dt) + va.v - vo.v) * (mo / dt);
-        f.z = 0.0f; // carried in the plane; gravity and contacts keep its height
-        float mag = phys::length(f), cap = 200.0f;
-        if (mag > cap) f = f * (cap / mag);
-        ctx.get<phys::Force>(g.held)->f += f;
-        ctx.at<Agent, phys::Force>(row).f -= f;
+        Entity me = row_entity<Agent>(ctx, row);
+        if (!g.held.is_null()) phys::remove_joints(ctx, me, g.held);
+        g.held = target;
+        if (!target.is_null() && !phys::weld(ctx, me, target)) g.held = Entity{};
     }
 }
 

@@ -12,8 +12,8 @@ namespace physics_scenes {
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("physics_scenes", options);
-    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack",
-                                             "bounce",      "incline",   "mixed",    "crowd"};
+    static const char* kNames[kNumScenes] = {"sphere_drop", "box_slide", "box_rest", "stack", "bounce", "incline",
+                                             "mixed",       "crowd",     "drive",    "push",  "grab"};
     std::string scene = opt.str("scene", "mixed");
     Config cfg{};
     cfg.scene = kNumScenes;
@@ -22,9 +22,11 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     if (cfg.scene == kNumScenes)
         throw orrery::Error(
             "env 'physics_scenes': scene='" + scene +
-            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline, mixed or crowd");
+            "' is unknown; expected sphere_drop, box_slide, box_rest, stack, bounce, incline, mixed, crowd, drive, "
+            "push or grab");
     cfg.horizon = opt.u32("horizon", 500, 1, 1u << 30);
-    cfg.friction = opt.f32("friction", 0.5f, 0.0f, 10.0f);
+    const bool openai = cfg.scene == kDrive || cfg.scene == kPush || cfg.scene == kGrab;
+    cfg.friction = opt.f32("friction", openai ? 0.2f : 0.5f, 0.0f, 10.0f); // the floor's (OpenAI's: 0.2)
     cfg.restitution = opt.f32("restitution", cfg.scene == kBounce ? 0.8f : 0.0f, 0.0f, 1.0f);
     cfg.speed = opt.f32("speed", 2.0f, -100.0f, 100.0f);
     cfg.height = opt.f32("height", 1.0f, 0.1f, 100.0f);
@@ -32,6 +34,10 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     cfg.freeze_at = opt.u32("freeze_at", 0, 0, 1u << 30);
     cfg.thaw_at = opt.u32("thaw_at", 0, 0, 1u << 30);
     cfg.count = opt.u32("count", 30, 1, kMaxCrowd);
+    cfg.push_force = opt.f32("push_force", 5.0f, 0.0f, 1000.0f);
+    cfg.grab_at = opt.u32("grab_at", 1, 0, 1u << 30);
+    cfg.release_at = opt.u32("release_at", 0, 0, 1u << 30);
+    cfg.holders = opt.u32("holders", 1, 1, 2);
     cfg.rays = opt.u32("rays", 0, 0, 256);
     cfg.lidar_range = opt.f32("lidar_range", 6.0f, 0.01f, 1000.0f);
     phys::PhysicsOptions po;
@@ -40,6 +46,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.relax_iterations = opt.u32("relax", 1, 0, 16);
     po.contact_hertz = opt.f32("contact_hertz", 60.0f, 1.0f, 1000.0f);
     po.max_contacts = opt.u32("max_contacts", 256, 1, 65536);
+    po.max_joints = opt.u32("max_joints", 16, 1, 4096);
+    po.gravity = {0.0f, 0.0f, opt.f32("gravity", -9.81f, -1000.0f, 1000.0f)}; // OpenAI's hide-and-seek: -50
     po.max_bodies = kMaxBodies;
     opt.finish();
 
@@ -53,7 +61,9 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     if (cfg.rays > 0) spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(add_scanners));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(push));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(switch_kinds));
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(grab));
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(release), {nodes.simulate});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {nodes.simulate});
 
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(observe));

@@ -2,7 +2,9 @@
 // physics_scenes: canonical rigid-body scenes over the physics module, one per
 // world batch (a sphere dropped on a plane, a box sliding to rest, a box at
 // rest, a stack, a bouncing ball, a box on an incline, a mixed scene of every
-// shape and body kind, and a hide-and-seek-sized crowd in a walled room). Tests validate the module against MuJoCo and across backends with it.
+// shape and body kind, a hide-and-seek-sized crowd in a walled room, and
+// OpenAI's hide-and-seek agent driving, pushing a box, and grabbing one with
+// a weld). Tests validate the module against MuJoCo and across backends with it.
 // With rays=N every agent (a turn-locked sphere) scans N lidar rays, exported as "lidar".
 
 #include "physics/physics.hpp"
@@ -12,7 +14,20 @@ using namespace orrery;
 using phys::Quat;
 using phys::Vec3;
 
-enum Scene : uint32_t { kSphereDrop, kBoxSlide, kBoxRest, kStack, kBounce, kIncline, kMixed, kCrowd, kNumScenes };
+enum Scene : uint32_t {
+    kSphereDrop,
+    kBoxSlide,
+    kBoxRest,
+    kStack,
+    kBounce,
+    kIncline,
+    kMixed,
+    kCrowd,
+    kDrive, ///< OpenAI's agent alone on the floor
+    kPush,  ///< the agent behind a 0.5 m box
+    kGrab,  ///< the agent (or two) welded to the box from step grab_at to release_at
+    kNumScenes
+};
 inline constexpr uint32_t kMaxBodies = 48;
 inline constexpr uint32_t kMaxCrowd = 36;   ///< pieces of the crowd scene, one per 1 m cell of its 6 x 6 m room
 inline constexpr uint32_t kMaxScanners = 9; ///< agents with lidar: the crowd's turn-locked spheres at its largest
@@ -20,10 +35,13 @@ inline constexpr uint32_t kMaxScanners = 9; ///< agents with lidar: the crowd's 
 struct Config {
     uint32_t scene, horizon;
     float friction, restitution, speed, height, angle;
-    uint32_t freeze_at, thaw_at; ///< steps at which body 1 turns static and back to dynamic (0: never)
-    uint32_t count;              ///< pieces in the crowd scene
-    uint32_t rays;               ///< lidar rays per agent (0: no lidar)
-    float lidar_range;           ///< metres; a ray that hits nothing reads this
+    uint32_t freeze_at, thaw_at;  ///< steps at which body 1 turns static and back to dynamic (0: never)
+    uint32_t count;               ///< pieces in the crowd scene
+    float push_force;             ///< newtons the action pushes body 1 with
+    uint32_t grab_at, release_at; ///< steps whose physics the grab scene's welds start and last act in (0: never)
+    uint32_t holders;             ///< agents holding the box in the grab scene (1 or 2)
+    uint32_t rays;                ///< lidar rays per agent (0: no lidar)
+    float lidar_range;            ///< metres; a ray that hits nothing reads this
 };
 
 /// The agent pushes body 1: 0 none, 1 +x, 2 -x, 3 +y, 4 -y. // [worlds, 1] i32
@@ -38,7 +56,6 @@ struct Reward {
     using Element = float;
     float value;
 };
-inline constexpr float kPushForce = 5.0f; ///< newtons
 /// Each agent's lidar: distance along ray k at world-fixed angle 2 pi k / rays,
 /// horizontal through its centre, to the first body (never the floor, never
 /// itself), or the range. Rows: agents in body order; rows without one read 0.
@@ -93,6 +110,23 @@ ORRERY_HD inline void spawn_mixed(Ctx& ctx, const Config& cfg) {
         add_body(ctx, {phys::ShapeKind::kBox, {0.1f, 0.5f, 0.1f}}, 0.0f, {1.6f, 0.0f, 0.1f}, id, cfg.friction, 0.0f);
     ctx.get<phys::BodyType>(paddle)->kind = phys::BodyKind::kKinematic;
     ctx.get<phys::Velocity>(paddle)->v = {-0.6f, 0.0f, 0.0f};
+}
+
+/// OpenAI's hide-and-seek agent: a 1 kg sphere of radius 0.15 sliding in x, y
+/// and z and turning about z, with MuJoCo joint damping 10, 10, 1 and 10 and
+/// friction 0.01 (research/hideseek.md, section 1).
+ORRERY_HD inline Entity add_agent(Ctx& ctx, Vec3 p) {
+    Entity e = add_body(ctx, {phys::ShapeKind::kSphere, {0.15f, 0, 0}}, 1.0f, p, {1, 0, 0, 0}, 0.01f, 0.0f, {0, 0, 0},
+                        phys::kLockTurnX | phys::kLockTurnY);
+    if (phys::AxisDamping* d = ctx.get<phys::AxisDamping>(e)) *d = {{10.0f, 10.0f, 1.0f}, {0.0f, 0.0f, 10.0f}};
+    return e;
+}
+/// Its 0.5 m, 1 kg cube: friction 0.2, sliding in x, y, z and turning about z, damping 0.01.
+ORRERY_HD inline Entity add_cube(Ctx& ctx, Vec3 p) {
+    Entity e = add_body(ctx, {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}, 1.0f, p, {1, 0, 0, 0}, 0.2f, 0.0f,
+                        {0, 0, 0}, phys::kLockTurnX | phys::kLockTurnY);
+    if (phys::AxisDamping* d = ctx.get<phys::AxisDamping>(e)) *d = {{0.01f, 0.01f, 0.01f}, {0.0f, 0.0f, 0.01f}};
+    return e;
 }
 
 /// The crowd: `count` pieces (turn-locked spheres as agents, cubes, long
@@ -153,19 +187,27 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
         for (uint32_t i = 0; i < 3; ++i) add_body(ctx, cube, 1.0f, {0, 0, 0.1f + 0.2f * i}, id, cfg.friction, 0.0f);
         break;
     case kCrowd: spawn_crowd(ctx, cfg); break;
+    case kDrive: add_agent(ctx, {0, 0, 0.15f}); break;
+    case kPush:
+    case kGrab: // the agent 5 cm behind the box's -x face; a second holder opposite
+        add_agent(ctx, {-0.45f, 0, 0.15f});
+        add_cube(ctx, {0, 0, 0.25f});
+        if (cfg.scene == kGrab && cfg.holders > 1) add_agent(ctx, {0.45f, 0, 0.15f});
+        break;
     default: spawn_mixed(ctx, cfg); break;
     }
 }
 
-/// Body 1 (row 1 of Body; row 0 is the ground), or null.
-ORRERY_HD inline Entity body_one(Ctx& ctx) {
-    Entity one{};
+/// Body n (row n of Body; row 0 is the ground), or null.
+ORRERY_HD inline Entity body_at(Ctx& ctx, uint32_t n) {
+    Entity found{};
     uint32_t row = 0;
     ctx.each<Body>([&](Entity e) {
-        if (row++ == 1) one = e;
+        if (row++ == n) found = e;
     });
-    return one;
+    return found;
 }
+ORRERY_HD inline Entity body_one(Ctx& ctx) { return body_at(ctx, 1); }
 
 /// Body 1 turns static at step freeze_at and dynamic again at thaw_at (as
 /// hide-and-seek's lock does), inside the step, before physics runs.
@@ -182,8 +224,27 @@ ORRERY_SYSTEM void push(Ctx& ctx) {
     int32_t a = ctx.single<Agent, Action>().value;
     phys::Force* f = ctx.get<phys::Force>(body_one(ctx));
     if (!f || a == 0) return;
-    float x = a == 1 ? kPushForce : a == 2 ? -kPushForce : 0.0f, y = a == 3 ? kPushForce : a == 4 ? -kPushForce : 0.0f;
+    float F = ctx.config<Config>().push_force;
+    float x = a == 1 ? F : a == 2 ? -F : 0.0f, y = a == 3 ? F : a == 4 ? -F : 0.0f;
     f->f += Vec3{x, y, 0.0f};
+}
+
+/// The grab scene's holders (bodies 1 and 3) weld the box (body 2) to
+/// themselves before the physics of step grab_at, in the pose they have then.
+ORRERY_SYSTEM void grab(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    if (cfg.scene != kGrab || ctx.step() + 1 != cfg.grab_at) return;
+    Entity box = body_at(ctx, 2);
+    for (uint32_t i = 0; i < cfg.holders; ++i) phys::weld(ctx, body_at(ctx, i == 0 ? 1 : 3), box, i);
+}
+
+/// ...and let go after the physics of step release_at (grab_at == release_at:
+/// made and broken inside one step).
+ORRERY_SYSTEM void release(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    if (cfg.scene != kGrab || ctx.step() + 1 != cfg.release_at) return;
+    Entity box = body_at(ctx, 2);
+    for (uint32_t i = 0; i < cfg.holders; ++i) phys::remove_joints(ctx, body_at(ctx, i == 0 ? 1 : 3), box);
 }
 
 /// Writes every body slot's state into the observation and body 1's x velocity as the reward.

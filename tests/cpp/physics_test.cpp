@@ -109,6 +109,41 @@ Track run(const std::string& name, uint32_t steps, EnvOptions extra = {}) {
     return t;
 }
 
+/// Bodies 1..3's trajectories in world 0 while the action is held at `action` every step.
+struct Tracks {
+    std::vector<Vec3> p[4], v[4];
+    std::vector<Quat> q[4];
+};
+Tracks run_with(const std::string& name, uint32_t steps, int32_t action, EnvOptions extra = {}) {
+    extra["horizon"] = std::to_string(steps + 10);
+    Simulator sim(scene(name, extra), options(1));
+    sim.reset(1);
+    Tracks t;
+    for (uint32_t i = 0; i <= steps; ++i) {
+        if (i) {
+            sim.backend().copy_from_host(sim.tensor("action").data, &action, 4);
+            sim.step();
+        }
+        State s = read(sim);
+        for (uint32_t row = 1; row < 4; ++row) {
+            t.p[row].push_back(s.p(0, row));
+            t.v[row].push_back(s.v(0, row));
+            t.q[row].push_back(s.q(0, row));
+        }
+    }
+    EXPECT_EQ(sim.errors(), std::vector<uint32_t>(1, 0));
+    return t;
+}
+
+/// OpenAI's hide-and-seek timing: 0.075 s steps of 15 substeps, gravity -50, 90 N pushes (gear 100, ctrl 0.9).
+EnvOptions openai(EnvOptions extra = {}) {
+    extra["dt"] = "0.075";
+    extra["substeps"] = "15";
+    extra["gravity"] = "-50";
+    extra["push_force"] = "90";
+    return extra;
+}
+
 /// The reference quantities tests/python/mujoco_reference.py measured in MuJoCo.
 std::map<std::string, double> mujoco_reference() {
     std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/tests/data/physics/mujoco_reference.txt");
@@ -246,6 +281,236 @@ TEST(PhysicsBody, DampingLocksAndGravityInOneSubstep) {
     EXPECT_EQ(a.w.x, 0.0f);
     EXPECT_EQ(a.w.y, 0.0f);
     EXPECT_EQ(a.w.z, 1.0f); // free to turn about z
+}
+
+TEST(PhysicsBody, AxisDampingIsMuJoCosImplicitJointDamping) {
+    // MuJoCo's slide-joint damping d: m dv/dt = F - d v, stepped implicitly:
+    // v' = (v + h F / m) / (1 + h d / m), per world axis; hinge z likewise with I.
+    OwnBuffer<phys::Bodies> own(1);
+    phys::SolverBody b{};
+    b.kind = phys::BodyKind::kDynamic;
+    b.q = {1, 0, 0, 0};
+    b.locks = phys::kLockTurnX | phys::kLockTurnY;
+    b.inv_mass = Vec3{1, 1, 1} * 0.5f; // 2 kg
+    b.inv_inertia = {100, 100, 100};   // 0.01 kg m^2
+    phys::set_world_inertia(b);
+    b.v = {3, 3, 3};
+    b.w = {0, 0, 4};
+    b.force = {20, 0, 0};
+    const Vec3 d{10, 10, 1};
+    b.axis_rate = phys::mul(d, b.inv_mass);
+    b.axis_angular = {0, 0, 10};
+    own.b.push(b);
+    const float h = 0.005f;
+    phys::integrate_velocities(own.b, {0, 0, -50}, h);
+    const phys::SolverBody& a = own.b[0];
+    EXPECT_FLOAT_EQ(a.v.x, (3.0f + h * 20.0f * 0.5f) / (1.0f + h * 10.0f * 0.5f));
+    EXPECT_FLOAT_EQ(a.v.y, 3.0f / (1.0f + h * 10.0f * 0.5f));
+    EXPECT_FLOAT_EQ(a.v.z, (3.0f - h * 50.0f) / (1.0f + h * 1.0f * 0.5f));
+    EXPECT_FLOAT_EQ(a.w.z, 4.0f / (1.0f + h * 10.0f * 100.0f));
+    EXPECT_EQ(a.w.x, 0.0f);
+    // Held at F for long, a 1 kg body reaches F / d: OpenAI's 90 N against damping 10 is 9 m/s.
+    phys::SolverBody agent{};
+    agent.kind = phys::BodyKind::kDynamic;
+    agent.q = {1, 0, 0, 0};
+    agent.inv_mass = {1, 1, 1};
+    agent.axis_rate = {10, 10, 1};
+    agent.force = {90, 0, 0};
+    OwnBuffer<phys::Bodies> one(1);
+    one.b.push(agent);
+    for (uint32_t i = 0; i < 2000; ++i) phys::integrate_velocities(one.b, {0, 0, 0}, h);
+    EXPECT_NEAR(one.b[0].v.x, 9.0f, 1e-4f);
+}
+
+TEST(PhysicsJoint, AngleOfMatchesAtan2) {
+    float worst = 0.0f;
+    for (float y = -3.0f; y <= 3.0f; y += 0.0173f)
+        for (float x = -3.0f; x <= 3.0f; x += 0.0191f)
+            worst = std::max(worst, float(std::abs(phys::angle_of(y, x) - std::atan2(double(y), double(x)))));
+    EXPECT_LT(worst, 5e-7f);
+    EXPECT_EQ(phys::angle_of(0.0f, 0.0f), 0.0f);
+}
+
+/// A solver-level world: bodies, contacts and joints in buffers of their own.
+struct Rig {
+    OwnBuffer<phys::Bodies> bodies{8};
+    OwnBuffer<phys::Contacts> contacts{64};
+    OwnBuffer<phys::ContactCache> cache{64};
+    OwnBuffer<phys::Joints> joints{4};
+    phys::Params prm{};
+    Vec3 g{0, 0, 0};
+    Rig() {
+        prm.dt = 0.01f, prm.substeps = 4, prm.margin = 0.01f, prm.match_distance = 0.02f;
+        prm.contact_hertz = 60, prm.damping_ratio = 10, prm.push_speed = 3, prm.relax_iterations = 1;
+        prm.bounce_speed = 1, prm.joint_hertz = 60, prm.joint_damping_ratio = 2;
+    }
+    /// Adds a body of `shape` and `mass` (0: static) at p, q; returns its index.
+    uint32_t add(phys::Shape shape, float mass, Vec3 p, Quat q = {1, 0, 0, 0}, uint32_t locks = 0) {
+        phys::SolverBody b{};
+        uint32_t i = bodies.b.size();
+        b.entity = Entity::make(1, i, 1);
+        b.kind = mass > 0 ? phys::BodyKind::kDynamic : phys::BodyKind::kStatic;
+        b.locks = locks;
+        b.shape = shape;
+        b.x = p, b.q = q;
+        phys::MassProps m = mass > 0 ? phys::mass_given(shape, mass) : phys::MassProps{};
+        b.inv_mass = phys::free_axes(locks, 0) * m.inv_mass;
+        b.inv_inertia = m.inv_inertia;
+        b.bound = phys::bound_of(shape);
+        bodies.b.push(b);
+        return i;
+    }
+    phys::Pose pose(uint32_t i) const { return {bodies.b[i].x, bodies.b[i].q}; }
+    Entity entity(uint32_t i) const { return bodies.b[i].entity; }
+    void step() {
+        phys::resolve_joints(bodies.b, joints.b);
+        phys::step_bodies(bodies.b, contacts.b, cache.b, joints.b, prm, g);
+        for (uint32_t i = 0; i < bodies.b.size(); ++i) bodies.b[i].force = bodies.b[i].torque = Vec3{0, 0, 0};
+    }
+};
+
+/// Angle (rad) of the rotation between unit quaternions a and b.
+float angle_between(Quat a, Quat b) {
+    Quat d = phys::conj(a) * b;
+    float v = std::sqrt(d.x * d.x + d.y * d.y + d.z * d.z);
+    return 2.0f * std::atan2(v, std::abs(d.w));
+}
+
+TEST(PhysicsJoint, AWeldHoldsABoxToAMovingTurningBody) {
+    Rig rig;
+    uint32_t carrier = rig.add({phys::ShapeKind::kSphere, {0.15f, 0, 0}}, 1.0f, {0, 0, 0});
+    uint32_t box = rig.add({phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}, 1.0f, {0.6f, 0.1f, 0.05f},
+                           phys::axis_angle({0, 0, 1}, 0.3f));
+    // The box's pose in the carrier's frame, which the weld must keep.
+    phys::Pose c0 = rig.pose(carrier), b0 = rig.pose(box);
+    Vec3 rel_p = phys::unrotate(c0.q, b0.p - c0.p);
+    Quat rel_q = phys::conj(c0.q) * b0.q;
+    rig.joints.b.push(phys::joint_from(phys::JointKind::kWeld, rig.entity(carrier), c0, rig.entity(box), b0,
+                                       (c0.p + b0.p) * 0.5f, {0, 0, 1}));
+    float worst_p = 0, worst_q = 0;
+    for (uint32_t i = 0; i < 300; ++i) {
+        // Pulled around a circle and spun: 2 m/s^2 and more, turning through several radians.
+        float t = 0.01f * i;
+        phys::SinCos sc = phys::sin_cos(2.0f * t);
+        rig.bodies.b[carrier].force = Vec3{sc.c, sc.s, 0.3f} * 6.0f;
+        rig.bodies.b[carrier].torque = {0.2f, -0.1f, 0.8f};
+        rig.step();
+        phys::Pose c = rig.pose(carrier), b = rig.pose(box);
+        worst_p = std::max(worst_p, phys::length(phys::unrotate(c.q, b.p - c.p) - rel_p));
+        worst_q = std::max(worst_q, angle_between(c.q * rel_q, b.q));
+    }
+    float turned = angle_between(c0.q, rig.pose(carrier).q);
+    float moved = phys::length(rig.pose(carrier).p - c0.p);
+    std::printf("weld: moved %.3f m, turned %.3f rad; relative drift %.5f m, %.5f rad\n", moved, turned, worst_p,
+                worst_q);
+    EXPECT_GT(moved, 1.0f);
+    EXPECT_GT(turned, 1.0f);
+    EXPECT_LT(worst_p, 2e-3f);
+    EXPECT_LT(worst_q, 5e-3f);
+}
+
+TEST(PhysicsJoint, AHingeSwingsWithinItsLimits) {
+    for (bool limits : {false, true}) {
+        Rig rig;
+        rig.g = {0, 0, -9.81f};
+        // A 1 m bar hinged to the world at its -x end about y: gravity swings its free end down.
+        uint32_t bar = rig.add({phys::ShapeKind::kBox, {0.5f, 0.05f, 0.05f}}, 1.0f, {0.5f, 0, 1});
+        phys::Joint j = phys::joint_from(phys::JointKind::kHinge, rig.entity(bar), rig.pose(bar), Entity{},
+                                         {{0, 0, 0}, {1, 0, 0, 0}}, {0, 0, 1}, {0, 1, 0});
+        // The bar is a, the world b: the joint's angle (b's frame about a's y) is minus the bar's swing.
+        if (limits) j = phys::limited(j, -0.5f, 0.2f);
+        rig.joints.b.push(j);
+        float lo = 0, hi = 0, anchor = 0, off_axis = 0;
+        for (uint32_t i = 0; i < 300; ++i) {
+            rig.step();
+            phys::Pose p = rig.pose(bar);
+            // The angle about y of the bar's +x end, measured from the pose.
+            Vec3 end = phys::rotate(p.q, {1, 0, 0});
+            float angle = std::atan2(-end.z, end.x);
+            lo = std::min(lo, angle), hi = std::max(hi, angle);
+            anchor = std::max(anchor, phys::length(p.p + phys::rotate(p.q, {-0.5f, 0, 0}) - Vec3{0, 0, 1}));
+            off_axis =
+                std::max(off_axis, std::abs(phys::rotate(p.q, {0, 1, 0}).x) + std::abs(phys::rotate(p.q, {0, 1, 0}).z));
+        }
+        phys::Pose end = rig.pose(bar);
+        float last = std::atan2(-phys::rotate(end.q, {1, 0, 0}).z, phys::rotate(end.q, {1, 0, 0}).x);
+        float anchor_end = phys::length(end.p + phys::rotate(end.q, {-0.5f, 0, 0}) - Vec3{0, 0, 1});
+        std::printf("hinge (limits %d): angle %.4f..%.4f, final %.4f; anchor drift %.5f m (at rest %.6f), axis tilt "
+                    "%.6f\n",
+                    limits, lo, hi, last, anchor, anchor_end, off_axis);
+        EXPECT_LT(anchor, 5e-3f) << "the soft joint gives a little as the bar hits the limit at 3 rad/s";
+        EXPECT_LT(anchor_end, 5e-4f);
+        EXPECT_LT(off_axis, 1e-3f);
+        if (limits) {
+            EXPECT_GT(lo, -0.2f - 0.01f);
+            EXPECT_LT(hi, 0.5f + 0.01f);
+            EXPECT_NEAR(last, 0.5f, 0.01f) << "comes to rest on the upper limit";
+        } else {
+            EXPECT_GT(hi, 1.4f) << "without limits it swings down past them";
+        }
+    }
+}
+
+TEST(PhysicsJoint, ASliderMovesAlongItsAxisWithinItsLimits) {
+    for (bool limits : {false, true}) {
+        Rig rig;
+        rig.g = {0, 0, -9.81f};
+        // A box on a slider along a tilted axis in the x-z plane: gravity slides it down the axis.
+        Vec3 axis = phys::normalize_or({1, 0, 1}, {0, 0, 1});
+        uint32_t box = rig.add({phys::ShapeKind::kBox, {0.1f, 0.1f, 0.1f}}, 1.0f, {0, 0, 1});
+        phys::Joint j = phys::joint_from(phys::JointKind::kSlider, Entity{}, {{0, 0, 0}, {1, 0, 0, 0}}, rig.entity(box),
+                                         rig.pose(box), {0, 0, 1}, axis);
+        if (limits) j = phys::limited(j, -0.3f, 0.2f);
+        rig.joints.b.push(j);
+        rig.bodies.b[box].v = {0.5f, 1.0f, 0.0f}; // across the axis: the slider takes it out
+        rig.bodies.b[box].w = {1.0f, 0.0f, 2.0f};
+        float lo = 0, hi = 0, across = 0, turned = 0;
+        for (uint32_t i = 0; i < 200; ++i) {
+            rig.step();
+            Vec3 d = rig.pose(box).p - Vec3{0, 0, 1};
+            float s = phys::dot(d, axis); // the world carries the rail
+
+            lo = std::min(lo, s), hi = std::max(hi, s);
+            if (i > 50) across = std::max(across, phys::length(d - axis * phys::dot(d, axis)));
+            if (i > 50) turned = std::max(turned, angle_between({1, 0, 0, 0}, rig.pose(box).q));
+        }
+        std::printf("slider (limits %d): offset %.4f..%.4f; across %.6f m, turned %.6f rad\n", limits, lo, hi, across,
+                    turned);
+        EXPECT_LT(across, 1e-3f);
+        EXPECT_LT(turned, 1e-3f);
+        if (limits) {
+            EXPECT_GT(lo, -0.3f - 0.01f);
+            EXPECT_LT(hi, 0.2f + 0.01f);
+            EXPECT_LT(lo, -0.29f) << "rests on the limit it slides down to";
+        } else {
+            EXPECT_LT(lo, -1.0f) << "without limits it slides on";
+        }
+    }
+}
+
+TEST(PhysicsJoint, JointsOfGoneBodiesAreDroppedInOrder) {
+    Rig rig;
+    uint32_t a = rig.add({phys::ShapeKind::kSphere, {0.1f, 0, 0}}, 1.0f, {0, 0, 0});
+    uint32_t b = rig.add({phys::ShapeKind::kSphere, {0.1f, 0, 0}}, 1.0f, {1, 0, 0});
+    uint32_t c = rig.add({phys::ShapeKind::kSphere, {0.1f, 0, 0}}, 1.0f, {2, 0, 0});
+    Entity gone = Entity::make(1, 1, 2); // b's row, a later generation: not this body
+    auto joint = [&](Entity x, Entity y, uint32_t tag) {
+        phys::Joint j{};
+        j.a = x, j.b = y, j.tag = tag, j.fa.q = j.fb.q = {1, 0, 0, 0};
+        rig.joints.b.push(j);
+    };
+    joint(rig.entity(a), rig.entity(b), 0);
+    joint(rig.entity(a), gone, 1);
+    joint(rig.entity(c), Entity{}, 2);
+    joint(gone, rig.entity(c), 3);
+    phys::resolve_joints(rig.bodies.b, rig.joints.b);
+    ASSERT_EQ(rig.joints.b.size(), 2u);
+    EXPECT_EQ(rig.joints.b[0].tag, 0u);
+    EXPECT_EQ(rig.joints.b[0].ia, a);
+    EXPECT_EQ(rig.joints.b[0].ib, b);
+    EXPECT_EQ(rig.joints.b[1].tag, 2u);
+    EXPECT_EQ(rig.joints.b[1].ia, c);
+    EXPECT_EQ(rig.joints.b[1].ib, phys::kWorldBody);
 }
 
 TEST(PhysicsBody, NothingTunnelsThroughAThinWall) {
@@ -415,6 +680,61 @@ TEST(PhysicsScene, AFullContactListRecordsOverflow) {
     EXPECT_EQ(sim.errors(), std::vector<uint32_t>(2, uint32_t(ErrorCode::kBufferOverflow)));
 }
 
+TEST(PhysicsScene, AGrabbedBoxFollowsTheAgentAndStaysWhenLetGo) {
+    // OpenAI's agent welds the 0.5 m cube at step 1 and drags it sideways
+    // (+y, 90 N) for 40 steps (3 s), then lets go. The box's friction behind
+    // the agent's centre turns the pair about z (the agent may turn), so the
+    // weld is judged in the agent's frame.
+    for (int32_t action : {2, 3}) {
+        Tracks t = run_with("grab", 60, action, openai({{"release_at", "40"}}));
+        Vec3 rel0 = phys::unrotate(t.q[1][0], t.p[2][0] - t.p[1][0]);
+        Quat relq0 = phys::conj(t.q[1][0]) * t.q[2][0];
+        float drift = 0, turn = 0;
+        for (uint32_t i = 0; i <= 40; ++i) {
+            drift = std::max(drift, phys::length(phys::unrotate(t.q[1][i], t.p[2][i] - t.p[1][i]) - rel0));
+            turn = std::max(turn, angle_between(t.q[1][i] * relq0, t.q[2][i]));
+        }
+        float dragged = phys::length(t.p[2][40] - t.p[2][0]), gap = phys::length(t.p[1][60] - t.p[2][60]);
+        std::printf("grab (action %d): dragged %.3f m at %.3f m/s, pair turned %.3f rad; drift %.5f m, %.5f rad; "
+                    "gap after release %.3f m, box speed %.4f\n",
+                    action, dragged, phys::length(t.v[2][40]), angle_between(t.q[1][0], t.q[1][40]), drift, turn, gap,
+                    phys::length(t.v[2][60]));
+        EXPECT_GT(dragged, 5.0f) << "the box went with the agent";
+        EXPECT_LT(drift, 0.01f) << "relative position held";
+        EXPECT_LT(turn, 0.01f) << "relative orientation held";
+        EXPECT_GT(gap, 2.0f) << "let go: the agent runs on, the box slides to rest";
+        EXPECT_LT(phys::length(t.v[2][60]), 1e-3f);
+    }
+}
+
+TEST(PhysicsScene, AWeldMadeAndBrokenInsideOneStepActsForThatStepOnly) {
+    // Pulled away (-x) from the box: welded for step 5's physics only, the box
+    // is dragged during it and left behind after.
+    Tracks none = run_with("grab", 12, 2, openai({{"grab_at", "0"}}));
+    Tracks once = run_with("grab", 12, 2, openai({{"grab_at", "5"}, {"release_at", "5"}}));
+    for (uint32_t i = 0; i < 5; ++i) EXPECT_EQ(once.p[2][i].x, none.p[2][i].x) << "step " << i;
+    EXPECT_EQ(none.p[2][12].x, 0.0f) << "unheld, the box never moves";
+    EXPECT_LT(once.v[2][5].x, -1.0f) << "dragged during step 5";
+    EXPECT_GT(once.v[2][6].x, once.v[2][5].x) << "let go: only friction acts on it from step 6";
+    float gap5 = once.p[2][5].x - once.p[1][5].x, gap12 = once.p[2][12].x - once.p[1][12].x;
+    std::printf("weld for one step: box v %.3f m/s then %.3f; gap %.3f -> %.3f m\n", once.v[2][5].x, once.v[2][6].x,
+                gap5, gap12);
+    EXPECT_GT(gap12, gap5 + 0.5f);
+}
+
+TEST(PhysicsScene, TwoAgentsMayHoldOneBoxAndAFullJointListRecordsOverflow) {
+    {
+        Simulator sim(scene("grab", openai({{"holders", "2"}})), options(2));
+        sim.reset(1);
+        for (uint32_t i = 0; i < 5; ++i) sim.step();
+        EXPECT_EQ(sim.errors(), std::vector<uint32_t>(2, 0));
+    }
+    Simulator sim(scene("grab", openai({{"holders", "2"}, {"max_joints", "1"}})), options(2));
+    sim.reset(1);
+    sim.step();
+    EXPECT_EQ(sim.errors(), std::vector<uint32_t>(2, uint32_t(ErrorCode::kBufferOverflow)));
+}
+
 TEST(PhysicsScene, MatchesMuJoCoOnCanonicalScenes) {
     std::map<std::string, double> ref = mujoco_reference();
     ASSERT_FALSE(ref.empty()) << "tests/data/physics/mujoco_reference.txt missing";
@@ -446,12 +766,19 @@ TEST(PhysicsScene, MatchesMuJoCoOnCanonicalScenes) {
 // --- determinism ----------------------------------------------------------------
 
 TEST(PhysicsDeterminism, SameBytesWhateverTheThreadsAndLanes) {
-    for (const char* name : {"mixed", "crowd"}) {
-        Simulator a(scene(name, {{"horizon", "120"}}), options(7, "cpu", 1, 1));
-        Simulator b(scene(name, {{"horizon", "120"}}), options(7, "cpu", 2, 3));
+    for (const char* name : {"mixed", "crowd", "grab"}) {
+        // The grab scene: two agents hold the box from step 10 to 50 of each episode, pushed by the actions.
+        EnvOptions o = std::string(name) == "grab"
+                           ? openai({{"horizon", "120"}, {"holders", "2"}, {"grab_at", "10"}, {"release_at", "50"}})
+                           : EnvOptions{{"horizon", "120"}};
+        Simulator a(scene(name, o), options(7, "cpu", 1, 1));
+        Simulator b(scene(name, o), options(7, "cpu", 2, 3));
         a.reset(9);
         b.reset(9);
         for (uint32_t i = 0; i < 260; ++i) { // past two truncations
+            std::vector<int32_t> actions(7);
+            for (uint32_t w = 0; w < 7; ++w) actions[w] = int32_t((i / 7 + w) % 5);
+            for (Simulator* s : {&a, &b}) s->backend().copy_from_host(s->tensor("action").data, actions.data(), 28);
             a.step();
             b.step();
             ASSERT_EQ(hash_of(read(a)), hash_of(read(b))) << name << " step " << i;
@@ -500,8 +827,8 @@ TEST(PhysicsNvrtc, EverySceneCompilesInEveryKernelForm) {
 }
 
 TEST(PhysicsNvrtc, EveryPhysicsHeaderCompilesOnItsOwn) {
-    for (const char* h :
-         {"physics/math.hpp", "physics/body.hpp", "physics/collide.hpp", "physics/solver.hpp", "physics/physics.hpp"}) {
+    for (const char* h : {"physics/math.hpp", "physics/body.hpp", "physics/collide.hpp", "physics/solver.hpp",
+                          "physics/joint.hpp", "physics/physics.hpp"}) {
         cuda::CompileRequest req;
         req.label = h;
         req.source = std::string("#include \"") + h + "\"\n";
