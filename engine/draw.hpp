@@ -321,6 +321,15 @@ struct OverlayDraw {
     std::function<void(const Ctx& ctx, std::vector<Segment>& out)> segments;
 };
 
+/// Names of a component's elements for the viewer's inspector ("px py pz qw
+/// qx qy qz" for a pose), read in order; `types` empty: the component's own
+/// element type for all.
+struct ElementNames {
+    uint32_t component = 0;
+    std::vector<std::string> names;
+    std::vector<ScalarType> types;
+};
+
 /// Keys the viewer maps to action values of the controlled agent.
 enum class Key : uint8_t { kNoop, kUp, kDown, kLeft, kRight, kInteract };
 
@@ -338,9 +347,8 @@ struct DrawSpec {
     std::vector<OverlayDraw> overlays;
     /// Direction towards the sun of the 3-D view (need not be unit length).
     std::array<float, 3> light = {0.5f, 0.3f, 0.6f};
-    /// Names of a component's elements, shown by the viewer's inspector
-    /// ("px py pz qw qx qy qz" for a pose), by component id.
-    std::vector<std::pair<uint32_t, std::vector<std::string>>> element_names;
+    /// Names of components' elements, shown by the viewer's inspector.
+    std::vector<ElementNames> element_names;
     /// Tensors the viewer shows for the selected agent, and the one keys write.
     std::string obs = "obs", reward = "reward", action = "action";
     std::vector<std::pair<Key, int32_t>> keys; ///< e.g. {Key::kUp, 1}: the action value a key sends
@@ -372,9 +380,10 @@ struct DrawSpec {
         overlays.push_back({std::move(name), on, std::move(fn)});
         return overlays.back();
     }
-    /// Names the elements of component C for the inspector.
-    template <class C> void name_elements(std::vector<std::string> names) {
-        element_names.emplace_back(component_id<C>, std::move(names));
+    /// Names the elements of component C for the inspector; `types` gives each
+    /// element's scalar type where they differ (a shape's u32 kind, then floats).
+    template <class C> void name_elements(std::vector<std::string> names, std::vector<ScalarType> types = {}) {
+        element_names.push_back({component_id<C>, std::move(names), std::move(types)});
     }
     /// Adds a background grid read from the env's config (static terrain).
     GridDraw& config_grid(Field cells, uint32_t width, uint32_t height) {

@@ -26,12 +26,13 @@ template <class A> BodyDraw& draw_physics_bodies(DrawSpec& draw, Rgba color = {2
                       .moving(floats(&phys::Velocity::v));
     b.color = color;
     bool named = false;
-    for (const auto& e : draw.element_names) named = named || e.first == component_id<phys::Pose>;
+    for (const auto& e : draw.element_names) named = named || e.component == component_id<phys::Pose>;
     if (!named) {
         draw.name_elements<phys::Pose>({"px", "py", "pz", "qw", "qx", "qy", "qz"});
         draw.name_elements<phys::Velocity>({"vx", "vy", "vz", "wx", "wy", "wz"});
         draw.name_elements<phys::MassProps>({"inv_mass", "inv_ixx", "inv_iyy", "inv_izz"});
-        draw.name_elements<phys::Shape>({"kind", "dx", "dy", "dz"});
+        draw.name_elements<phys::Shape>({"kind", "dx", "dy", "dz"},
+                                        {ScalarType::kU32, ScalarType::kF32, ScalarType::kF32, ScalarType::kF32});
         draw.name_elements<phys::Material>({"static_friction", "dynamic_friction", "restitution", "pad"});
         draw.name_elements<phys::Damping>({"linear", "angular"});
         draw.name_elements<phys::Force>({"fx", "fy", "fz", "tx", "ty", "tz"});

@@ -268,6 +268,10 @@ CameraFrame camera_frame(const std::array<float, 4>& b, const Camera& cam, uint3
     }
     f.tan_y = std::tan(0.5f * cam.fov);
     f.tan_x = f.tan_y * aspect;
+    if (cam.mode == Camera::Mode::kTop && cam.distance <= 0.0f) { // the bounds fill the view, 10 % spare
+        dist = 0.55f * extent / std::fmin(f.tan_x, f.tan_y);
+        f.eye = add(target, {0.0f, 0.0f, dist});
+    }
     f.near = 0.01f * dist;
     f.far = 4.0f * dist + extent;
     return f;
@@ -326,6 +330,21 @@ int32_t pick_body(const Scene& scene, const Camera& cam, uint32_t w, uint32_t h,
         if (t >= 0.0f && t < best_t) best_t = t, best = int32_t(i);
     }
     return best;
+}
+
+bool aim_eye(Scene& scene, uint32_t archetype, uint32_t row, Camera& cam) {
+    for (const BodyRef& b : scene.bodies) {
+        if (b.archetype != archetype || b.row != row) continue;
+        cam.eye = b.p;
+        cam.forward = rotate(b.q, {1.0f, 0.0f, 0.0f});
+        cam.eye_near = 0.02f;
+        Instance3D* own = b.mesh == int32_t(Mesh::kCount)           ? &scene.hulls[b.instance].at
+                          : b.mesh >= 0 && b.solid != Solid::kPlane ? &scene.meshes[size_t(b.mesh)][b.instance]
+                                                                    : nullptr; // a floor stays
+        if (own) own->sx = own->sy = own->sz = 0.0f, own->half_length = 0.0f;  // degenerate: not drawn
+        return true;
+    }
+    return false;
 }
 
 Renderer::Renderer(const VulkanContext& vk, VkFormat color_format, VkImageLayout final_layout) : vk_(vk) {
@@ -601,6 +620,8 @@ void Renderer::begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D 
         for (int k = 0; k < 3; ++k) u.light[k] = l > 0.0f ? scene.light[size_t(k)] / l : (k == 2 ? 1.0f : 0.0f);
         float extent3d = std::fmax(scene.bounds[2] - scene.bounds[0], scene.bounds[3] - scene.bounds[1]);
         u.params[0] = extent3d > 20.0f ? 5.0f : extent3d > 4.0f ? 1.0f : 0.25f; // about 4 to 20 lines across
+        // Shadow lookups start 1.5 texels off the surface along its normal (no acne at grazing sun).
+        u.params[1] = 1.5f * 2.0f * (0.75f * extent3d + 0.5f) / float(kShadowSize);
         std::memcpy(frame_.mapped, &u, sizeof(u));
         // The shadow map: depth from the sun, before the main pass.
         VkClearValue clear{};

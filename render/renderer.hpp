@@ -46,6 +46,10 @@ std::array<float, 16> light_view_proj(const std::array<float, 4>& bounds, const 
 /// the nearest one the ray from the eye through that pixel hits, as an index
 /// into scene.bodies, or -1. Planes are never picked.
 int32_t pick_body(const Scene& scene, const Camera& cam, uint32_t w, uint32_t h, float px, float py);
+/// Aims an entity's-eye camera from the body of `archetype` row `row` in
+/// `scene`: at its position, looking along its body +x, and hides that body
+/// (the eye is inside it). False, with both untouched, when there is no such body.
+bool aim_eye(Scene& scene, uint32_t archetype, uint32_t row, Camera& cam);
 /// Where world point `p` lands in a `w` x `h` view: pixel x, y and clip w (> 0 in front).
 std::array<float, 3> project(const std::array<float, 16>& view_proj, const std::array<float, 3>& p, uint32_t w,
                              uint32_t h);

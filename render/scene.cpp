@@ -365,10 +365,21 @@ void add_body(Scene& s, const BodyDraw& d, const Ctx& ctx, uint32_t row, bool se
     case Solid::kHull: {
         uint32_t index = uint32_t(std::lround(dims[0] < 0.0f ? 0.0f : dims[0]));
         auto [first, count] = hull_range(s, d, ctx, index, hull_cache, b.bound, b.half);
-        if (count) s.hulls.push_back({first, count, placed(b, 1.0f, 1.0f, 1.0f, c)});
+        if (!count) return; // the table has no such hull: nothing to draw or pick
+        s.hulls.push_back({first, count, placed(b, 1.0f, 1.0f, 1.0f, c)});
         break;
     }
     default: break;
+    }
+    // Which instance draws it (the entity's-eye camera hides its own body).
+    if (solid == Solid::kHull) {
+        b.mesh = int32_t(Mesh::kCount), b.instance = uint32_t(s.hulls.size()) - 1;
+    } else {
+        Mesh m = solid == Solid::kSphere    ? Mesh::kSphere
+                 : solid == Solid::kCapsule ? Mesh::kCapsule
+                 : solid == Solid::kBox     ? Mesh::kCube
+                                            : Mesh::kPlane;
+        b.mesh = int32_t(m), b.instance = uint32_t(s.meshes[size_t(m)].size()) - 1;
     }
     s.bodies.push_back(b);
 }
@@ -381,11 +392,12 @@ void add_bodies(Scene& s, const BodyDraw& d, const Ctx& ctx, const SceneOptions&
     for (uint32_t row = 0; row < end; ++row) {
         if (!t.alive[ctx.slot(t, row)]) continue;
         size_t before = s.bodies.size();
-        add_body(s, d, ctx, row, o.selected == int32_t(before), hull_cache);
+        const bool selected = o.selected_archetype == int32_t(d.archetype) && o.selected_row == row;
+        add_body(s, d, ctx, row, selected, hull_cache);
         if (s.bodies.size() == before) continue;
         const BodyRef& b = s.bodies.back();
         if (b.solid == Solid::kPlane) continue;
-        if (o.selected == int32_t(before)) add_box_lines(s, b.p, b.q, b.half, {255, 230, 60, 255});
+        if (selected) add_box_lines(s, b.p, b.q, b.half, {255, 230, 60, 255});
         if (bounds) { // the world-axis box the broadphase would test
             std::array<float, 3> h{};
             for (int k = 0; k < 3; ++k) {

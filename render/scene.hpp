@@ -72,6 +72,8 @@ struct BodyRef {
     Solid solid = Solid::kNone;
     std::array<float, 3> half{}; ///< half extents of its local bounding box
     float bound = 0.0f;          ///< bounding-sphere radius
+    int32_t mesh = -1;           ///< the Mesh whose instance draws it; Mesh::kCount: Scene::hulls
+    uint32_t instance = 0;       ///< index in that mesh's instances (or in Scene::hulls)
 };
 
 /// Everything one frame draws.
@@ -92,7 +94,8 @@ struct Scene {
 /// name (the env's OverlayDraw names, and the built-in "bounds" and "velocities").
 struct SceneOptions {
     std::vector<std::string> overlays;
-    int32_t selected = -1; ///< index into Scene::bodies drawn highlighted (-1: none)
+    int32_t selected_archetype = -1; ///< the body drawn highlighted: its archetype (-1: none) and row
+    uint32_t selected_row = 0;
     bool has(const std::string& name) const {
         for (const auto& o : overlays)
             if (o == name) return true;

@@ -89,6 +89,33 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     float half = cfg.scene == kCrowd ? 3.3f : cfg.scene == kMixed ? 2.0f : 1.0f;
     spec.draw.bounds = {-half, -half, half, half};
     spec.draw.background = {150, 175, 205, 255};
+    if (cfg.rays > 0) // each agent's lidar: rays to their hits (yellow, a cross at the hit) or out of range (grey)
+        spec.draw.overlay(
+            "lidar",
+            [n = cfg.rays](const orrery::Ctx& ctx, std::vector<orrery::Segment>& out) {
+                uint32_t agent = 0;
+                const float range = ctx.config<Config>().lidar_range;
+                ctx.each<Body>([&](orrery::Entity e) {
+                    if (agent >= kMaxScanners || !is_agent(ctx, e)) return;
+                    orrery::Array<Lidar> lidar = ctx.array_at<Lidar>(orrery::archetype_id<Scanner>, agent++);
+                    const Vec3 o = ctx.get<phys::Pose>(e)->p;
+                    for (uint32_t k = 0; k < n && k < lidar.size; ++k) {
+                        const phys::Ray ray = phys::lidar_ray(o, k, n, range);
+                        const Vec3 hit = o + ray.dir * lidar[k];
+                        const bool hits = lidar[k] < range;
+                        out.push_back({{o.x, o.y, o.z},
+                                       {hit.x, hit.y, hit.z},
+                                       hits ? orrery::Rgba{255, 220, 80, 255} : orrery::Rgba{120, 120, 130, 255}});
+                        if (!hits) continue;
+                        const float c = 0.04f;
+                        out.push_back({{hit.x, hit.y, hit.z - c}, {hit.x, hit.y, hit.z + c}, {255, 120, 40, 255}});
+                        out.push_back({{hit.x - c * ray.dir.y, hit.y + c * ray.dir.x, hit.z},
+                                       {hit.x + c * ray.dir.y, hit.y - c * ray.dir.x, hit.z},
+                                       {255, 120, 40, 255}});
+                    }
+                });
+            },
+            true);
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 4);

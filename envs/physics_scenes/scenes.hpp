@@ -265,7 +265,7 @@ ORRERY_SYSTEM void observe(Ctx& ctx) {
 }
 
 /// An agent: a sphere turning only about z, as OpenAI's (the mixed and crowd scenes' agents).
-ORRERY_HD inline bool is_agent(Ctx& ctx, Entity e) {
+ORRERY_HD inline bool is_agent(const Ctx& ctx, Entity e) {
     const uint32_t upright = phys::kLockTurnX | phys::kLockTurnY;
     return ctx.get<phys::Shape>(e)->kind == phys::ShapeKind::kSphere &&
            (ctx.get<phys::Locks>(e)->mask & upright) == upright;

@@ -34,7 +34,7 @@ void main() {
     v_normal = rotate(i_quat, normalize(vec3(c * n.x - s * n.y, s * n.x + c * n.y, n.z)));
     v_color = unpackUnorm4x8(i_color);
     v_world = p;
-    v_light_pos = frame.light_view_proj * vec4(p, 1.0);
+    v_light_pos = frame.light_view_proj * vec4(p + v_normal * frame.params.y, 1.0);
     v_flags = i_flags;
     gl_Position = (pc.pass == 1u ? frame.light_view_proj : frame.view_proj) * vec4(p, 1.0);
 }

@@ -8,12 +8,20 @@
 
 #ifndef ORRERY_RENDER_DISABLED
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <stb_image.h>
 
 #include "engine/simulator.hpp"
 #include "envs/physics_scenes/scenes.hpp"
 #include "envs/registry.hpp"
 #include "render/render.hpp"
 #include "render_support.hpp"
+#include "tools/view/panels.hpp"
 
 namespace {
 
@@ -139,6 +147,52 @@ TEST(Render3DScene, PickingFindsTheBodyUnderTheCursor) {
     EXPECT_EQ(orrery::render::pick_body(s, cam, kSize, kSize, c[0], c[1]), -1);
 }
 
+TEST(Render3DScene, TheEyeCameraStandsInItsBodyLooksAlongItsXAndHidesIt) {
+    auto sim = box_world({0.1f, 0.1f, 0.1f}, {0.5f, 0.25f, 0.1f});
+    sim->edit_world(0, [](orrery::Ctx& ctx) { // turned a quarter about z: body +x is world +y
+        ctx.at<physics_scenes::Body, phys::Pose>(1).q = phys::axis_angle({0, 0, 1}, 1.5707963f);
+    });
+    Scene s = orrery::render::scene_of(*sim, 0);
+    Camera cam;
+    cam.mode = Camera::Mode::kEye;
+    ASSERT_TRUE(orrery::render::aim_eye(s, orrery::archetype_id<physics_scenes::Body>, 1, cam));
+    EXPECT_FLOAT_EQ(cam.eye[0], 0.5f);
+    EXPECT_FLOAT_EQ(cam.eye[1], 0.25f);
+    EXPECT_NEAR(cam.forward[0], 0.0f, 1e-6f);
+    EXPECT_NEAR(cam.forward[1], 1.0f, 1e-6f);
+    const auto& cube = s.meshes[size_t(orrery::render::Mesh::kCube)][0];
+    EXPECT_EQ(cube.sx, 0.0f); // its own body is not drawn in front of the eye
+    EXPECT_FALSE(orrery::render::aim_eye(s, orrery::archetype_id<physics_scenes::Body>, 7, cam)); // no such body
+}
+
+TEST(Render3DScene, TheLidarOverlayDrawsEachRayToItsHit) {
+    orrery::register_builtin_envs();
+    orrery::SimOptions so;
+    so.threads = 1;
+    orrery::Simulator sim(orrery::make_env_spec("physics_scenes", {{"scene", "crowd"}, {"rays", "8"}}), so);
+    sim.reset(2);
+    sim.step();
+    Scene on = orrery::render::scene_of(sim, 0); // the env turns it on
+    EXPECT_TRUE(orrery::render::scene_of(sim, 0, SceneOptions{}).lines.empty());
+    // The first agent (row 1, a ball) and its scanner's distances: ray 0 runs along +x to its hit.
+    phys::Vec3 o{};
+    std::vector<float> d;
+    sim.read_world(0, [&](orrery::Ctx& ctx) {
+        o = ctx.at<physics_scenes::Body, phys::Pose>(1).p;
+        orrery::Array<physics_scenes::Lidar> l =
+            ctx.array_at<physics_scenes::Lidar>(orrery::archetype_id<physics_scenes::Scanner>, 0);
+        d.assign(l.data, l.data + l.size);
+    });
+    ASSERT_EQ(d.size(), 8u);
+    ASSERT_GE(on.lines.size(), 16u);
+    EXPECT_FLOAT_EQ(on.lines[0].p[0], o.x);
+    EXPECT_FLOAT_EQ(on.lines[0].p[1], o.y);
+    EXPECT_FLOAT_EQ(on.lines[1].p[0], o.x + d[0]);
+    EXPECT_FLOAT_EQ(on.lines[1].p[1], o.y);
+    EXPECT_LT(d[0], 6.0f) << "inside the walled room every ray hits something";
+    EXPECT_EQ(on.lines[0].color, orrery::render::pack({255, 220, 80, 255}));
+}
+
 TEST(Render3D, ABoxOnTheFloorLandsWhereTheProjectionSays) {
     REQUIRE_VULKAN();
     auto sim = box_world();
@@ -232,6 +286,133 @@ TEST(Render3D, TheEntitysEyeSeesTheBoxAhead) {
     EXPECT_EQ(count_shaded(behind, kBox), 0);
     EXPECT_FALSE(shaded(pixel(behind, kSize / 2, kSize / 2), kBox));
 }
+
+#ifdef ORRERY_RECORD_EXE
+std::string run(const std::string& cmd, int& rc) {
+    std::string log =
+        (std::filesystem::temp_directory_path() / ("orrery_3d_log_" + std::to_string(::getpid()))).string();
+    rc = std::system((cmd + " >" + log + " 2>&1").c_str());
+    std::ifstream in(log);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::filesystem::remove(log);
+    return cmd + "\n" + text.str();
+}
+
+struct Png {
+    int w = 0, h = 0;
+    std::vector<uint8_t> rgba;
+};
+Png load(const std::filesystem::path& p) {
+    Png im;
+    int n = 0;
+    unsigned char* data = stbi_load(p.string().c_str(), &im.w, &im.h, &n, 4);
+    if (data) im.rgba.assign(data, data + size_t(im.w) * size_t(im.h) * 4);
+    stbi_image_free(data);
+    return im;
+}
+
+TEST(Render3DRecord, WritesFramesAndAVideoFromEachCameraAndAGridOfWorlds) {
+    REQUIRE_VULKAN();
+    namespace fs = std::filesystem;
+    fs::path out = fs::temp_directory_path() / ("orrery_3d_record_" + std::to_string(::getpid()));
+    fs::remove_all(out);
+    int rc = 0;
+    const std::string base = std::string(ORRERY_RECORD_EXE) + " physics_scenes --opt scene=crowd --steps 2 ";
+    for (const char* camera : {"orbit", "top", "eye:1"}) {
+        std::string log = run(base + "--size 96x64 --camera " + camera + " --out " + (out / camera).string(), rc);
+        ASSERT_EQ(rc, 0) << log;
+        for (const char* f : {"frame_00000.png", "frame_00002.png"}) {
+            Png im = load(out / camera / f);
+            ASSERT_EQ(im.w, 96) << camera << " " << f;
+            EXPECT_EQ(im.h, 64);
+        }
+        EXPECT_FALSE(fs::exists(out / camera / "frame_00003.png"));
+        EXPECT_TRUE(fs::exists(out / camera / "video.mp4") || fs::exists(out / camera / "video.gif")) << log;
+    }
+    // The cameras see different pictures of the same state.
+    EXPECT_NE(load(out / "orbit" / "frame_00000.png").rgba, load(out / "top" / "frame_00000.png").rgba);
+    EXPECT_NE(load(out / "top" / "frame_00000.png").rgba, load(out / "eye:1" / "frame_00000.png").rgba);
+    // Four worlds in a 2 x 2 grid: each tile is that world alone, as one world's recording draws it.
+    std::string log =
+        run(base + "--worlds 4 --grid 4 --size 192x128 --camera top --out " + (out / "grid").string(), rc);
+    ASSERT_EQ(rc, 0) << log;
+    Png grid = load(out / "grid" / "frame_00001.png");
+    ASSERT_EQ(grid.w, 192);
+    ASSERT_EQ(grid.h, 128);
+    log = run(base + "--worlds 4 --world 3 --size 96x64 --camera top --out " + (out / "w3").string(), rc);
+    ASSERT_EQ(rc, 0) << log;
+    Png w3 = load(out / "w3" / "frame_00001.png");
+    ASSERT_EQ(w3.w, 96);
+    int differ = 0;
+    for (int y = 0; y < 64; ++y)
+        for (int x = 0; x < 96; ++x)
+            for (int c = 0; c < 3; ++c)
+                differ += grid.rgba[(size_t(64 + y) * 192 + size_t(96 + x)) * 4 + size_t(c)] !=
+                          w3.rgba[(size_t(y) * 96 + size_t(x)) * 4 + size_t(c)];
+    EXPECT_EQ(differ, 0) << "the bottom-right tile is world 3";
+    // Tiles of different worlds differ (each world's crowd is jittered by its seed).
+    int across = 0;
+    for (int y = 0; y < 64; ++y)
+        for (int x = 0; x < 96; ++x)
+            across += grid.rgba[(size_t(y) * 192 + size_t(x)) * 4] != w3.rgba[(size_t(y) * 96 + size_t(x)) * 4];
+    EXPECT_GT(across, 50);
+    fs::remove_all(out);
+}
+
+TEST(Render3DRecord, BadCameraAndOverlayOptionsAreNamed) {
+    int rc = 0;
+    const std::string base = std::string(ORRERY_RECORD_EXE) + " physics_scenes --steps 1 --out /tmp/orrery_3d_bad ";
+    std::string log = run(base + "--camera sideways", rc);
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(log.find("option --camera expects orbit, top, eye:ROW or eye:ARCHETYPE:ROW, got 'sideways'"),
+              std::string::npos)
+        << log;
+    log = run(base + "--camera eye:Nobody:1", rc);
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(log.find("has no archetype 'Nobody'"), std::string::npos) << log;
+    log = run(base + "--camera eye:99", rc);
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(log.find("row 99 of Body is out of range, expected < 48"), std::string::npos) << log;
+    log = run(base + "--overlays contacts,lidar", rc);
+    EXPECT_NE(rc, 0);
+    EXPECT_NE(log.find("has no overlay 'lidar' (it has: bounds, velocities, contacts)"), std::string::npos) << log;
+}
+#endif
+
+#ifdef ORRERY_VIEW_EXE
+TEST(Render3DView, TheWindowShowsTheBoxFromAboveAndInspectsIt) {
+    REQUIRE_VULKAN();
+    if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+    std::string shot =
+        (std::filesystem::temp_directory_path() / ("orrery_3d_view_" + std::to_string(::getpid()) + ".png")).string();
+    int rc = 0;
+    std::string log = run("xvfb-run -a -s '-screen 0 1024x768x24' " + std::string(ORRERY_VIEW_EXE) +
+                              " physics_scenes --opt scene=box_rest --size 1000x600 --paused --frames 3 --camera top"
+                              " --overlays bounds --inspect 1 --screenshot " +
+                              shot,
+                          rc);
+    ASSERT_EQ(rc, 0) << log;
+    // The inspector names the picked body's elements.
+    EXPECT_NE(log.find("orrery-view: inspector: Body 1"), std::string::npos) << log;
+    EXPECT_NE(log.find("Pose: px=0 py=0 pz=0.1"), std::string::npos) << log;
+    EXPECT_NE(log.find("Shape: kind=2 dx=0.1 dy=0.1 dz=0.1"), std::string::npos) << log;
+    Png im = load(shot);
+    ASSERT_EQ(im.w, 1000);
+    // The box's top, seen from above at the centre of the scene area.
+    const uint32_t scene_w = 1000 - orrery::render::kPanelWidth;
+    Camera cam;
+    cam.mode = Camera::Mode::kTop;
+    auto m = orrery::render::orbit_view_proj({-1.0f, -1.0f, 1.0f, 1.0f}, cam, scene_w, 600);
+    auto c = orrery::render::project(m, {0.0f, 0.0f, 0.2f}, scene_w, 600);
+    const uint8_t* p = &im.rgba[(size_t(c[1]) * 1000 + size_t(c[0])) * 4];
+    Rgb top{p[0], p[1], p[2]};
+    // Selected: half way to white, (242, 202, 157), then lit; no longer the plain box colour.
+    EXPECT_TRUE(shaded(top, {242, 202, 157, 255})) << top.r << " " << top.g << " " << top.b;
+    EXPECT_FALSE(shaded(top, kBox));
+    std::remove(shot.c_str());
+}
+#endif
 
 } // namespace
 

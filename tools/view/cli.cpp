@@ -61,6 +61,58 @@ bool parse_common(CommonArgs& a, int argc, char** argv, int& i) {
     return true;
 }
 
+CameraChoice parse_camera(const std::string& opt, const std::string& value) {
+    CameraChoice c;
+    if (value == "orbit" || value == "top") {
+        c.mode = value;
+        return c;
+    }
+    auto bad = [&]() {
+        return Error("option " + opt + " expects orbit, top, eye:ROW or eye:ARCHETYPE:ROW, got '" + value + "'");
+    };
+    if (value.rfind("eye:", 0) != 0) throw bad();
+    c.mode = "eye";
+    std::string rest = value.substr(4);
+    size_t colon = rest.rfind(':');
+    if (colon != std::string::npos) c.archetype = rest.substr(0, colon), rest = rest.substr(colon + 1);
+    if (rest.empty() || rest.find_first_not_of("0123456789") != std::string::npos) throw bad();
+    c.row = parse_u32(opt, rest);
+    return c;
+}
+
+uint32_t eye_archetype(const CameraChoice& c, const EnvSpec& spec) {
+    const auto& archs = spec.archetype_specs();
+    uint32_t a = 0;
+    if (c.archetype.empty()) {
+        if (spec.draw.bodies.empty())
+            throw Error("--camera eye:" + std::to_string(c.row) + ": env '" + spec.name() +
+                        "' draws no bodies; name the archetype (eye:ARCHETYPE:ROW)");
+        a = spec.draw.bodies[0].archetype;
+    } else {
+        std::string names;
+        for (a = 0; a < archs.size() && archs[a].name != c.archetype; ++a)
+            names += (names.empty() ? "" : ", ") + archs[a].name;
+        if (a == archs.size())
+            throw Error("--camera: env '" + spec.name() + "' has no archetype '" + c.archetype + "' (it has " + names +
+                        ")");
+    }
+    if (c.row >= archs[a].capacity)
+        throw Error("--camera: row " + std::to_string(c.row) + " of " + archs[a].name +
+                    " is out of range, expected < " + std::to_string(archs[a].capacity));
+    return a;
+}
+
+std::vector<std::string> split_list(const std::string& csv) {
+    std::vector<std::string> out(1);
+    for (char c : csv) {
+        if (c == ',')
+            out.emplace_back();
+        else
+            out.back().push_back(c);
+    }
+    return out;
+}
+
 std::string vulkan_device(const CommonArgs& a) {
     if (const char* env = std::getenv("ORRERY_VK_DEVICE")) return env;
     return a.vk_device;

@@ -69,6 +69,21 @@ class ActionReplay {
     std::vector<std::vector<int64_t>> lines_;
 };
 
+/// A 3-D camera named on the command line: `orbit`, `top`, `eye:ROW` (row ROW
+/// of the first archetype the env draws as bodies) or `eye:ARCHETYPE:ROW`.
+struct CameraChoice {
+    std::string mode = "orbit"; ///< orbit, top or eye
+    std::string archetype;      ///< eye: archetype name; empty: the first body draw's
+    uint32_t row = 0;
+};
+/// Parses option `opt`'s value; throws orrery::Error naming the option and the forms it takes.
+CameraChoice parse_camera(const std::string& opt, const std::string& value);
+/// The archetype id an eye camera looks through; throws orrery::Error when the
+/// env has no such archetype or draws no bodies, or the row is past its capacity.
+uint32_t eye_archetype(const CameraChoice& c, const EnvSpec& spec);
+/// "a,b,c" as {"a", "b", "c"}.
+std::vector<std::string> split_list(const std::string& csv);
+
 /// Writes one agent's action (element 0 of row `agent`) in world `world` of input `tensor`.
 void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint32_t agent, int32_t value);
 

@@ -57,8 +57,36 @@ std::string element_text(const uint8_t* p, DType t, size_t i) {
     return buf;
 }
 
-/// "Name: v0 v1 ..." for one component row, at most 12 elements shown.
-std::string row_text(const ComponentSpec& c, const uint8_t* p) {
+DType dtype_of(ScalarType t) {
+    switch (t) {
+    case ScalarType::kU8: return DType::kU8;
+    case ScalarType::kI8: return DType::kI8;
+    case ScalarType::kU16: return DType::kU16;
+    case ScalarType::kI16: return DType::kI16;
+    case ScalarType::kI32: return DType::kI32;
+    case ScalarType::kU32: return DType::kU32;
+    default: return DType::kF32;
+    }
+}
+
+/// "Name: name=v0 name=v1 ..." for a component whose elements the draw table
+/// names (DrawSpec::element_names), each read as its declared scalar type.
+std::string named_row_text(const ComponentSpec& c, const uint8_t* p, const ElementNames& e) {
+    std::string s = c.name + ":";
+    size_t at = 0;
+    for (size_t i = 0; i < e.names.size(); ++i) {
+        DType t = i < e.types.size() ? dtype_of(e.types[i]) : c.dtype;
+        if (at + dtype_size(t) > c.row_bytes) break;
+        s.append(" ").append(e.names[i]).append("=").append(element_text(p + at, t, 0));
+        at += dtype_size(t);
+    }
+    return s;
+}
+
+/// "Name: v0 v1 ..." for one component row, at most 12 elements shown; with
+/// element names, "Name: px=0.1 py=0.2 ...".
+std::string row_text(const ComponentSpec& c, const uint8_t* p, const ElementNames* names = nullptr) {
+    if (names) return named_row_text(c, p, *names);
     size_t n = c.row_bytes / dtype_size(c.dtype);
     std::string s = c.name + ":";
     for (size_t i = 0; i < std::min<size_t>(n, 12); ++i) {
@@ -82,6 +110,12 @@ const uint8_t* row_ptr(const Ctx& ctx, uint32_t arch, uint32_t comp, uint32_t ro
     return t.columns[comp] + size_t(ctx.slot(t, row)) * s.row_bytes[comp];
 }
 
+const ElementNames* names_of(const DrawSpec& d, uint32_t component) {
+    for (const ElementNames& e : d.element_names)
+        if (e.component == component) return &e;
+    return nullptr;
+}
+
 void report_entities(const EnvSpec& spec, const Ctx& ctx, WorldReport& r) {
     const auto& comps = spec.component_specs();
     for (uint32_t a = 0; a < spec.archetype_specs().size(); ++a) {
@@ -89,10 +123,11 @@ void report_entities(const EnvSpec& spec, const Ctx& ctx, WorldReport& r) {
         const ArchetypeTable& t = ctx.storage().tables[a];
         for (uint32_t row = 0; row < std::min(t.high_water[ctx.world()], t.capacity); ++row) {
             if (!t.alive[ctx.slot(t, row)]) continue;
-            WorldReport::EntityLines e{as.name, {}};
+            WorldReport::EntityLines e{as.name, a, row, {}};
             e.name.append(" ").append(std::to_string(row));
             for (uint32_t c : as.components)
-                if (const uint8_t* p = row_ptr(ctx, a, c, row)) e.lines.push_back(row_text(comps[c], p));
+                if (const uint8_t* p = row_ptr(ctx, a, c, row))
+                    e.lines.push_back(row_text(comps[c], p, names_of(spec.draw, c)));
             r.entities.push_back(std::move(e));
         }
     }
@@ -139,6 +174,63 @@ void keys_line(const DrawSpec& d, const std::vector<std::string>& names) {
     ImGui::TextWrapped("%s", line.c_str());
 }
 
+/// 3-D camera: orbit (drag to turn, wheel to zoom), top-down (drag to pan), or
+/// the eyes of a body (the selected one when chosen), with its field of view.
+void camera_controls(const EnvSpec& spec, ViewState& s, Camera& cam) {
+    int mode = int(cam.mode);
+    ImGui::RadioButton("orbit", &mode, int(Camera::Mode::kOrbit));
+    ImGui::SameLine();
+    ImGui::RadioButton("top", &mode, int(Camera::Mode::kTop));
+    ImGui::SameLine();
+    ImGui::RadioButton("entity's eye", &mode, int(Camera::Mode::kEye));
+    cam.mode = Camera::Mode(mode);
+    if (cam.mode == Camera::Mode::kOrbit) {
+        ImGui::SliderFloat("yaw", &cam.yaw, -3.14159f, 3.14159f);
+        ImGui::SliderFloat("pitch", &cam.pitch, 0.05f, 1.55f);
+    }
+    if (cam.mode != Camera::Mode::kEye) {
+        ImGui::SliderFloat("distance", &cam.distance, 0.0f, 200.0f, "%.1f (0: auto)");
+        return;
+    }
+    if (s.scene.selected_archetype >= 0 && ImGui::Button("look through the selected body")) {
+        s.eye_archetype = s.scene.selected_archetype;
+        s.eye_row = s.scene.selected_row;
+    }
+    int row = int(s.eye_row);
+    if (s.eye_archetype >= 0) {
+        const ArchetypeSpec& a = spec.archetype_specs()[size_t(s.eye_archetype)];
+        if (ImGui::SliderInt(("eye: " + a.name).c_str(), &row, 0, int(a.capacity) - 1)) s.eye_row = uint32_t(row);
+    }
+    float deg = cam.eye_fov * 57.29578f;
+    if (ImGui::SliderFloat("field of view", &deg, 10.0f, 170.0f, "%.0f deg")) cam.eye_fov = deg / 57.29578f;
+}
+
+/// Checkboxes for the overlays the draw table offers.
+void overlay_controls(const DrawSpec& d, ViewState& s) {
+    for (const std::string& name : overlay_names(d)) {
+        bool on = s.scene.has(name);
+        if (!ImGui::Checkbox(name.c_str(), &on)) continue;
+        auto& v = s.scene.overlays;
+        v.erase(std::remove(v.begin(), v.end(), name), v.end());
+        if (on) v.push_back(name);
+    }
+}
+
+/// The picked body's components, with element names where the env gives them.
+void inspector(const ViewState& s, const WorldReport& r) {
+    if (s.scene.selected_archetype < 0) {
+        ImGui::TextDisabled("click a body in the view to inspect it");
+        return;
+    }
+    for (const auto& e : r.entities) {
+        if (int32_t(e.archetype) != s.scene.selected_archetype || e.row != s.scene.selected_row) continue;
+        ImGui::Text("%s", e.name.c_str());
+        for (const auto& l : e.lines) ImGui::TextWrapped("%s", l.c_str());
+        return;
+    }
+    ImGui::TextDisabled("the selected entity is gone");
+}
+
 void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& cam, const std::string& device) {
     ImGui::Text("%s on %s, %u worlds", sim.spec().name().c_str(), sim.backend().describe().c_str(), sim.num_worlds());
     ImGui::TextDisabled("Vulkan: %s", device.c_str());
@@ -147,6 +239,8 @@ void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& 
     int agent = int(s.agent);
     if (r.num_agents && ImGui::SliderInt("agent", &agent, 0, int(r.num_agents) - 1)) s.agent = uint32_t(agent);
     if (ImGui::Button(s.paused ? "Resume (P)" : "Pause (P)")) s.paused = !s.paused;
+    ImGui::SameLine();
+    if (ImGui::Button("Step (N)")) s.step_once = true;
     ImGui::SameLine();
     ImGui::Checkbox("keys drive agent", &s.control);
     if (!s.action_names.empty()) keys_line(sim.spec().draw, s.action_names);
@@ -162,9 +256,7 @@ void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& 
         ImGui::Text("view: after step %llu, %llu step%s behind", (unsigned long long)r.sim_step,
                     (unsigned long long)r.lag, r.lag == 1 ? "" : "s");
     if (sim.spec().draw.view == DrawSpec::View::k3D) {
-        ImGui::SliderFloat("yaw", &cam.yaw, -3.14159f, 3.14159f);
-        ImGui::SliderFloat("pitch", &cam.pitch, 0.05f, 1.55f);
-        ImGui::SliderFloat("distance", &cam.distance, 0.0f, 200.0f, "%.1f (0: auto)");
+        camera_controls(sim.spec(), s, cam);
     } else {
         ImGui::SliderFloat("zoom", &cam.zoom, 0.25f, 8.0f, "%.2f", ImGuiSliderFlags_Logarithmic);
     }
@@ -246,7 +338,7 @@ WorldReport report_of(const Simulator& sim, const ViewState& state, const Ctx& c
     r.truncated = s.truncated[ctx.world()] != 0;
     report_entities(sim.spec(), ctx, r);
     report_agent(sim.spec(), ctx, state.agent, r);
-    if (scene) *scene = build_scene(sim.spec().draw, ctx);
+    if (scene) *scene = build_scene(sim.spec().draw, ctx, state.scene);
     return r;
 }
 
@@ -301,6 +393,12 @@ void draw_panels(Simulator& sim, ViewState& state, const WorldReport& report, Ca
     ImGui::Begin("Orrery", nullptr, ImGuiWindowFlags_NoMove | ImGuiWindowFlags_NoResize | ImGuiWindowFlags_NoCollapse);
     if (ImGui::CollapsingHeader("Simulation", ImGuiTreeNodeFlags_DefaultOpen))
         controls_panel(sim, state, report, cam, device_name);
+    const DrawSpec& d = sim.spec().draw;
+    if (d.view == DrawSpec::View::k3D && !overlay_names(d).empty() &&
+        ImGui::CollapsingHeader("Overlays", ImGuiTreeNodeFlags_DefaultOpen))
+        overlay_controls(d, state);
+    if (d.view == DrawSpec::View::k3D && ImGui::CollapsingHeader("Inspector", ImGuiTreeNodeFlags_DefaultOpen))
+        inspector(state, report);
     if (ImGui::CollapsingHeader("Rewards", ImGuiTreeNodeFlags_DefaultOpen)) rewards_panel(state, report);
     if (ImGui::CollapsingHeader("Observation of the selected agent", ImGuiTreeNodeFlags_DefaultOpen))
         obs_panel(report, state.obs_names);

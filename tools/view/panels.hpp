@@ -36,6 +36,13 @@ struct ViewState {
     /// (orrery-view --obs-names / --action-names; the `orrery view` command passes
     /// the names the env declares to Python).
     std::vector<std::string> obs_names, action_names;
+    /// 3-D: the overlays shown and the body picked with the mouse (its
+    /// components fill the inspector; it is drawn highlighted).
+    SceneOptions scene;
+    /// 3-D entity's-eye camera: the body looked through (-1: none chosen yet).
+    int32_t eye_archetype = -1;
+    uint32_t eye_row = 0;
+    bool step_once = false; ///< the panel's step button was pressed (one step, then paused)
 };
 
 /// One world's state as the panels show it.
@@ -43,7 +50,8 @@ struct WorldReport {
     uint32_t episode = 0, step = 0, error = 0;
     bool terminated = false, truncated = false;
     struct EntityLines {
-        std::string name;               ///< "Chef 1"
+        std::string name; ///< "Chef 1"
+        uint32_t archetype = 0, row = 0;
         std::vector<std::string> lines; ///< "Player: 12 2 1 0"
     };
     std::vector<EntityLines> entities;

@@ -29,14 +29,19 @@ constexpr const char* kUsage =
     "                   [--seed S] [--policy random|noop] [--vk-device D] [--size WxH]\n"
     "                   [--paused] [--screenshot PNG] [--frames N]\n"
     "                   [--obs-names a,b,...] [--action-names a,b,...] [--actions FILE] [--speed S]\n"
+    "                   [--camera orbit|top|eye:ROW|eye:ARCH:ROW] [--fov DEG] [--overlays a,b,...]\n"
+    "                   [--inspect ROW|ARCH:ROW]\n"
     "Keys: arrows/WASD move the controlled agent, space interacts, P pauses, N steps once,\n"
     "Tab picks the next agent, [ and ] the previous/next world; the mouse wheel zooms, dragging\n"
-    "pans (2-D) or orbits (3-D). With --frames N the viewer\n"
+    "pans (2-D, 3-D top-down) or orbits (3-D); a click on a 3-D body inspects it. With --frames N the viewer\n"
     "exits after N frames, writing the last one to --screenshot if given. --obs-names and\n"
     "--action-names label the observation's channels (or entries) and the action values.\n"
     "--actions FILE replays world 0's recorded actions (one line per step, as orrery-record\n"
     "takes them: how `orrery view --play POLICY` shows a trained policy's episode), then pauses\n"
-    "and, on exit, prints world 0's state hash. --speed S: steps per second (default 8).\n";
+    "and, on exit, prints world 0's state hash. --speed S: steps per second (default 8).\n"
+    "3-D views start with the --camera, --fov and --overlays of orrery-record; the panel changes them.\n"
+    "--inspect selects a body as a click would (row ROW of the first archetype drawn as bodies, or of\n"
+    "ARCH) and prints its inspector lines on exit.\n";
 
 struct ViewArgs {
     CommonArgs common;
@@ -46,19 +51,13 @@ struct ViewArgs {
     std::vector<std::string> obs_names, action_names;
     std::string actions; ///< a recorded episode of world 0 to replay
     float speed = 8.0f;
+    CameraChoice camera;
+    float fov = 135.0f;
+    bool overlays_given = false;
+    std::vector<std::string> overlays;
+    bool inspect_given = false;
+    CameraChoice inspect; ///< the body --inspect selects (archetype and row, as an eye camera names them)
 };
-
-/// "a,b,c" as {"a", "b", "c"}.
-std::vector<std::string> split_names(const std::string& csv) {
-    std::vector<std::string> out(1);
-    for (char c : csv) {
-        if (c == ',')
-            out.emplace_back();
-        else
-            out.back().push_back(c);
-    }
-    return out;
-}
 
 ViewArgs parse(int argc, char** argv) {
     ViewArgs a;
@@ -78,12 +77,26 @@ ViewArgs parse(int argc, char** argv) {
         else if (arg == "--size")
             std::tie(a.width, a.height) = parse_size(arg, value());
         else if (arg == "--obs-names")
-            a.obs_names = split_names(value());
+            a.obs_names = split_list(value());
         else if (arg == "--action-names")
-            a.action_names = split_names(value());
+            a.action_names = split_list(value());
         else if (arg == "--actions")
             a.actions = value();
-        else if (arg == "--speed") {
+        else if (arg == "--camera")
+            a.camera = parse_camera(arg, value());
+        else if (arg == "--fov") {
+            a.fov = float(parse_u32(arg, value()));
+            if (a.fov < 1.0f || a.fov > 170.0f) throw Error("option --fov expects degrees in [1, 170]");
+        } else if (arg == "--inspect") {
+            std::string v = value();
+            size_t colon = v.rfind(':');
+            a.inspect_given = true;
+            a.inspect.archetype = colon == std::string::npos ? "" : v.substr(0, colon);
+            a.inspect.row = parse_u32(arg, colon == std::string::npos ? v : v.substr(colon + 1));
+        } else if (arg == "--overlays") {
+            a.overlays_given = true;
+            a.overlays = split_list(value());
+        } else if (arg == "--speed") {
             a.speed = float(parse_u32(arg, value()));
             if (a.speed < 1.0f) throw Error("--speed 0 is invalid; expected steps per second >= 1");
         } else if (arg == "-h" || arg == "--help") {
@@ -142,16 +155,29 @@ int32_t action_for(const DrawSpec& d, Key key) {
     return -1;
 }
 
-/// Mouse over the scene: the wheel zooms; dragging pans (2-D) or orbits (3-D).
+/// Mouse over the scene: the wheel zooms; dragging pans (2-D, 3-D top-down),
+/// orbits (3-D orbit) or turns the eye's field of view (wheel, entity's eye).
 void steer_camera(const ImGuiIO& io, const DrawSpec& draw, Camera& cam) {
     float k = std::pow(1.15f, io.MouseWheel);
     bool drag = io.MouseDown[0] || io.MouseDown[1];
     if (draw.view == DrawSpec::View::k3D) {
-        if (io.MouseWheel != 0.0f) {
-            float extent = std::max(draw.bounds[2] - draw.bounds[0], draw.bounds[3] - draw.bounds[1]);
-            cam.distance = (cam.distance > 0.0f ? cam.distance : 2.5f * extent) / k;
+        // The distance the camera stands at now (automatic until the wheel first sets one).
+        uint32_t w = uint32_t(std::max(1.0f, io.DisplaySize.x - float(kPanelWidth)));
+        CameraFrame f = camera_frame(draw.bounds, cam, w, uint32_t(std::max(1.0f, io.DisplaySize.y)));
+        std::array<float, 3> target{0.5f * (draw.bounds[0] + draw.bounds[2]) + cam.pan_x,
+                                    0.5f * (draw.bounds[1] + draw.bounds[3]) + cam.pan_y, 0.0f};
+        float dist = std::sqrt((f.eye[0] - target[0]) * (f.eye[0] - target[0]) +
+                               (f.eye[1] - target[1]) * (f.eye[1] - target[1]) + f.eye[2] * f.eye[2]);
+        if (cam.mode == Camera::Mode::kEye) {
+            cam.eye_fov = std::clamp(cam.eye_fov / k, 0.17f, 2.97f);
+            return;
         }
-        if (drag) {
+        if (io.MouseWheel != 0.0f) cam.distance = dist / k;
+        if (drag && cam.mode == Camera::Mode::kTop) { // the ground under the cursor follows it
+            float per_pixel = 2.0f * dist * std::tan(0.5f * cam.fov) / std::max(io.DisplaySize.y, 1.0f);
+            cam.pan_x -= io.MouseDelta.x * per_pixel;
+            cam.pan_y += io.MouseDelta.y * per_pixel;
+        } else if (drag) {
             cam.yaw -= 0.01f * io.MouseDelta.x;
             cam.pitch = std::clamp(cam.pitch + 0.01f * io.MouseDelta.y, 0.05f, 1.55f);
         }
@@ -178,6 +204,14 @@ int run(const ViewArgs& a) {
     state.obs_names = a.obs_names;
     state.action_names = a.action_names;
     state.speed = a.speed;
+    state.scene = default_scene_options(sim->spec().draw);
+    if (a.overlays_given) {
+        std::vector<std::string> known = overlay_names(sim->spec().draw);
+        for (const auto& o : a.overlays)
+            if (std::find(known.begin(), known.end(), o) == known.end())
+                throw Error("option --overlays: env '" + a.common.env + "' has no overlay '" + o + "'");
+        state.scene.overlays = a.overlays;
+    }
     std::unique_ptr<ActionReplay> replay;
     if (!a.actions.empty()) replay = std::make_unique<ActionReplay>(a.actions, *sim);
     uint32_t replayed = 0;
@@ -185,6 +219,20 @@ int run(const ViewArgs& a) {
     Policy policy(policy_kind, a.common.seed);
     KeyReader keys;
     Camera cam;
+    cam.mode = a.camera.mode == "top"   ? Camera::Mode::kTop
+               : a.camera.mode == "eye" ? Camera::Mode::kEye
+                                        : Camera::Mode::kOrbit;
+    cam.eye_fov = a.fov / 57.2957795f;
+    if (cam.mode == Camera::Mode::kEye) {
+        state.eye_archetype = int32_t(eye_archetype(a.camera, sim->spec()));
+        state.eye_row = a.camera.row;
+    }
+    if (a.inspect_given) {
+        state.scene.selected_archetype = int32_t(eye_archetype(a.inspect, sim->spec()));
+        state.scene.selected_row = a.inspect.row;
+    }
+    Scene shown;           // last frame's scene, which the user clicked on
+    WorldReport inspected; // last frame's report, for --inspect
     const DrawSpec& draw = sim->spec().draw;
     auto last = std::chrono::steady_clock::now();
     double owed = 0.0; // steps due at the chosen speed
@@ -195,7 +243,9 @@ int run(const ViewArgs& a) {
         bool pressed = false;
         Key key = typing ? Key::kNoop : keys.poll(w, pressed);
         if (!typing && keys.tapped(w, GLFW_KEY_P)) state.paused = !state.paused;
-        bool single = !typing && keys.tapped(w, GLFW_KEY_N);
+        bool single = (!typing && keys.tapped(w, GLFW_KEY_N)) || state.step_once;
+        if (state.step_once) state.paused = true; // the step button: pause, then one step
+        state.step_once = false;
         if (!typing && keys.tapped(w, GLFW_KEY_TAB)) state.agent += 1;
         if (!typing && keys.tapped(w, GLFW_KEY_RIGHT_BRACKET)) state.world += 1;
         if (!typing && keys.tapped(w, GLFW_KEY_LEFT_BRACKET) && state.world > 0) state.world -= 1;
@@ -225,7 +275,17 @@ int run(const ViewArgs& a) {
             state.steps_taken += 1;
             state.pending = Key::kNoop;
         }
-        if (!ImGui::GetIO().WantCaptureMouse) steer_camera(ImGui::GetIO(), draw, cam);
+        const ImGuiIO& io = ImGui::GetIO();
+        if (!io.WantCaptureMouse) steer_camera(io, draw, cam);
+        // A click (not a drag) on the 3-D view picks the body under the cursor, with last frame's scene.
+        const uint32_t view_w = uint32_t(std::max(1.0f, io.DisplaySize.x - float(kPanelWidth)));
+        const uint32_t view_h = uint32_t(std::max(1.0f, io.DisplaySize.y));
+        if (draw.view == DrawSpec::View::k3D && !io.WantCaptureMouse && ImGui::IsMouseReleased(0) &&
+            io.MouseDragMaxDistanceSqr[0] < 16.0f) {
+            int32_t hit = pick_body(shown, cam, view_w, view_h, io.MousePos.x, io.MousePos.y);
+            state.scene.selected_archetype = hit >= 0 ? int32_t(shown.bodies[size_t(hit)].archetype) : -1;
+            state.scene.selected_row = hit >= 0 ? shown.bodies[size_t(hit)].row : 0;
+        }
 
         // Exact instead when paused, when the selected world has no view yet, and when the
         // view is older than the last frame's (a copy requested before a pause).
@@ -234,6 +294,14 @@ int run(const ViewArgs& a) {
         if (state.paused || !read_report_lagging(*sim, state, &scene, report) || report.sim_step < state.shown_step)
             report = read_report(*sim, state, &scene);
         state.shown_step = report.sim_step;
+        if (cam.mode == Camera::Mode::kEye && state.eye_archetype < 0) // none chosen: the first body not a floor
+            for (const BodyRef& b : scene.bodies)
+                if (b.solid != Solid::kPlane) {
+                    state.eye_archetype = int32_t(b.archetype), state.eye_row = b.row;
+                    break;
+                }
+        if (cam.mode == Camera::Mode::kEye && state.eye_archetype >= 0)
+            aim_eye(scene, uint32_t(state.eye_archetype), state.eye_row, cam);
         accumulate_returns(state, report);
         state.agent = report.num_agents ? std::min(state.agent, report.num_agents - 1) : 0;
         draw_panels(*sim, state, report, cam, window.device_name());
@@ -251,7 +319,19 @@ int run(const ViewArgs& a) {
         } else {
             window.end_frame(scene, cam, kPanelWidth);
         }
+        shown = std::move(scene);
+        inspected = std::move(report);
         if (last_frame) break;
+    }
+    if (a.inspect_given) {
+        bool found = false;
+        for (const auto& e : inspected.entities) {
+            if (int32_t(e.archetype) != state.scene.selected_archetype || e.row != state.scene.selected_row) continue;
+            found = true;
+            std::printf("orrery-view: inspector: %s\n", e.name.c_str());
+            for (const auto& l : e.lines) std::printf("  %s\n", l.c_str());
+        }
+        if (!found) std::printf("orrery-view: inspector: nothing selected\n");
     }
     if (replay)
         std::printf("orrery-view: world 0 state hash after replaying %u of %u steps: %016llx\n", replayed,
