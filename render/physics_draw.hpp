@@ -2,7 +2,7 @@
 // How an env that uses the physics module declares its 3-D view in one call:
 // its bodies drawn from phys::Pose and phys::Shape, their velocities, the
 // names of the physics components' elements for the inspector, and the
-// per-world Contacts buffer as an overlay. Header-only and free of Vulkan: an
+// per-world Contacts and Joints buffers as overlays. Header-only and free of Vulkan: an
 // env's registration file includes it whether or not render/ is built.
 
 #include "engine/draw.hpp"
@@ -13,7 +13,8 @@ namespace orrery {
 /// Draws archetype A's rigid bodies (A holds phys::RigidBody) in the 3-D view,
 /// coloured `color`; add colour rules to the returned entry (a team field, a
 /// body type). Also names the physics components' elements and adds the
-/// "contacts" overlay (each contact point, and its normal from body a to b).
+/// "contacts" overlay (each contact point, and its normal from body a to b)
+/// and the "joints" overlay (lines from each jointed body to its joint).
 template <class A> BodyDraw& draw_physics_bodies(DrawSpec& draw, Rgba color = {200, 200, 200, 255}) {
     draw.view = DrawSpec::View::k3D;
     BodyDraw& b = draw.body<A>()
@@ -38,6 +39,8 @@ template <class A> BodyDraw& draw_physics_bodies(DrawSpec& draw, Rgba color = {2
         draw.name_elements<phys::Force>({"fx", "fy", "fz", "tx", "ty", "tz"});
         draw.name_elements<phys::BodyType>({"kind (0 dynamic, 1 static, 2 kinematic)"});
         draw.name_elements<phys::Locks>({"mask"});
+        draw.name_elements<phys::AxisDamping>(
+            {"damping_x", "damping_y", "damping_z", "damping_wx", "damping_wy", "damping_wz"});
         draw.overlay("contacts", [](const Ctx& ctx, std::vector<Segment>& out) {
             // Points are kept in body a's frame (Contact::la): placed by a's pose as drawn.
             Buffer<phys::Contacts> contacts = ctx.single_buffer<phys::PhysicsWorld, phys::Contacts>();
@@ -53,6 +56,19 @@ template <class A> BodyDraw& draw_physics_bodies(DrawSpec& draw, Rgba color = {2
                 out.push_back({{p.x, p.y, p.z - k}, {p.x, p.y, p.z + k}, red});
                 out.push_back({{p.x, p.y, p.z}, {tip.x, tip.y, tip.z}, white});
             }
+        });
+        draw.overlay("joints", [](const Ctx& ctx, std::vector<Segment>& out) {
+            // Each joint as lines from each body's centre to its frame's origin
+            // (where the weld, the hinge's pin or the slider's block sits).
+            Buffer<phys::Joints> joints = ctx.single_buffer<phys::PhysicsWorld, phys::Joints>();
+            const Rgba yellow{255, 220, 40, 255};
+            auto arm = [&](Entity e, const phys::Frame& f) {
+                const phys::Pose* p = e.is_null() ? nullptr : ctx.get<phys::Pose>(e);
+                if (!p) return;
+                phys::Vec3 o = p->p + phys::rotate(p->q, f.p);
+                out.push_back({{p->p.x, p->p.y, p->p.z}, {o.x, o.y, o.z}, yellow});
+            };
+            for (uint32_t i = 0; i < joints.size(); ++i) arm(joints[i].a, joints[i].fa), arm(joints[i].b, joints[i].fb);
         });
     }
     return b;

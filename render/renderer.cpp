@@ -425,12 +425,15 @@ void Renderer::create_shadow_target() {
     ci.attachmentCount = 1, ci.pAttachments = &att, ci.subpassCount = 1, ci.pSubpasses = &sub;
     ci.dependencyCount = 2, ci.pDependencies = deps;
     ORRERY_VK(vkCreateRenderPass(dev, &ci, nullptr, &shadow_pass_));
-    shadow_map_ = vk_.create_image(kShadowSize, kShadowSize, kDepthFormat,
+    VkPhysicalDeviceProperties props;
+    vkGetPhysicalDeviceProperties(vk_.physical(), &props);
+    shadow_size_ = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1024 : 2048;
+    shadow_map_ = vk_.create_image(shadow_size_, shadow_size_, kDepthFormat,
                                    VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
                                    VK_IMAGE_ASPECT_DEPTH_BIT);
     VkFramebufferCreateInfo fi{VK_STRUCTURE_TYPE_FRAMEBUFFER_CREATE_INFO};
     fi.renderPass = shadow_pass_, fi.attachmentCount = 1, fi.pAttachments = &shadow_map_.view;
-    fi.width = kShadowSize, fi.height = kShadowSize, fi.layers = 1;
+    fi.width = shadow_size_, fi.height = shadow_size_, fi.layers = 1;
     ORRERY_VK(vkCreateFramebuffer(dev, &fi, nullptr, &shadow_fb_));
     VkSamplerCreateInfo si{VK_STRUCTURE_TYPE_SAMPLER_CREATE_INFO};
     si.magFilter = VK_FILTER_NEAREST, si.minFilter = VK_FILTER_NEAREST;
@@ -621,17 +624,18 @@ void Renderer::begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D 
         float extent3d = std::fmax(scene.bounds[2] - scene.bounds[0], scene.bounds[3] - scene.bounds[1]);
         u.params[0] = extent3d > 20.0f ? 5.0f : extent3d > 4.0f ? 1.0f : 0.25f; // about 4 to 20 lines across
         // Shadow lookups start 1.5 texels off the surface along its normal (no acne at grazing sun).
-        u.params[1] = 1.5f * 2.0f * (0.75f * extent3d + 0.5f) / float(kShadowSize);
+        u.params[1] = 1.5f * 2.0f * (0.75f * extent3d + 0.5f) / float(shadow_size_);
         std::memcpy(frame_.mapped, &u, sizeof(u));
         // The shadow map: depth from the sun, before the main pass.
         VkClearValue clear{};
         clear.depthStencil = {1.0f, 0};
         VkRenderPassBeginInfo bi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};
-        bi.renderPass = shadow_pass_, bi.framebuffer = shadow_fb_, bi.renderArea = {{0, 0}, {kShadowSize, kShadowSize}};
+        bi.renderPass = shadow_pass_, bi.framebuffer = shadow_fb_,
+        bi.renderArea = {{0, 0}, {shadow_size_, shadow_size_}};
         bi.clearValueCount = 1, bi.pClearValues = &clear;
         vkCmdBeginRenderPass(cmd, &bi, VK_SUBPASS_CONTENTS_INLINE);
-        VkViewport vp{0.0f, 0.0f, float(kShadowSize), float(kShadowSize), 0.0f, 1.0f};
-        VkRect2D sc{{0, 0}, {kShadowSize, kShadowSize}};
+        VkViewport vp{0.0f, 0.0f, float(shadow_size_), float(shadow_size_), 0.0f, 1.0f};
+        VkRect2D sc{{0, 0}, {shadow_size_, shadow_size_}};
         vkCmdSetViewport(cmd, 0, 1, &vp);
         vkCmdSetScissor(cmd, 0, 1, &sc);
         if (total3d) draw_meshes(cmd, shadows_, 1);

@@ -263,6 +263,23 @@ TEST(Render3D, OverlaysAddTheirPixelsOnlyWhenOn) {
     }
 }
 
+TEST(Render3D, TheJointsOverlayLinksAGrabbedBoxToItsHolder) {
+    REQUIRE_VULKAN();
+    orrery::register_builtin_envs();
+    // The grab scene welds the cube to the agent in step 1 (physics/joint.hpp).
+    orrery::Simulator sim(orrery::make_env_spec("physics_scenes", {{"scene", "grab"}}), {});
+    sim.reset(1);
+    Camera cam = fixed_orbit();
+    FrameRenderer fr({kSize, kSize, {}});
+    const orrery::Rgba kJoint{255, 220, 40, 255};
+    SceneOptions on;
+    on.overlays = {"joints"};
+    EXPECT_EQ(count(fr.render(orrery::render::scene_of(sim, 0, on), cam), kJoint), 0) << "no joint before step 1";
+    sim.step();
+    EXPECT_EQ(count(fr.render(orrery::render::scene_of(sim, 0, SceneOptions{}), cam), kJoint), 0) << "overlay off";
+    EXPECT_GT(count(fr.render(orrery::render::scene_of(sim, 0, on), cam), kJoint), 10);
+}
+
 TEST(Render3D, TheEntitysEyeSeesTheBoxAhead) {
     REQUIRE_VULKAN();
     auto sim = box_world();
@@ -376,7 +393,8 @@ TEST(Render3DRecord, BadCameraAndOverlayOptionsAreNamed) {
     EXPECT_NE(log.find("row 99 of Body is out of range, expected < 48"), std::string::npos) << log;
     log = run(base + "--overlays contacts,lidar", rc);
     EXPECT_NE(rc, 0);
-    EXPECT_NE(log.find("has no overlay 'lidar' (it has: bounds, velocities, contacts)"), std::string::npos) << log;
+    EXPECT_NE(log.find("has no overlay 'lidar' (it has: bounds, velocities, contacts, joints)"), std::string::npos)
+        << log;
 }
 #endif
 

@@ -13,6 +13,16 @@ the Python package, matches MuJoCo within the documented tolerances:
     box stopping time            5 % + 1 step  MuJoCo's soft contact lets the last mm/s decay slowly
     penetration while falling    5 mm        Orrery's speculative contacts; MuJoCo sinks 28 mm on impact
     energy                       never grows by more than 1 mJ per step
+
+OpenAI's hide-and-seek agent (a 1 kg sphere on slide joints damped 10, 10, 1
+and a hinge damped 10; 90 N along x; 0.075 s steps of 15 substeps; gravity
+-50; floor friction 0.2, which is the pair's, MuJoCo taking the larger):
+
+    agent's terminal speed       1 %         (90 - 10) N / 10 N s/m = 8 m/s: MuJoCo 8.000, Orrery 7.955
+                                             (it damps before the substep's impulses: physics/README.md)
+    agent's time constant        5 %         m / d = 0.1 s: 0.0999 in both
+    distance in 10 steps         5 %
+    cube pushed 10 / 20 steps    5 %         the 0.5 m, 1 kg cube, friction 0.2, 5 cm ahead: Orrery 2-3 % short
 """
 
 import importlib.util
@@ -46,8 +56,9 @@ def test_committed_reference_is_what_mujoco_gives():
         assert fresh[key] == pytest.approx(value, abs=2e-4), key
 
 
-def orrery_track(scene, steps, **options):
-    """Body 1's positions and velocities, steps + 1 rows (row 0 is the start)."""
+def orrery_track(scene, steps, action=0, body=1, **options):
+    """A body's positions and velocities, steps + 1 rows (row 0 is the start),
+    the action held at `action` (0: none, 1: push body 1 along +x)."""
     orrery = pytest.importorskip("orrery")
     if "physics_scenes" not in orrery.list_envs():
         pytest.skip("this orrery build has no physics_scenes env")
@@ -57,9 +68,9 @@ def orrery_track(scene, steps, **options):
     pos, vel = [], []
     for i in range(steps + 1):
         if i:
-            env.step()
-        pos.append(np.array(env.view("pose"))[0, 1, :3].copy())
-        vel.append(np.array(env.view("velocity"))[0, 1, :3].copy())
+            env.step(np.full((1, 1), action, dtype=np.int32))
+        pos.append(np.array(env.view("pose"))[0, body, :3].copy())
+        vel.append(np.array(env.view("velocity"))[0, body, :3].copy())
     env.close()
     return np.array(pos), np.array(vel)
 
@@ -82,3 +93,21 @@ def test_orrery_matches_mujoco_on_canonical_scenes():
     p, _ = orrery_track("box_rest", 1000)
     assert p[-1, 2] == pytest.approx(ref["box_rest.rest_z"], abs=2e-3)
     assert np.abs(p[:, :2]).max() < 1e-3
+
+
+OPENAI = dict(dt=0.075, substeps=15, gravity=-50.0, push_force=90.0)
+
+
+def test_openais_agent_matches_mujoco_driving_and_pushing():
+    import mujoco_reference
+
+    ref = committed()
+    p, _ = orrery_track("drive", 40, action=1, **OPENAI)
+    terminal, tau = mujoco_reference.drive_quantities(p[:, 0])
+    assert terminal == pytest.approx(ref["drive.terminal_speed"], rel=0.01)
+    assert tau == pytest.approx(ref["drive.time_constant"], rel=0.05)
+    assert p[10, 0] == pytest.approx(ref["drive.distance_10"], rel=0.05)
+    cube, _ = orrery_track("push", 20, action=1, body=2, **OPENAI)
+    assert cube[10, 0] == pytest.approx(ref["push.cube_x_10"], rel=0.05)
+    assert cube[20, 0] == pytest.approx(ref["push.cube_x_20"], rel=0.05)
+    assert abs(cube[20, 1]) < 0.01
