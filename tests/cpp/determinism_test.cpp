@@ -80,6 +80,15 @@ const std::vector<Scenario>& scenarios() {
         // Random starts draw from the RNG at every reset; the featurizer adds an archetype.
         // The physics module's crowd: 30 bodies with random starts in a walled room, pushed by the action.
         {"physics_crowd", "physics_scenes", {{"scene", "crowd"}, {"horizon", "60"}}},
+        // Hide-and-seek: random rooms, teams of 1-3 each, boxes, ramps, grab and lock.
+        {"hide_and_seek",
+         "hide_and_seek",
+         {{"horizon", "60"},
+          {"prep_steps", "20"},
+          {"min_hiders", "1"},
+          {"max_hiders", "3"},
+          {"min_seekers", "1"},
+          {"max_seekers", "3"}}},
         {"cramped_room_random_featurized",
          "overcooked",
          {{"layout", "cramped_room"}, {"horizon", "90"}, {"start", "random"}, {"featurized", "true"}}},
@@ -119,6 +128,9 @@ const Pin kPins[] = {
     {"physics_crowd", AutoReset::kNextStep, {0x1f0b018cda81fac9, 0x3cf9596a7160278f, 0x65f92ac6f59cea5f}, 0x5175e4f38c2391fd},
     {"physics_crowd", AutoReset::kSameStep, {0x7e50a84bea43c4b4, 0x21fa9305f5a244bc, 0xb7b72672c798d740}, 0xf2f39c876721b837},
     {"physics_crowd", AutoReset::kDisabled, {0x1f0b018cda81fac9, 0xf4b77cbd8e5f2531, 0xa072fd04473963ce}, 0xa9c2642b6ca1a020},
+    {"hide_and_seek", AutoReset::kNextStep, {0x9c3c6e13c4492d1f, 0xadc8ee42d5ea1ae5, 0x251547a6032892f8}, 0xe30895e18e9f271c},
+    {"hide_and_seek", AutoReset::kSameStep, {0xfa16affc5e0382e4, 0x9dcd22589c11d129, 0x1e3cd77870475669}, 0x0b3ddc89def1befc},
+    {"hide_and_seek", AutoReset::kDisabled, {0x9c3c6e13c4492d1f, 0x0dd2f66d2e4af8f1, 0xb1ed45f0276550e2}, 0x425f2839ed7fc97a},
     {"cramped_room_random_featurized", AutoReset::kNextStep, {0x0efef5c67ee87b9c, 0xf7cfe7fb983c623d, 0x1f5c7bd55047724d}, 0xe49070d4d316b88c},
     {"cramped_room_random_featurized", AutoReset::kSameStep, {0xa9e0099ec94a1f60, 0x878b86038bf02b23, 0x1f35bfdaf7e5f668}, 0xa9be5d77f0300f81},
     {"cramped_room_random_featurized", AutoReset::kDisabled, {0x0efef5c67ee87b9c, 0xb3aa82ca20a33a57, 0xd194082df7dd885f}, 0xe828c8be79862e34},

@@ -1,0 +1,639 @@
+#pragma once
+// Hide-and-seek, OpenAI's rules (multi-agent emergence environments, Baker et
+// al. 2020) over the physics module: random rooms on a 30 x 30 grid of 0.2 m
+// cells, sphere agents pushed in the world frame, boxes and ramps they can
+// grab and lock, vision through a 135 degree cone and line of sight, and team
+// rewards for being seen. /work/shared/research/hideseek.md is the rule book;
+// README.md here lists every rule and decision. Compiled by g++ and NVRTC.
+
+#include "envs/hide_and_seek/rays.hpp"
+
+namespace hide_and_seek {
+using namespace orrery;
+
+inline constexpr int32_t kGrid = 30;                 ///< placement grid cells per side
+inline constexpr float kCell = 0.2f;                 ///< metres per cell (a 6 x 6 m arena)
+inline constexpr int32_t kMinRoomCells = 6;          ///< a split keeps this far from every parallel wall
+inline constexpr int32_t kDoorCells = 2;             ///< one 0.4 m door per internal wall
+inline constexpr uint32_t kWallTries = 10;           ///< failed splits before the walls are rebuilt
+inline constexpr uint32_t kSpawnTries = 10;          ///< rejection samples per object
+inline constexpr uint32_t kMaxRebuilds = 64;         ///< whole-world retries (then kSpawnFailed)
+inline constexpr uint32_t kMaxSegments = 8;          ///< 4 outer walls and up to 3 splits (4 rooms)
+inline constexpr uint32_t kMaxWalls = 1 + 4 + 2 * 3; ///< floor, outer walls, two pieces per split
+inline constexpr uint32_t kLidarRays = 30;
+inline constexpr float kLidarRange = 6.0f;
+inline constexpr float kReach = 0.25f;              ///< grab and lock: surface within this of the agent's centre
+inline constexpr float kCosHalfCone = 0.382683432f; ///< cos(3 pi / 8): the 135 degree vision cone
+inline constexpr float kForcePerBin = 18.0f;        ///< linspace(-0.9, 0.9, 11) step times gear 100 (N, N m)
+inline constexpr float kAgentRadius = 0.15f;
+inline constexpr uint32_t kSelf = 10, kPerAgent = 10, kPerObject = 15;
+enum : int32_t { kHider = 0, kSeeker = 1, kAbsent = -1 };
+enum : int32_t { kNoPiece = 0, kCube = 1, kElongated = 2, kRamp = 3 };
+enum : uint32_t { kSpawnFailed = uint32_t(ErrorCode::kEnvBase) + 1 };
+
+/// The env's options and the layout of one agent's observation row.
+struct Config {
+    uint32_t min_hiders, max_hiders, min_seekers, max_seekers;
+    uint32_t min_boxes, max_boxes, ramps, max_rooms;
+    uint32_t horizon, prep_steps, walls_block_rays, agents;
+    float outer_wall_prob;
+    uint32_t quadrant;   ///< the quadrant game: a corner room, objects out of bounds cost -10
+    uint32_t elongated;  ///< 0: every box is a cube (the quadrant game)
+    uint32_t lock_ramps; ///< 0: ramps cannot be locked (the quadrant game)
+    uint32_t off_agents, off_boxes, off_ramps, off_lidar, off_aa, off_ab, off_ar, obs_size;
+};
+
+/// move_x, move_y, turn: bins 0..10 (5 is still); grab, lock: 0 released, else pressed. // [worlds, agents, 5] i32
+struct Action {
+    using Element = int32_t;
+    int32_t move_x, move_y, turn, grab, lock;
+};
+struct Reward { // [worlds, agents] f32
+    using Element = float;
+    float value;
+};
+/// One agent's observation, flat (the layout is in Config and README.md). // [worlds, agents, obs_size] f32
+struct Obs : ArrayOf<float> {};
+/// kHider, kSeeker, or kAbsent for a row this episode does not use. // [worlds, agents] i32
+struct Team {
+    using Element = int32_t;
+    int32_t value;
+};
+/// What an agent holds (welded to it), or null.
+struct Grip {
+    Entity held;
+};
+/// A box or ramp: its kind and lock state (locker: the agent row that locked it). // [worlds, objects, 4] i32
+struct Piece {
+    using Element = int32_t;
+    int32_t kind, locked, lock_team, locker;
+};
+/// This episode's draw: hiders, seekers, boxes, rooms, and whether the outer walls stand. // [worlds, 5] u32
+struct Round {
+    using Element = uint32_t;
+    uint32_t hiders, seekers, boxes, rooms, outer_walls;
+};
+/// The bodies rays can meet this step (agents of the episode, present objects,
+/// and walls when they block rays), gathered once for every ray of the step.
+struct Scene : BufferOf<RayBody> {};
+static_assert(sizeof(Action) == 20 && sizeof(Piece) == 16 && sizeof(Round) == 20);
+
+ORRERY_COMPONENTS(phys::OrreryComponents, Action, Reward, Obs, Team, Grip, Piece, Round, Scene);
+ORRERY_ARCHETYPE(Agent, phys::RigidBody, Action, Reward, Obs, Team, Grip); // rows: hiders, then seekers
+ORRERY_ARCHETYPE(Object, phys::RigidBody, Piece);                          // rows: boxes, then ramps
+ORRERY_ARCHETYPE(Wall, phys::RigidBody);                                   // the floor, then walls
+ORRERY_ARCHETYPE(Arena, Round, Scene);
+ORRERY_ARCHETYPES(phys::OrreryArchetypes, Agent, Object, Wall, Arena);
+
+// ---------------------------------------------------------------- bodies
+
+/// The ramp's shape: a 0.5 m cube stands in for OpenAI's 45 degree wedge until
+/// convex hulls land in physics/ (swapping it is this one function).
+ORRERY_HD inline phys::Shape ramp_shape() { return {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}; }
+
+/// Creates a rigid body of archetype A. mass 0: static. Damping is MuJoCo's
+/// joint damping of OpenAI's slide x, y, z and hinge z joints (N s/m, N m s).
+template <class A>
+ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p, Quat q, float friction,
+                                 Vec3 slide_damping, float turn_damping) {
+    Entity e = ctx.create<A>();
+    if (e.is_null()) return e;
+    *ctx.get<phys::Pose>(e) = {p, q};
+    bool dynamic = mass > 0.0f;
+    ctx.get<phys::BodyType>(e)->kind = dynamic ? phys::BodyKind::kDynamic : phys::BodyKind::kStatic;
+    phys::MassProps mp = dynamic ? phys::mass_given(shape, mass) : phys::MassProps{};
+    *ctx.get<phys::MassProps>(e) = mp;
+    *ctx.get<phys::Shape>(e) = shape;
+    *ctx.get<phys::Material>(e) = {friction, friction, 0.0f, 0.0f};
+    ctx.get<phys::Locks>(e)->mask = phys::kLockTurnX | phys::kLockTurnY; // slide x, y, z and hinge z
+    *ctx.get<phys::AxisDamping>(e) = {slide_damping, {0.0f, 0.0f, turn_damping}};
+    return e;
+}
+
+/// Rows are fixed per episode: a row the draw leaves out holds a parked static body.
+ORRERY_HD inline void park(Ctx& ctx, Entity e, float x) {
+    ctx.get<phys::BodyType>(e)->kind = phys::BodyKind::kStatic;
+    ctx.get<phys::Pose>(e)->p = {x, -20.0f, -20.0f};
+}
+
+/// Yaw of a quaternion turned about z only, in (-pi, pi]: atan2 from our own
+/// polynomial (no libm), within 1e-5 rad.
+ORRERY_HD inline float yaw_of(Quat q) {
+    float c = q.w * q.w - q.z * q.z, s = 2.0f * q.w * q.z;
+    float ac = phys::abs_of(c), as = phys::abs_of(s);
+    float hi = phys::max_f(ac, as), lo = phys::min_f(ac, as);
+    float t = hi > 0.0f ? lo / hi : 0.0f, t2 = t * t;
+    float a =
+        t * (0.99997726f +
+             t2 * (-0.33262347f + t2 * (0.19354346f + t2 * (-0.11643287f + t2 * (0.05265332f - t2 * 0.01172120f)))));
+    if (as > ac) a = 1.57079633f - a;
+    if (c < 0.0f) a = 3.14159265f - a;
+    return s < 0.0f ? -a : a;
+}
+
+// ---------------------------------------------------------------- rooms
+
+/// A wall on the grid lines, cells (x0, y0) to (x1, y1), horizontal or vertical.
+struct Seg {
+    int32_t x0, y0, x1, y1;
+};
+ORRERY_HD inline bool horizontal(const Seg& s) { return s.y0 == s.y1; }
+ORRERY_HD inline int32_t min_i(int32_t a, int32_t b) { return a < b ? a : b; }
+ORRERY_HD inline int32_t max_i(int32_t a, int32_t b) { return a < b ? b : a; }
+
+/// One room split: from a random point of a random wall, a perpendicular wall
+/// to the first wall it meets. Fails when it comes within kMinRoomCells of a
+/// parallel wall whose span overlaps it (OpenAI's RandomWalls).
+ORRERY_HD inline bool split_room(Rng& rng, Seg* w, uint32_t& n) {
+    const Seg base = w[rng.below(n)];
+    bool hz = horizontal(base);
+    int32_t lo = hz ? base.x0 : base.y0, len = (hz ? base.x1 : base.y1) - lo;
+    if (len < 2) return false;
+    int32_t at = lo + 1 + int32_t(rng.below(uint32_t(len - 1)));
+    int32_t from = hz ? base.y0 : base.x0, dir = rng.below(2) ? 1 : -1;
+    if (from == 0) dir = 1;
+    if (from == kGrid) dir = -1;
+    int32_t to = dir > 0 ? kGrid + 1 : -1;
+    for (uint32_t i = 0; i < n; ++i) { // the first wall parallel to base that the new wall meets
+        const Seg& v = w[i];
+        if (horizontal(v) != hz) continue;
+        int32_t c = hz ? v.y0 : v.x0, a = hz ? v.x0 : v.y0, b = hz ? v.x1 : v.y1;
+        if (a <= at && at <= b && (c - from) * dir > 0 && (c - from) * dir < (to - from) * dir) to = c;
+    }
+    if (to < 0 || to > kGrid || (to - from) * dir < kMinRoomCells) return false;
+    Seg s = hz ? Seg{at, min_i(from, to), at, max_i(from, to)} : Seg{min_i(from, to), at, max_i(from, to), at};
+    for (uint32_t i = 0; i < n; ++i) { // rooms at least kMinRoomCells wide
+        const Seg& v = w[i];
+        if (horizontal(v) == hz) continue; // parallel to the new wall
+        int32_t c = hz ? v.x0 : v.y0, a = hz ? v.y0 : v.x0, b = hz ? v.y1 : v.x1;
+        bool overlap = max_i(a, hz ? s.y0 : s.x0) < min_i(b, hz ? s.y1 : s.x1);
+        if (overlap && (c - at < kMinRoomCells && at - c < kMinRoomCells)) return false;
+    }
+    w[n++] = s;
+    return true;
+}
+
+/// The outer walls and `rooms` - 1 splits; after kWallTries failed splits the
+/// walls are rebuilt from the outer four. Returns the wall count (4 + splits).
+ORRERY_HD inline uint32_t make_rooms(Rng& rng, uint32_t rooms, Seg* w) {
+    uint32_t n = 4;
+    for (uint32_t rebuild = 0; rebuild < kMaxRebuilds; ++rebuild) {
+        w[0] = {0, 0, kGrid, 0}, w[1] = {0, kGrid, kGrid, kGrid}, w[2] = {0, 0, 0, kGrid},
+        w[3] = {kGrid, 0, kGrid, kGrid};
+        n = 4;
+        uint32_t failures = 0;
+        while (n < 3 + rooms && failures < kWallTries)
+            if (!split_room(rng, w, n)) ++failures;
+        if (n == 3 + rooms) break;
+    }
+    return n;
+}
+
+/// Occupancy of the grid's 900 cells, one bit each.
+struct Grid {
+    uint32_t bits[(kGrid * kGrid + 31) / 32];
+};
+ORRERY_HD inline bool taken(const Grid& g, int32_t i, int32_t j) {
+    uint32_t k = uint32_t(j * kGrid + i);
+    return (g.bits[k >> 5] >> (k & 31)) & 1u;
+}
+ORRERY_HD inline void take(Grid& g, int32_t i, int32_t j) {
+    if (i < 0 || j < 0 || i >= kGrid || j >= kGrid) return;
+    uint32_t k = uint32_t(j * kGrid + i);
+    g.bits[k >> 5] |= 1u << (k & 31);
+}
+/// The cells on both sides of wall piece [a, b) of grid line c.
+ORRERY_HD inline void take_wall(Grid& g, bool hz, int32_t c, int32_t a, int32_t b) {
+    for (int32_t k = a; k < b; ++k) {
+        if (hz)
+            take(g, k, c - 1), take(g, k, c);
+        else
+            take(g, c - 1, k), take(g, c, k);
+    }
+}
+
+/// Where an object landed: its footprint's lower-left cell and its centre (m).
+struct Spot {
+    bool ok;
+    int32_t i, j;
+    float x, y;
+};
+/// Where a footprint may go: inside cells [lo, hi) of both axes, or (`outside`) not overlapping them.
+struct Region {
+    int32_t lo, hi;
+    bool outside;
+};
+inline constexpr Region kAnywhere{0, 0, true};
+/// The quadrant game's corner room: cells [15, 30) on both axes.
+inline constexpr int32_t kQuadrantLo = kGrid / 2;
+
+/// Rejection sampling of a free w x h cell footprint in `region` (kSpawnTries
+/// draws). With `lead`, the centre must lie within 0.5 m of lead's (a team
+/// spawns together).
+ORRERY_HD inline Spot place(Rng& rng, Grid& g, int32_t w, int32_t h, const Spot* lead, Region region = kAnywhere) {
+    for (uint32_t t = 0; t < kSpawnTries; ++t) {
+        int32_t i, j;
+        if (lead) {
+            i = lead->i - 3 + int32_t(rng.below(7));
+            j = lead->j - 3 + int32_t(rng.below(7));
+        } else {
+            i = int32_t(rng.below(uint32_t(kGrid - w + 1)));
+            j = int32_t(rng.below(uint32_t(kGrid - h + 1)));
+        }
+        if (i < 0 || j < 0 || i + w > kGrid || j + h > kGrid) continue;
+        bool in = i >= region.lo && j >= region.lo && i + w <= region.hi && j + h <= region.hi;
+        bool overlaps = i < region.hi && j < region.hi && i + w > region.lo && j + h > region.lo;
+        if (region.outside ? overlaps : !in) continue;
+        float x = (float(i) + 0.5f * float(w)) * kCell, y = (float(j) + 0.5f * float(h)) * kCell;
+        if (lead && (x - lead->x) * (x - lead->x) + (y - lead->y) * (y - lead->y) > 0.25f) continue;
+        bool free = true;
+        for (int32_t a = i; a < i + w && free; ++a)
+            for (int32_t b = j; b < j + h && free; ++b) free = !taken(g, a, b);
+        if (!free) continue;
+        for (int32_t a = i; a < i + w; ++a)
+            for (int32_t b = j; b < j + h; ++b) take(g, a, b);
+        return {true, i, j, x, y};
+    }
+    return {false, 0, 0, 0.0f, 0.0f};
+}
+
+/// One world's draw: walls, counts, and where everything goes.
+struct Draw {
+    Seg walls[kMaxSegments];
+    uint32_t walls_n, hiders, seekers, boxes, elongated, outer;
+    uint32_t long_along_y; ///< bit k: elongated box k lies along y
+    uint32_t no_door;      ///< bit k: wall k has no door (the quadrant game's single door)
+    Spot agents[8], objects[16];
+};
+
+/// Draws a world until every object finds a spot (OpenAI discards a world
+/// whose placement fails); false after kMaxRebuilds draws.
+ORRERY_HD inline bool draw_world(Ctx& ctx, const Config& cfg, Draw& d) {
+    Rng rng = ctx.rng(1);
+    d.hiders = cfg.min_hiders + rng.below(cfg.max_hiders - cfg.min_hiders + 1);
+    d.seekers = cfg.min_seekers + rng.below(cfg.max_seekers - cfg.min_seekers + 1);
+    for (uint32_t attempt = 0; attempt < kMaxRebuilds; ++attempt) {
+        d.no_door = 0;
+        if (cfg.quadrant) { // two walls close the corner room; with p = 0.5 only one has a door
+            d.walls_n = make_rooms(rng, 1, d.walls);
+            d.walls[4] = {kQuadrantLo, kQuadrantLo, kQuadrantLo, kGrid};
+            d.walls[5] = {kQuadrantLo, kQuadrantLo, kGrid, kQuadrantLo};
+            d.walls_n = 6;
+            if (rng.uniform() < 0.5f) d.no_door = 1u << (4 + rng.below(2));
+        } else {
+            d.walls_n = make_rooms(rng, 1 + rng.below(cfg.max_rooms), d.walls);
+        }
+        d.outer = rng.uniform() < cfg.outer_wall_prob ? 1u : 0u;
+        d.boxes = cfg.min_boxes + rng.below(cfg.max_boxes - cfg.min_boxes + 1);
+        uint32_t least = d.boxes < 3 ? d.boxes : 3;
+        d.elongated = cfg.elongated ? least + rng.below(d.boxes - least + 1) : 0;
+        // The quadrant game: hiders and boxes in the room, seekers and ramps outside it.
+        const Region room{kQuadrantLo, kGrid, false}, out{kQuadrantLo, kGrid, true};
+        const Region hider_area = cfg.quadrant ? room : kAnywhere, seeker_area = cfg.quadrant ? out : kAnywhere;
+        d.long_along_y = 0;
+        Grid g{};
+        for (uint32_t k = 0; k < d.walls_n; ++k) { // doors come later; their cells count as taken here
+            const Seg& s = d.walls[k];
+            take_wall(g, horizontal(s), horizontal(s) ? s.y0 : s.x0, horizontal(s) ? s.x0 : s.y0,
+                      horizontal(s) ? s.x1 : s.y1);
+        }
+        bool ok = true;
+        for (uint32_t a = 0; a < d.hiders + d.seekers && ok; ++a) {
+            const Spot* lead = a == 0 || a == d.hiders ? nullptr : &d.agents[a < d.hiders ? 0 : d.hiders];
+            d.agents[a] = place(rng, g, 2, 2, lead, a < d.hiders ? hider_area : seeker_area);
+            ok = d.agents[a].ok;
+        }
+        for (uint32_t b = 0; b < d.boxes && ok; ++b) {
+            bool along_y = b < d.elongated && rng.below(2) == 1;
+            if (along_y) d.long_along_y |= 1u << b;
+            int32_t w = b < d.elongated ? (along_y ? 1 : 9) : 3, h = b < d.elongated ? (along_y ? 9 : 1) : 3;
+            d.objects[b] = place(rng, g, w, h, nullptr, hider_area);
+            ok = d.objects[b].ok;
+        }
+        for (uint32_t r = 0; r < cfg.ramps && ok; ++r) {
+            d.objects[cfg.max_boxes + r] = place(rng, g, 3, 3, nullptr, seeker_area);
+            ok = d.objects[cfg.max_boxes + r].ok;
+        }
+        if (ok) return true;
+    }
+    return false;
+}
+
+/// A static wall box along grid line c over cells [a, b): 0.1 m thick, ends
+/// overlapping by half the thickness so corners close.
+ORRERY_HD inline void add_wall(Ctx& ctx, bool hz, int32_t c, int32_t a, int32_t b, float height) {
+    if (b <= a) return;
+    float mid = 0.5f * float(a + b) * kCell, line = float(c) * kCell, half = 0.5f * float(b - a) * kCell + 0.05f;
+    Vec3 p = hz ? Vec3{mid, line, 0.5f * height} : Vec3{line, mid, 0.5f * height};
+    Vec3 e = hz ? Vec3{half, 0.05f, 0.5f * height} : Vec3{0.05f, half, 0.5f * height};
+    add_body<Wall>(ctx, {phys::ShapeKind::kBox, e}, 0.0f, p, {1, 0, 0, 0}, 1.0f, {0, 0, 0}, 0.0f);
+}
+
+/// Init: draws the world and creates its floor, walls (each internal wall with
+/// one door), agents, boxes and ramps, in fixed rows.
+ORRERY_SYSTEM void spawn(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    Draw d{};
+    if (!draw_world(ctx, cfg, d)) ctx.fail(kSpawnFailed); // placed anyway, overlapping
+    Rng rng = ctx.rng(2);
+    const Quat id{1, 0, 0, 0};
+    add_body<Wall>(ctx, {phys::ShapeKind::kPlane, {0, 0, 0}}, 0.0f, {0, 0, 0}, id, 0.2f, {0, 0, 0}, 0.0f);
+    for (uint32_t k = 0; k < d.walls_n; ++k) {
+        const Seg& s = d.walls[k];
+        bool hz = horizontal(s);
+        int32_t c = hz ? s.y0 : s.x0, a = hz ? s.x0 : s.y0, b = hz ? s.x1 : s.y1;
+        if (k < 4) {
+            if (d.outer) add_wall(ctx, hz, c, a, b, 4.0f);
+            continue;
+        }
+        int32_t door = a + int32_t(rng.below(uint32_t(b - a - kDoorCells + 1)));
+        if ((d.no_door >> k) & 1u) door = b; // one piece, the whole wall
+        add_wall(ctx, hz, c, a, door, 0.5f);
+        add_wall(ctx, hz, c, door + kDoorCells, b, 0.5f);
+    }
+    const phys::Shape ball{phys::ShapeKind::kSphere, {kAgentRadius, 0, 0}};
+    for (uint32_t row = 0; row < cfg.agents; ++row) {
+        bool hider = row < cfg.max_hiders;
+        uint32_t k = hider ? row : row - cfg.max_hiders, n = hider ? d.hiders : d.seekers;
+        const Spot& s = d.agents[hider ? k : d.hiders + k];
+        float yaw = rng.uniform() * 6.28318531f;
+        Entity e = add_body<Agent>(ctx, ball, 1.0f, {s.x, s.y, kAgentRadius}, phys::axis_angle({0, 0, 1}, yaw), 0.01f,
+                                   {10.0f, 10.0f, 1.0f}, 10.0f);
+        if (e.is_null()) return;
+        ctx.get<Team>(e)->value = k < n ? (hider ? kHider : kSeeker) : kAbsent;
+        if (k >= n) park(ctx, e, -2.0f - float(row));
+    }
+    for (uint32_t row = 0; row < cfg.max_boxes + cfg.ramps; ++row) {
+        bool ramp = row >= cfg.max_boxes;
+        bool present = ramp || row < d.boxes, along_y = (d.long_along_y >> row) & 1u;
+        int32_t kind = ramp ? kRamp : (row < d.elongated ? kElongated : kCube);
+        Vec3 half = kind == kElongated ? (along_y ? Vec3{0.075f, 0.825f, 0.25f} : Vec3{0.825f, 0.075f, 0.25f})
+                                       : Vec3{0.25f, 0.25f, 0.25f};
+        phys::Shape shape = ramp ? ramp_shape() : phys::Shape{phys::ShapeKind::kBox, half};
+        const Spot& s = d.objects[row];
+        float damping = ramp ? 0.1f : 0.01f;
+        Entity e = add_body<Object>(ctx, shape, 1.0f, {s.x, s.y, 0.25f}, id, ramp ? 0.01f : 0.2f,
+                                    {damping, damping, damping}, damping);
+        if (e.is_null()) return;
+        *ctx.get<Piece>(e) = {present ? kind : kNoPiece, 0, kAbsent, -1};
+        if (!present) park(ctx, e, -2.0f - float(row));
+    }
+    ctx.single<Arena, Round>() = {d.hiders, d.seekers, d.boxes, cfg.quadrant ? 2u : d.walls_n - 3, d.outer};
+}
+
+// ---------------------------------------------------------------- rays and vision
+
+/// Fills the world's ray scene from the bodies' poses now: agents of this
+/// episode, present boxes and ramps, and the walls when they block rays
+/// (OpenAI's default). The floor never counts.
+ORRERY_SYSTEM void gather_scene(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    scene.clear();
+    auto add = [&](Entity e) {
+        const phys::Shape& s = *ctx.get<phys::Shape>(e);
+        if (s.kind != phys::ShapeKind::kPlane)
+            scene.push(ray_body_of(s, ctx.get<phys::Pose>(e)->p, ctx.get<phys::Pose>(e)->q, e.index));
+    };
+    ctx.each<Agent>([&](Entity e) {
+        if (ctx.get<Team>(e)->value != kAbsent) add(e);
+    });
+    ctx.each<Object>([&](Entity e) {
+        if (ctx.get<Piece>(e)->kind != kNoPiece) add(e);
+    });
+    if (cfg.walls_block_rays) ctx.each<Wall>(add);
+}
+
+/// The first body of the scene a ray meets within `range`, skipping the body
+/// whose index is `skip` (the caster).
+struct Hit {
+    float t;
+    uint32_t index; ///< Entity::index of the body hit; ~0u for none
+};
+ORRERY_HD inline Hit cast(const Ctx& ctx, Vec3 o, Vec3 dir, float range, uint32_t skip) {
+    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    Hit best{range, ~0u};
+    for (uint32_t i = 0; i < scene.size(); ++i) {
+        const RayBody& b = scene[i];
+        if (b.index == skip) continue;
+        float t = ray_body(b, o, dir, best.t);
+        if (t < best.t) best = {t, b.index};
+    }
+    return best;
+}
+
+/// Whether agent `a` sees body `b` (as of the last gather_scene): b's centre
+/// within the 135 degree cone around a's facing (+x of its body, in the plane)
+/// and a ray from a's centre to b's centre meets b first.
+ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
+    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    const RayBody* pa = nullptr;
+    const RayBody* pb = nullptr;
+    for (uint32_t i = 0; i < scene.size(); ++i) {
+        if (scene[i].index == a.index) pa = &scene[i];
+        if (scene[i].index == b.index) pb = &scene[i];
+    }
+    if (!pa || !pb) return false;
+    Vec3 d = pb->body.x - pa->body.x;
+    Quat q = pa->body.q; // facing: the body's +x axis (agents turn about z only)
+    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y);
+    if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) return false;
+    float dist = phys::length(d);
+    if (dist <= 0.0f) return true;
+    return cast(ctx, pa->body.x, d * (1.0f / dist), dist + 1.0f, a.index).index == b.index;
+}
+
+/// Agent row `row`'s entity (rows are created in order at reset and never freed).
+template <class A> ORRERY_HD inline Entity row_entity(const Ctx& ctx, uint32_t row) {
+    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
+    uint32_t r = ctx.slot(t, row);
+    return t.alive[r] ? Entity::make(archetype_id<A>, row, t.generation[r]) : Entity{};
+}
+
+// ---------------------------------------------------------------- step
+
+/// Whether agent `row` saw object `k` at the last observation (its own mask).
+ORRERY_HD inline bool saw_object(const Ctx& ctx, uint32_t row, uint32_t k) {
+    const Config& cfg = ctx.config<Config>();
+    Array<Obs> obs = ctx.array_at<Obs>(archetype_id<Agent>, row);
+    return k < cfg.max_boxes ? obs[cfg.off_ab + k] > 0.5f : obs[cfg.off_ar + (k - cfg.max_boxes)] > 0.5f;
+}
+
+/// Agent `row`'s action this step: seekers' are the middle bins and zeros
+/// during the preparation phase (OpenAI's NoActionsInPrepPhase).
+ORRERY_HD inline Action action_of(const Ctx& ctx, uint32_t row) {
+    const Config& cfg = ctx.config<Config>();
+    Action a = ctx.at<Agent, Action>(row);
+    if (ctx.at<Agent, Team>(row).value == kSeeker && ctx.step() < cfg.prep_steps) a = {5, 5, 5, 0, 0};
+    return a;
+}
+
+/// Whether agent `row` may grab or lock object `k`: seen last step, its
+/// surface within kReach of the agent's centre. Returns the distance, or kNoHit.
+ORRERY_HD inline float reach_of(const Ctx& ctx, uint32_t row, uint32_t k) {
+    Entity o = row_entity<Object>(ctx, k);
+    if (ctx.get<Piece>(o)->kind == kNoPiece || !saw_object(ctx, row, k)) return kNoHit;
+    const phys::Pose& p = *ctx.get<phys::Pose>(o);
+    float d = phys::distance_to_shape({*ctx.get<phys::Shape>(o), p.p, p.q}, ctx.at<Agent, phys::Pose>(row).p);
+    return d <= kReach ? d : kNoHit;
+}
+
+/// Movement: world-frame force on x, y and torque about z, 18 N (N m) per bin from the middle.
+ORRERY_SYSTEM void move_agents(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    for (uint32_t row = 0; row < cfg.agents; ++row) {
+        if (ctx.at<Agent, Team>(row).value == kAbsent) continue;
+        Action a = action_of(ctx, row);
+        phys::Force& f = ctx.at<Agent, phys::Force>(row);
+        f.f += Vec3{kForcePerBin * float(a.move_x - 5), kForcePerBin * float(a.move_y - 5), 0.0f};
+        f.t += Vec3{0.0f, 0.0f, kForcePerBin * float(a.turn - 5)};
+    }
+}
+
+/// Lock, OpenAI's all_lock_team_specific: an object locks when an agent in
+/// reach that saw it presses lock, unless a teammate of the locker is in reach,
+/// saw it, and is not pressing; only the locking team can unlock it, the same
+/// way. Locked objects are static bodies, unlocked ones dynamic.
+ORRERY_SYSTEM void lock_objects(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    for (uint32_t k = 0; k < cfg.max_boxes + cfg.ramps; ++k) {
+        Piece& piece = ctx.at<Object, Piece>(k);
+        if (piece.kind == kNoPiece || (piece.kind == kRamp && !cfg.lock_ramps)) continue;
+        int32_t first[2] = {-1, -1};
+        bool refuse[2] = {false, false};
+        for (uint32_t row = 0; row < cfg.agents; ++row) {
+            int32_t team = ctx.at<Agent, Team>(row).value;
+            if (team == kAbsent || reach_of(ctx, row, k) == kNoHit) continue;
+            if (action_of(ctx, row).lock != 0) {
+                if (first[team] < 0) first[team] = int32_t(row);
+            } else {
+                refuse[team] = true;
+            }
+        }
+        if (piece.locked) {
+            if (refuse[piece.lock_team]) piece = {piece.kind, 0, kAbsent, -1};
+        } else {
+            for (int32_t team = 0; team < 2; ++team)
+                if (first[team] >= 0 && !refuse[team] && !piece.locked) piece = {piece.kind, 1, team, first[team]};
+        }
+        ctx.at<Object, phys::BodyType>(k).kind = piece.locked ? phys::BodyKind::kStatic : phys::BodyKind::kDynamic;
+    }
+}
+
+/// Grab, held while wanted: each step an agent pressing grab holds the closest
+/// object in reach that it saw, welded to it in their relative pose of the
+/// moment it took hold (physics' weld joint, made and broken inside the step).
+/// Releasing, or nothing in reach, lets go.
+ORRERY_SYSTEM void grab_objects(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    for (uint32_t row = 0; row < cfg.agents; ++row) {
+        Grip& g = ctx.at<Agent, Grip>(row);
+        float best = kNoHit;
+        Entity target{};
+        if (ctx.at<Agent, Team>(row).value != kAbsent && action_of(ctx, row).grab != 0)
+            for (uint32_t k = 0; k < cfg.max_boxes + cfg.ramps; ++k) {
+                float d = reach_of(ctx, row, k);
+                if (d < best) best = d, target = row_entity<Object>(ctx, k);
+            }
+        if (g.held.index == target.index && g.held.gen == target.gen) continue;
+        Entity me = row_entity<Agent>(ctx, row);
+        if (!g.held.is_null()) phys::remove_joints(ctx, me, g.held);
+        g.held = target;
+        if (!target.is_null() && !phys::weld(ctx, me, target)) g.held = Entity{};
+    }
+}
+
+/// Team rewards after the physics: hiders +1 when no seeker sees a hider, -1
+/// otherwise; seekers the opposite. An agent outside the 18 m square around
+/// the arena gets -10 instead; in the quadrant game every agent does while a
+/// box or ramp is outside [0.1, 5.9]. Zero during the preparation phase. Ends
+/// the episode at the horizon.
+ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    bool seen = false;
+    for (uint32_t s = cfg.max_hiders; s < cfg.agents; ++s) {
+        if (ctx.at<Agent, Team>(s).value != kSeeker) continue;
+        for (uint32_t h = 0; h < cfg.max_hiders && !seen; ++h)
+            if (ctx.at<Agent, Team>(h).value == kHider)
+                seen = sees(ctx, row_entity<Agent>(ctx, s), row_entity<Agent>(ctx, h));
+    }
+    bool prep = ctx.step() < cfg.prep_steps, object_out = false;
+    for (uint32_t k = 0; k < cfg.max_boxes + cfg.ramps && cfg.quadrant; ++k) { // the quadrant game's rule
+        Vec3 p = ctx.at<Object, phys::Pose>(k).p;
+        bool out = p.x < 0.1f || p.x > 5.9f || p.y < 0.1f || p.y > 5.9f;
+        object_out = object_out || (ctx.at<Object, Piece>(k).kind != kNoPiece && out);
+    }
+    for (uint32_t row = 0; row < cfg.agents; ++row) {
+        int32_t team = ctx.at<Agent, Team>(row).value;
+        float r = team == kAbsent ? 0.0f : ((team == kHider) == seen ? -1.0f : 1.0f);
+        Vec3 p = ctx.at<Agent, phys::Pose>(row).p;
+        if (team != kAbsent && (phys::abs_of(p.x - 3.0f) > 9.0f || phys::abs_of(p.y - 3.0f) > 9.0f)) r = -10.0f;
+        if (team != kAbsent && object_out) r = -10.0f;
+        ctx.at<Agent, Reward>(row).value = prep ? 0.0f : r;
+    }
+    if (ctx.step() + 1 >= cfg.horizon) ctx.truncate();
+}
+
+// ---------------------------------------------------------------- observation
+
+/// A body's row of the observation: position, yaw (agents) or its cos and sin
+/// (objects), linear velocity, turn rate.
+ORRERY_HD inline uint32_t write_motion(float* out, const phys::Pose& p, const phys::Velocity& v, bool as_cos_sin) {
+    uint32_t k = 0;
+    out[k++] = p.p.x, out[k++] = p.p.y, out[k++] = p.p.z;
+    if (as_cos_sin)
+        out[k++] = p.q.w * p.q.w - p.q.z * p.q.z, out[k++] = 2.0f * p.q.w * p.q.z;
+    else
+        out[k++] = yaw_of(p.q);
+    out[k++] = v.v.x, out[k++] = v.v.y, out[k++] = v.v.z, out[k++] = v.w.z;
+    return k;
+}
+
+/// One agent's observation (OpenAI's policy inputs, flattened): self, the other
+/// agents, boxes, ramps, lidar, and the visibility masks. Absent rows are zeros.
+ORRERY_SYSTEM void observe(Ctx& ctx, const phys::Pose& pose, const phys::Velocity& vel, const Team& team,
+                           Array<Obs> obs) {
+    const Config& cfg = ctx.config<Config>();
+    for (uint32_t i = 0; i < cfg.obs_size; ++i) obs[i] = 0.0f;
+    if (team.value == kAbsent) return;
+    Entity me = ctx.self();
+    float* o = &obs[0];
+    float prep = phys::min_f(1.0f, float(ctx.step()) / float(cfg.prep_steps));
+    uint32_t k = write_motion(o, pose, vel, false);
+    o[k++] = team.value == kHider ? 1.0f : 0.0f;
+    o[k++] = prep;
+    uint32_t slot = 0;
+    for (uint32_t row = 0; row < cfg.agents; ++row) {
+        if (row == me.row()) continue;
+        Entity e = row_entity<Agent>(ctx, row);
+        int32_t t = ctx.get<Team>(e)->value;
+        if (t != kAbsent) {
+            float* a = o + cfg.off_agents + kPerAgent * slot;
+            uint32_t n = write_motion(a, *ctx.get<phys::Pose>(e), *ctx.get<phys::Velocity>(e), false);
+            a[n++] = t == kHider ? 1.0f : 0.0f;
+            a[n++] = prep;
+            o[cfg.off_aa + slot] = sees(ctx, me, e) ? 1.0f : 0.0f;
+        }
+        ++slot;
+    }
+    for (uint32_t row = 0; row < cfg.max_boxes + cfg.ramps; ++row) {
+        Entity e = row_entity<Object>(ctx, row);
+        const Piece& piece = *ctx.get<Piece>(e);
+        if (piece.kind == kNoPiece) continue;
+        bool ramp = row >= cfg.max_boxes;
+        float* b = o + (ramp ? cfg.off_ramps + kPerObject * (row - cfg.max_boxes) : cfg.off_boxes + kPerObject * row);
+        uint32_t n = write_motion(b, *ctx.get<phys::Pose>(e), *ctx.get<phys::Velocity>(e), true);
+        Vec3 size = ramp ? Vec3{0, 0, 0} : ctx.get<phys::Shape>(e)->dims * 2.0f;
+        b[n++] = size.x, b[n++] = size.y, b[n++] = size.z;
+        b[n++] = piece.locked && piece.locker == int32_t(me.row()) ? 1.0f : 0.0f;
+        b[n++] = piece.locked && piece.lock_team == team.value ? 1.0f : 0.0f;
+        b[n++] = piece.locked ? 1.0f : 0.0f;
+        o[ramp ? cfg.off_ar + (row - cfg.max_boxes) : cfg.off_ab + row] = sees(ctx, me, e) ? 1.0f : 0.0f;
+    }
+    for (uint32_t r = 0; r < kLidarRays; ++r) { // world-fixed angles 2 pi r / 30
+        phys::SinCos sc = phys::sin_cos(6.28318531f * float(r) / float(kLidarRays));
+        o[cfg.off_lidar + r] = cast(ctx, pose.p, {sc.c, sc.s, 0.0f}, kLidarRange, me.index).t;
+    }
+}
+
+} // namespace hide_and_seek

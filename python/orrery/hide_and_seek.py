@@ -1,0 +1,72 @@
+"""Hide-and-seek's observation as OpenAI's policy sees it: a dict of named
+parts with their masks, as zero-copy views of the flat ``obs`` tensor.
+
+The env exports one flat row per agent (the adapters' ``obs``);
+``split(env, obs)`` cuts any array of such rows ([..., obs_size], NumPy or
+torch) into::
+
+    self     [..., 10]          agents  [..., A - 1, 10]   boxes   [..., 9, 15]
+    ramps    [..., 2, 15]       lidar   [..., 30]
+    mask_aa  [..., A - 1]       mask_ab [..., 9]           mask_ar [..., 2]
+
+``dict_space(env)`` is one agent's observation as a Gymnasium ``Dict``. The
+layout comes from the env's declared entry names (envs/hide_and_seek/README.md).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Tuple
+
+import numpy as np
+
+__all__ = ["layout", "split", "dict_space"]
+
+_PARTS = (("self", "self_"), ("agents", "agent"), ("boxes", "box"), ("ramps", "ramp"), ("lidar", "lidar"),
+          ("mask_aa", "sees_agent"), ("mask_ab", "sees_box"), ("mask_ar", "sees_ramp"))
+
+
+def layout(env: Any) -> Dict[str, Tuple[int, int, Tuple[int, ...]]]:
+    """Each part's (start, stop, shape) along the flat row, read from ``env.obs_names``."""
+    names = env.obs_names
+    if env.name != "hide_and_seek" or not names:
+        raise ValueError(f"orrery.hide_and_seek.layout needs a hide_and_seek env; got {env.name!r}")
+    out: Dict[str, Tuple[int, int, Tuple[int, ...]]] = {}
+    i = 0
+    for part, prefix in _PARTS:
+        start = i
+        entities = set()
+        while i < len(names) and names[i].startswith(prefix):
+            entities.add(names[i][len(prefix):].split("_")[0])  # "box3_x" -> "3"
+            i += 1
+        count = i - start
+        if part in ("agents", "boxes", "ramps"):
+            n = len(entities)
+            out[part] = (start, i, (n, count // n) if n else (0, 15 if part != "agents" else 10))
+        else:
+            out[part] = (start, i, (count,))
+    if i != len(names):
+        raise ValueError(f"hide_and_seek's obs_names end with {names[i]!r}, which no part claims")
+    return out
+
+
+def split(env: Any, obs: Any) -> Dict[str, Any]:
+    """The parts of ``obs`` ([..., obs_size], NumPy or torch), as views (no copy)."""
+    out = {}
+    for part, (start, stop, shape) in layout(env).items():
+        piece = obs[..., start:stop]
+        if len(shape) == 2:
+            piece = piece.unflatten(-1, shape) if hasattr(piece, "unflatten") else piece.reshape(
+                piece.shape[:-1] + shape)
+        out[part] = piece
+    return out
+
+
+def dict_space(env: Any) -> Any:
+    """One agent's observation as a gymnasium.spaces.Dict of Boxes (masks in [0, 1], lidar in [0, 6])."""
+    from gymnasium import spaces
+
+    bounds = {"lidar": (0.0, 6.0), "mask_aa": (0.0, 1.0), "mask_ab": (0.0, 1.0), "mask_ar": (0.0, 1.0)}
+    return spaces.Dict({
+        part: spaces.Box(*bounds.get(part, (-np.inf, np.inf)), shape=shape, dtype=np.float32)
+        for part, (_, _, shape) in layout(env).items()
+    })

@@ -1,0 +1,805 @@
+// Hide-and-seek (envs/hide_and_seek), rule by rule: each test is named after a
+// row of /work/shared/research/hideseek.md's tables (World, Actions,
+// Observations, Rewards). Then determinism across thread counts, a pinned
+// hash, NVRTC compiles of every kernel form, and CPU = GPU parity.
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+#include "engine/cuda/codegen.hpp"
+#include "engine/cuda/nvrtc_compiler.hpp"
+#include "engine/simulator.hpp"
+#include "envs/hide_and_seek/hide_and_seek.hpp"
+#include "envs/registry.hpp"
+#include "gpu_support.hpp"
+
+namespace {
+using namespace orrery;
+using namespace hide_and_seek;
+
+SimOptions options(uint32_t worlds, const std::string& device = "cpu", uint32_t threads = 1, uint32_t lanes = 1) {
+    SimOptions o;
+    o.num_worlds = worlds;
+    o.device = device;
+    o.threads = threads;
+    o.cpu_lanes = lanes;
+    return o;
+}
+
+EnvSpec spec(EnvOptions extra = {}) {
+    register_builtin_envs();
+    return make_env_spec("hide_and_seek", extra);
+}
+
+template <class T> std::vector<T> fetch(Simulator& sim, const std::string& name) {
+    sim.synchronize();
+    const TensorView& t = sim.tensor(name);
+    std::vector<T> out(t.bytes() / sizeof(T));
+    sim.backend().copy_to_host(out.data(), t.data, t.bytes());
+    return out;
+}
+
+/// Sets every agent's action in every world.
+void act(Simulator& sim, const std::vector<Action>& per_agent) {
+    const TensorView& t = sim.tensor("action");
+    std::vector<Action> all(t.bytes() / sizeof(Action));
+    for (size_t i = 0; i < all.size(); ++i) all[i] = per_agent[i % per_agent.size()];
+    sim.backend().copy_from_host(t.data, all.data(), t.bytes());
+}
+
+const Action kStill{5, 5, 5, 0, 0};
+
+/// FNV-1a over every world's whole state.
+uint64_t batch_hash(Simulator& sim) {
+    uint64_t h = 14695981039346656037ull;
+    for (uint32_t w = 0; w < sim.num_worlds(); ++w) h = (h ^ sim.state_hash(w)) * 1099511628211ull;
+    return h;
+}
+
+/// The walls of world w (static boxes of the Wall archetype, floor excluded).
+struct WallBox {
+    Vec3 p, e;
+};
+std::vector<WallBox> walls_of(Simulator& sim, uint32_t w) {
+    std::vector<WallBox> out;
+    sim.read_world(w, [&](Ctx& ctx) {
+        ctx.each<Wall>([&](Entity e) {
+            const phys::Shape& s = *ctx.get<phys::Shape>(e);
+            if (s.kind == phys::ShapeKind::kBox) out.push_back({ctx.get<phys::Pose>(e)->p, s.dims});
+        });
+    });
+    return out;
+}
+
+// --- 1. World ---------------------------------------------------------------------
+
+TEST(HideAndSeekWorld, ArenaIsSixMetresWithFourMetreOuterWallsHalfTheTime) {
+    Simulator sim(spec(), options(200));
+    sim.reset(1);
+    std::vector<uint32_t> round = fetch<uint32_t>(sim, "round");
+    uint32_t with = 0;
+    for (uint32_t w = 0; w < 200; ++w) {
+        uint32_t tall = 0;
+        for (const WallBox& b : walls_of(sim, w)) {
+            if (b.e.z * 2.0f > 1.0f) {
+                ++tall;
+                EXPECT_FLOAT_EQ(b.e.z * 2.0f, 4.0f);
+                float extent = std::max(b.e.x, b.e.y) * 2.0f;
+                EXPECT_NEAR(extent, 6.1f, 1e-4f); // 6 m plus the 0.1 m thickness at the corners
+                bool on_edge = std::fabs(b.p.x) < 1e-4f || std::fabs(b.p.x - 6.0f) < 1e-4f ||
+                               std::fabs(b.p.y) < 1e-4f || std::fabs(b.p.y - 6.0f) < 1e-4f;
+                EXPECT_TRUE(on_edge);
+            }
+        }
+        uint32_t outer = round[w * 5 + 4];
+        EXPECT_EQ(tall, outer ? 4u : 0u) << "world " << w;
+        with += outer;
+    }
+    EXPECT_GT(with, 70u); // p = 0.5 over 200 worlds
+    EXPECT_LT(with, 130u);
+}
+
+/// World w's draw, as spawn made it (the same RNG keys: episode 0, step 0).
+Draw draw_of(Simulator& sim, uint32_t w) {
+    Draw d{};
+    sim.read_world(w, [&](Ctx& ctx) { EXPECT_TRUE(draw_world(ctx, ctx.config<Config>(), d)); });
+    return d;
+}
+
+TEST(HideAndSeekWorld, RoomsAreOneToFourSplitsAtLeastSixCellsApartWithOneTwoCellDoorEach) {
+    Simulator sim(spec({{"outer_wall_prob", "0"}}), options(300));
+    sim.reset(2);
+    std::vector<uint32_t> round = fetch<uint32_t>(sim, "round");
+    std::set<uint32_t> rooms_seen;
+    for (uint32_t w = 0; w < 300; ++w) {
+        Draw d = draw_of(sim, w);
+        uint32_t rooms = d.walls_n - 3;
+        ASSERT_EQ(rooms, round[w * 5 + 3]);
+        rooms_seen.insert(rooms);
+        std::vector<WallBox> pieces = walls_of(sim, w);
+        for (const WallBox& b : pieces) {
+            EXPECT_FLOAT_EQ(b.e.z * 2.0f, 0.5f);                  // inner walls: 0.5 m tall
+            EXPECT_FLOAT_EQ(std::min(b.e.x, b.e.y) * 2.0f, 0.1f); // and 0.1 m thick
+        }
+        size_t claimed = 0;
+        for (uint32_t k = 4; k < d.walls_n; ++k) {
+            const Seg& s = d.walls[k];
+            bool hz = horizontal(s);
+            int32_t c = hz ? s.y0 : s.x0, a = hz ? s.x0 : s.y0, b = hz ? s.x1 : s.y1;
+            // Rooms: every wall parallel to this one and overlapping its span is >= 6 cells away.
+            for (uint32_t j = 0; j < d.walls_n; ++j) {
+                const Seg& v = d.walls[j];
+                if (j == k || horizontal(v) != hz) continue;
+                int32_t cv = hz ? v.y0 : v.x0, av = hz ? v.x0 : v.y0, bv = hz ? v.x1 : v.y1;
+                if (std::max(a, av) < std::min(b, bv)) { EXPECT_GE(std::abs(cv - c), 6) << "world " << w; }
+            }
+            // Doors: the pieces on this line cover all of it but 0.4 m (2 cells).
+            float line = float(c) * kCell, length = 0.0f;
+            for (const WallBox& p : pieces) {
+                float across = hz ? p.p.y : p.p.x, along = hz ? p.p.x : p.p.y;
+                bool on_line = std::fabs(across - line) < 1e-4f && (hz ? p.e.y < p.e.x : p.e.x < p.e.y);
+                if (!on_line || along < float(a) * kCell || along > float(b) * kCell) continue;
+                length += (hz ? p.e.x : p.e.y) * 2.0f - 0.1f;
+                ++claimed;
+            }
+            EXPECT_NEAR(length, float(b - a - kDoorCells) * kCell, 1e-4f) << "world " << w << " wall " << k;
+        }
+        EXPECT_EQ(claimed, pieces.size()) << "world " << w;
+    }
+    EXPECT_EQ(rooms_seen, (std::set<uint32_t>{1, 2, 3, 4}));
+}
+
+TEST(HideAndSeekWorld, FailedSplitsRebuildTheWallsAfterTen) {
+    // A grid too small for a split: every try fails and the outer walls remain.
+    Seg w[kMaxSegments];
+    Rng rng(1, 2, 3, 4, 5);
+    EXPECT_EQ(make_rooms(rng, 4, w), 7u); // 4 rooms fit on 30 cells
+    uint32_t n = 4;
+    w[0] = {0, 0, kGrid, 0}, w[1] = {0, kGrid, kGrid, kGrid}, w[2] = {0, 0, 0, kGrid}, w[3] = {kGrid, 0, kGrid, kGrid};
+    w[4] = {15, 0, 15, kGrid}, n = 5; // a split in the middle leaves rooms 15 wide
+    uint32_t failures = 0;
+    for (uint32_t t = 0; t < 200; ++t) {
+        uint32_t before = n;
+        Seg copy[kMaxSegments];
+        for (uint32_t i = 0; i < n; ++i) copy[i] = w[i];
+        if (!split_room(rng, copy, before)) ++failures;
+    }
+    EXPECT_GT(failures, 0u); // splits closer than 6 cells to x = 0, 15 or 30 are refused
+}
+
+TEST(HideAndSeekWorld, OneToThreeHidersAndSeekersPerWorldChosenAtReset) {
+    Simulator sim(spec({{"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}}),
+                  options(200));
+    sim.reset(3);
+    std::vector<uint32_t> round = fetch<uint32_t>(sim, "round");
+    std::vector<int32_t> team = fetch<int32_t>(sim, "team");
+    std::set<uint32_t> hiders, seekers;
+    for (uint32_t w = 0; w < 200; ++w) {
+        uint32_t h = round[w * 5], s = round[w * 5 + 1];
+        hiders.insert(h), seekers.insert(s);
+        for (uint32_t row = 0; row < 6; ++row) {
+            int32_t want = row < 3 ? (row < h ? kHider : kAbsent) : (row - 3 < s ? kSeeker : kAbsent);
+            EXPECT_EQ(team[w * 6 + row], want) << "world " << w << " row " << row;
+        }
+    }
+    EXPECT_EQ(hiders, (std::set<uint32_t>{1, 2, 3}));
+    EXPECT_EQ(seekers, (std::set<uint32_t>{1, 2, 3}));
+    Simulator fixed(spec(), options(20)); // default: 2 v 2
+    fixed.reset(3);
+    for (int32_t t : fetch<int32_t>(fixed, "team")) EXPECT_NE(t, kAbsent);
+    EXPECT_EQ(fixed.tensor("team").user_shape, (std::vector<int64_t>{20, 4}));
+}
+
+TEST(HideAndSeekWorld, AgentBodyIsAHundredFiftyMillimetreSphereOfOneKilogram) {
+    Simulator sim(spec(), options(4));
+    sim.reset(4);
+    sim.read_world(0, [&](Ctx& ctx) {
+        ctx.each<Agent>([&](Entity e) {
+            EXPECT_EQ(ctx.get<phys::Shape>(e)->kind, phys::ShapeKind::kSphere);
+            EXPECT_FLOAT_EQ(ctx.get<phys::Shape>(e)->dims.x, 0.15f);
+            EXPECT_FLOAT_EQ(ctx.get<phys::MassProps>(e)->inv_mass, 1.0f);
+            EXPECT_FLOAT_EQ(ctx.get<phys::Material>(e)->static_friction, 0.01f);
+            // MuJoCo's joint damping of OpenAI's agent: slide x, y 10, slide z 1, hinge z 10.
+            const phys::AxisDamping& d = *ctx.get<phys::AxisDamping>(e);
+            EXPECT_FLOAT_EQ(d.linear.x, 10.0f);
+            EXPECT_FLOAT_EQ(d.linear.y, 10.0f);
+            EXPECT_FLOAT_EQ(d.linear.z, 1.0f);
+            EXPECT_FLOAT_EQ(d.angular.z, 10.0f);
+            EXPECT_EQ(ctx.get<phys::Locks>(e)->mask, uint32_t(phys::kLockTurnX | phys::kLockTurnY));
+        });
+        const phys::Params& p = ctx.asset<phys::Settings>()[0];
+        EXPECT_FLOAT_EQ(p.dt, 0.075f);
+        EXPECT_EQ(p.substeps, 15u);
+        EXPECT_FLOAT_EQ(p.gravity.z, -50.0f);
+    });
+}
+
+TEST(HideAndSeekWorld, ThreeToNineBoxesCubesAndElongatedWithTheElongatedCountRuleAndTwoRamps) {
+    Simulator sim(spec(), options(300));
+    sim.reset(5);
+    std::vector<uint32_t> round = fetch<uint32_t>(sim, "round");
+    std::set<uint32_t> counts;
+    for (uint32_t w = 0; w < 300; ++w) {
+        uint32_t n = round[w * 5 + 2], cubes = 0, elongated = 0, ramps = 0;
+        counts.insert(n);
+        sim.read_world(w, [&](Ctx& ctx) {
+            ctx.each<Object>([&](Entity e) {
+                const Piece& p = *ctx.get<Piece>(e);
+                Vec3 size = ctx.get<phys::Shape>(e)->dims * 2.0f;
+                if (p.kind == kNoPiece) return;
+                EXPECT_FLOAT_EQ(ctx.get<phys::MassProps>(e)->inv_mass, 1.0f);
+                if (p.kind == kCube) {
+                    ++cubes;
+                    EXPECT_FLOAT_EQ(size.x, 0.5f);
+                    EXPECT_FLOAT_EQ(size.y, 0.5f);
+                    EXPECT_FLOAT_EQ(size.z, 0.5f);
+                    EXPECT_FLOAT_EQ(ctx.get<phys::Material>(e)->static_friction, 0.2f);
+                } else if (p.kind == kElongated) {
+                    EXPECT_EQ(cubes, 0u) << "elongated boxes come first";
+                    ++elongated;
+                    float lo = std::min(size.x, size.y), hi = std::max(size.x, size.y);
+                    EXPECT_FLOAT_EQ(hi, 1.65f);
+                    EXPECT_FLOAT_EQ(lo, 0.15f);
+                    EXPECT_FLOAT_EQ(size.z, 0.5f);
+                } else {
+                    ++ramps;
+                    EXPECT_FLOAT_EQ(ctx.get<phys::Material>(e)->static_friction, 0.01f);
+                }
+            });
+        });
+        EXPECT_EQ(cubes + elongated, n);
+        EXPECT_GE(elongated, std::min(n, 3u));
+        EXPECT_EQ(ramps, 2u);
+    }
+    EXPECT_EQ(counts, (std::set<uint32_t>{3, 4, 5, 6, 7, 8, 9}));
+}
+
+/// Axis-aligned footprint of a body in the plane (half extents; spheres as squares).
+struct Footprint {
+    float x, y, hx, hy;
+};
+TEST(HideAndSeekWorld, SpawnIsRejectionOnTheGridAndTeamsSpawnWithinHalfAMetre) {
+    Simulator sim(spec({{"hiders", "3"}, {"seekers", "3"}}), options(200));
+    sim.reset(6);
+    for (uint32_t w = 0; w < 200; ++w) {
+        std::vector<Footprint> fp;
+        sim.read_world(w, [&](Ctx& ctx) {
+            for (uint32_t row = 0; row < 6; ++row) {
+                Vec3 p = ctx.at<Agent, phys::Pose>(row).p, lead = ctx.at<Agent, phys::Pose>(row < 3 ? 0 : 3).p;
+                EXPECT_LE(std::hypot(p.x - lead.x, p.y - lead.y), 0.5f + 1e-5f) << "world " << w << " row " << row;
+                fp.push_back({p.x, p.y, 0.15f, 0.15f});
+            }
+            ctx.each<Object>([&](Entity e) {
+                if (ctx.get<Piece>(e)->kind == kNoPiece) return;
+                Vec3 p = ctx.get<phys::Pose>(e)->p, d = ctx.get<phys::Shape>(e)->dims;
+                EXPECT_GT(p.x - d.x, 0.0f);
+                EXPECT_LT(p.x + d.x, 6.0f);
+                fp.push_back({p.x, p.y, d.x, d.y});
+            });
+        });
+        size_t bodies = fp.size(); // walls meet each other at corners, nothing else
+        for (const WallBox& b : walls_of(sim, w)) fp.push_back({b.p.x, b.p.y, b.e.x, b.e.y});
+        for (size_t i = 0; i < bodies; ++i)
+            for (size_t j = i + 1; j < fp.size(); ++j) {
+                bool apart = std::fabs(fp[i].x - fp[j].x) >= fp[i].hx + fp[j].hx - 1e-5f ||
+                             std::fabs(fp[i].y - fp[j].y) >= fp[i].hy + fp[j].hy - 1e-5f;
+                EXPECT_TRUE(apart) << "world " << w << ": bodies " << i << " and " << j << " overlap";
+            }
+    }
+    EXPECT_EQ(sim.errors(), std::vector<uint32_t>(200, 0));
+}
+
+TEST(HideAndSeekWorld, EpisodeIs240StepsOfSeventyFiveMillisecondsThenAutoReset) {
+    Simulator sim(spec(), options(3));
+    sim.reset(7);
+    act(sim, {kStill});
+    for (uint32_t i = 1; i <= 240; ++i) {
+        sim.step();
+        std::vector<uint8_t> trunc = fetch<uint8_t>(sim, "truncated");
+        EXPECT_EQ(trunc[0], i == 240 ? 1 : 0) << "step " << i;
+    }
+    sim.step(); // the next step resets the world (next-step autoreset)
+    sim.read_world(0, [&](Ctx& ctx) {
+        EXPECT_EQ(ctx.episode(), 1u);
+        EXPECT_EQ(ctx.step(), 0u);
+    });
+}
+
+// --- scenes for the action and observation rules -------------------------------------
+
+/// One hider and one seeker, one cube, no ramps, no inner or outer walls
+/// unless asked: an open floor where each rule can be set up by hand.
+EnvSpec open_floor(EnvOptions extra = {}) {
+    EnvOptions o = {{"hiders", "1"}, {"seekers", "1"},   {"min_boxes", "1"},      {"max_boxes", "1"},
+                    {"ramps", "0"},  {"max_rooms", "1"}, {"outer_wall_prob", "0"}};
+    for (auto& [k, v] : extra) o[k] = v;
+    return spec(o);
+}
+/// Puts a body at p facing yaw (radians), at rest.
+void put(Ctx& ctx, Entity e, Vec3 p, float yaw = 0.0f) {
+    *ctx.get<phys::Pose>(e) = {p, phys::axis_angle({0, 0, 1}, yaw)};
+    *ctx.get<phys::Velocity>(e) = {};
+    gather_scene(ctx); // what rays see
+}
+struct Layout {
+    Vec3 hider, seeker, box;
+    float hider_yaw, seeker_yaw;
+};
+void arrange(Simulator& sim, const Layout& l) {
+    sim.edit_world(0, [&](Ctx& ctx) {
+        put(ctx, row_entity<Agent>(ctx, 0), l.hider, l.hider_yaw);
+        put(ctx, row_entity<Agent>(ctx, 1), l.seeker, l.seeker_yaw);
+        Entity box = row_entity<Object>(ctx, 0);
+        put(ctx, box, l.box);
+        *ctx.get<phys::Shape>(box) = {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}; // a cube
+        ctx.get<Piece>(box)->kind = kCube;
+    });
+}
+
+/// Agent row `row`'s pose, velocity and grip, and object 0's pose and state, in world 0.
+struct Seen {
+    phys::Pose agent;
+    phys::Velocity vel;
+    Grip grip;
+    phys::Pose box;
+    Piece piece;
+    phys::BodyKind box_kind;
+};
+Seen look(Simulator& sim, uint32_t row) {
+    Seen s{};
+    sim.read_world(0, [&](Ctx& ctx) {
+        s.agent = ctx.at<Agent, phys::Pose>(row);
+        s.vel = ctx.at<Agent, phys::Velocity>(row);
+        s.grip = ctx.at<Agent, Grip>(row);
+        s.box = ctx.at<Object, phys::Pose>(0);
+        s.piece = ctx.at<Object, Piece>(0);
+        s.box_kind = ctx.at<Object, phys::BodyType>(0).kind;
+    });
+    return s;
+}
+
+// --- 2. Actions ---------------------------------------------------------------------
+
+TEST(HideAndSeekActions, MoveIsAWorldFrameForceOfEighteenNewtonsPerBinAndTheAgentsTerminalSpeedFollows) {
+    Simulator sim(open_floor(), options(1));
+    sim.reset(8);
+    arrange(sim, {{0.5f, 3.0f, 0.15f}, {1.0f, 0.5f, 0.15f}, {5.5f, 0.5f, 0.25f}, 1.0f, 0.0f});
+    act(sim, {{10, 5, 5, 0, 0}, kStill}); // +x at full force while facing 1 rad off the x axis
+    for (uint32_t i = 0; i < 8; ++i) sim.step();
+    Seen s = look(sim, 0);
+    // (90 N - friction 0.2 x 50 N) / damping 10 N s/m = 8 m/s, reached in 0.6 s (6 time constants)
+    EXPECT_NEAR(s.vel.v.x, 8.0f, 0.1f);
+    EXPECT_NEAR(s.vel.v.y, 0.0f, 1e-3f);
+    arrange(sim, {{0.5f, 3.0f, 0.15f}, {1.0f, 0.5f, 0.15f}, {5.5f, 0.5f, 0.25f}, 1.0f, 0.0f});
+    act(sim, {{5, 0, 10, 0, 0}, kStill}); // -y at full force, turning at full torque
+    for (uint32_t i = 0; i < 8; ++i) sim.step();
+    s = look(sim, 0);
+    EXPECT_NEAR(s.vel.v.y, -8.0f, 0.1f);
+    EXPECT_NEAR(s.vel.w.z, 9.0f, 0.05f); // 90 N m / hinge damping 10
+    arrange(sim, {{0.5f, 3.0f, 0.15f}, {1.0f, 0.5f, 0.15f}, {5.5f, 0.5f, 0.25f}, 1.0f, 0.0f});
+    act(sim, {{7, 5, 5, 0, 0}, kStill}); // two bins: 36 N, (36 - 10) / 10 = 2.6 m/s
+    for (uint32_t i = 0; i < 10; ++i) sim.step();
+    EXPECT_NEAR(look(sim, 0).vel.v.x, 2.6f, 0.05f);
+}
+
+TEST(HideAndSeekActions, OutOfRangeActionsAreRejectedBeforeAnyChange) {
+    Simulator sim(open_floor(), options(2));
+    sim.reset(9);
+    act(sim, {kStill, kStill});
+    uint64_t before = batch_hash(sim);
+    act(sim, {{11, 5, 5, 0, 0}, kStill});
+    EXPECT_THROW(sim.step(), Error);
+    act(sim, {{5, 5, 5, -1, 0}, kStill});
+    EXPECT_THROW(sim.step(), Error);
+    act(sim, {kStill, kStill}); // the world is as it was
+    sim.edit_world(0, [](Ctx&) {});
+    EXPECT_EQ(batch_hash(sim), before);
+}
+
+TEST(HideAndSeekActions, SeekersActionsAreZeroedDuringThe96StepPreparationPhase) {
+    Simulator sim(open_floor(), options(1));
+    sim.reset(10);
+    arrange(sim, {{1.0f, 1.0f, 0.15f}, {1.0f, 4.0f, 0.15f}, {5.5f, 0.5f, 0.25f}, 0.0f, 0.0f});
+    act(sim, {{6, 5, 5, 0, 0}, {6, 5, 5, 0, 0}});
+    Vec3 start = look(sim, 1).agent.p;
+    for (uint32_t i = 1; i <= 96; ++i) {
+        sim.step();
+        Vec3 p = look(sim, 1).agent.p;
+        ASSERT_NEAR(p.x, start.x, 1e-3f) << "the seeker moved in step " << i;
+    }
+    EXPECT_GT(look(sim, 0).agent.p.x, 3.0f); // the hider did
+    sim.step();
+    sim.step();
+    EXPECT_GT(look(sim, 1).agent.p.x, start.x + 0.05f);
+}
+
+TEST(HideAndSeekActions, GrabHoldsTheClosestObjectSeenLastStepWithinAQuarterMetreWhileWanted) {
+    Simulator sim(open_floor({{"prep_steps", "1"}}), options(1));
+    sim.reset(11);
+    // The box's face 0.2 m from the hider's centre, in its view; the seeker far off.
+    arrange(sim, {{3.0f, 3.0f, 0.15f}, {0.5f, 0.5f, 0.15f}, {3.45f, 3.0f, 0.25f}, 0.0f, 3.1f});
+    act(sim, {kStill, kStill});
+    sim.step(); // observes the box
+    act(sim, {{5, 5, 5, 1, 0}, kStill});
+    sim.step();
+    Seen s = look(sim, 0);
+    EXPECT_EQ(s.grip.held.row(), 0u);
+    EXPECT_FALSE(s.grip.held.is_null());
+    // Pulling it: held while wanted, it follows the agent.
+    act(sim, {{2, 5, 5, 1, 0}, kStill});
+    for (uint32_t i = 0; i < 6; ++i) sim.step();
+    s = look(sim, 0);
+    EXPECT_FALSE(s.grip.held.is_null());
+    EXPECT_LT(s.agent.p.x, 2.5f);
+    EXPECT_NEAR(s.box.p.x - s.agent.p.x, 0.45f, 0.1f);
+    act(sim, {kStill, kStill}); // released
+    sim.step();
+    EXPECT_TRUE(look(sim, 0).grip.held.is_null());
+
+    // Out of reach (0.3 m), or out of sight (facing away): no grab.
+    for (auto [gap, yaw] : {std::pair{0.30f, 0.0f}, std::pair{0.20f, 3.1f}}) {
+        arrange(sim, {{3.0f, 3.0f, 0.15f}, {0.5f, 0.5f, 0.15f}, {3.25f + gap, 3.0f, 0.25f}, yaw, 3.1f});
+        act(sim, {kStill, kStill});
+        sim.step();
+        act(sim, {{5, 5, 5, 1, 0}, kStill});
+        sim.step();
+        EXPECT_TRUE(look(sim, 0).grip.held.is_null()) << "gap " << gap << " yaw " << yaw;
+    }
+}
+
+TEST(HideAndSeekActions, LockIsAllLockTeamSpecificAndMakesTheObjectStatic) {
+    Simulator sim(open_floor({{"prep_steps", "1"}}), options(1));
+    sim.reset(12);
+    // The box between the two, each facing it, both within reach.
+    Layout both{{2.55f, 3.0f, 0.15f}, {3.45f, 3.0f, 0.15f}, {3.0f, 3.0f, 0.25f}, 0.0f, 3.14159f};
+    arrange(sim, both);
+    act(sim, {kStill, kStill});
+    sim.step();
+    act(sim, {{5, 5, 5, 0, 1}, kStill}); // the hider locks; the seeker in reach does not press
+    sim.step();
+    Seen s = look(sim, 0);
+    EXPECT_EQ(s.piece.locked, 1);
+    EXPECT_EQ(s.piece.lock_team, kHider);
+    EXPECT_EQ(s.piece.locker, 0);
+    EXPECT_EQ(s.box_kind, phys::BodyKind::kStatic);
+    // The seeker can neither unlock it (not its team's) nor push it.
+    act(sim, {{5, 5, 5, 0, 1}, {0, 5, 5, 0, 0}});
+    Vec3 at = s.box.p;
+    for (uint32_t i = 0; i < 5; ++i) sim.step();
+    s = look(sim, 0);
+    EXPECT_EQ(s.piece.locked, 1);
+    EXPECT_NEAR(s.box.p.x, at.x, 1e-6f);
+    // The locking team's agent in reach, seeing it and not pressing unlocks it.
+    arrange(sim, both);
+    act(sim, {kStill, {5, 5, 5, 0, 1}}); // and the seeker, pressing, then locks it for its team
+    sim.step();
+    s = look(sim, 0);
+    EXPECT_EQ(s.piece.locked, 0);
+    EXPECT_EQ(s.box_kind, phys::BodyKind::kDynamic);
+    sim.step();
+    s = look(sim, 0);
+    EXPECT_EQ(s.piece.locked, 1);
+    EXPECT_EQ(s.piece.lock_team, kSeeker);
+    EXPECT_EQ(s.piece.locker, 1);
+    // A hider (another team) in reach, not pressing, leaves the seekers' lock alone.
+    sim.step();
+    EXPECT_EQ(look(sim, 0).piece.locked, 1);
+}
+
+TEST(HideAndSeekActions, SeekersCannotLockOrGrabDuringPreparation) {
+    Simulator sim(open_floor(), options(1));
+    sim.reset(13);
+    arrange(sim, {{0.5f, 0.5f, 0.15f}, {2.55f, 3.0f, 0.15f}, {3.0f, 3.0f, 0.25f}, 0.0f, 0.0f});
+    act(sim, {kStill, {5, 5, 5, 1, 1}});
+    for (uint32_t i = 0; i < 96; ++i) sim.step();
+    Seen s = look(sim, 1);
+    EXPECT_EQ(s.piece.locked, 0);
+    EXPECT_TRUE(s.grip.held.is_null());
+    sim.step();
+    s = look(sim, 1);
+    EXPECT_EQ(s.piece.locked, 1);
+    EXPECT_FALSE(s.grip.held.is_null());
+}
+
+// --- 3. Observations ------------------------------------------------------------------
+
+TEST(HideAndSeekObservations, VisionIsA135DegreeConeAndALineOfSightBlockedByBodiesAndWalls) {
+    for (bool block : {true, false}) {
+        Simulator sim(open_floor({{"outer_wall_prob", "1"}, {"walls_block_rays", block ? "1" : "0"}}), options(1));
+        sim.reset(14);
+        sim.edit_world(0, [&](Ctx& ctx) {
+            Entity h = row_entity<Agent>(ctx, 0), s = row_entity<Agent>(ctx, 1), b = row_entity<Object>(ctx, 0);
+            put(ctx, b, {0.5f, 5.5f, 0.25f});
+            for (float deg : {0.0f, 30.0f, 67.0f, -67.0f, 68.0f, -68.0f, 120.0f}) {
+                float a = deg * 3.14159265f / 180.0f;
+                put(ctx, h, {3.0f, 3.0f, 0.15f}, 0.3f);
+                put(ctx, s, {3.0f + std::cos(a + 0.3f), 3.0f + std::sin(a + 0.3f), 0.15f});
+                EXPECT_EQ(sees(ctx, h, s), std::fabs(deg) <= 67.5f) << deg << " degrees off the facing";
+            }
+            // A box between them blocks the view.
+            put(ctx, h, {2.0f, 3.0f, 0.15f}, 0.0f);
+            put(ctx, s, {4.0f, 3.0f, 0.15f});
+            EXPECT_TRUE(sees(ctx, h, s));
+            put(ctx, b, {3.0f, 3.0f, 0.25f});
+            EXPECT_FALSE(sees(ctx, h, s));
+            EXPECT_TRUE(sees(ctx, h, b));
+            put(ctx, b, {0.5f, 5.5f, 0.25f});
+            // The outer wall at x = 6 blocks it when walls block rays (OpenAI's game).
+            put(ctx, s, {6.5f, 3.0f, 0.15f});
+            EXPECT_EQ(sees(ctx, h, s), !block);
+        });
+    }
+}
+
+TEST(HideAndSeekObservations, LidarIsThirtyWorldFixedRaysOfSixMetresReadingSixWithoutAHit) {
+    for (bool walls : {true, false}) {
+        Simulator sim(open_floor({{"outer_wall_prob", walls ? "1" : "0"}}), options(1));
+        sim.reset(15);
+        arrange(sim, {{3.0f, 2.0f, 0.15f}, {0.5f, 5.5f, 0.15f}, {5.5f, 5.5f, 0.25f}, 1.3f, 0.0f});
+        act(sim, {kStill, kStill});
+        sim.step();
+        std::vector<float> obs = fetch<float>(sim, "obs");
+        Config cfg{};
+        sim.read_world(0, [&](Ctx& ctx) { cfg = ctx.config<Config>(); });
+        const float* lidar = &obs[cfg.off_lidar]; // agent row 0, the hider
+        Seen s = look(sim, 0);
+        float x = s.agent.p.x, y = s.agent.p.y;
+        // Ray k points at 2 pi k / 30 whatever the agent's facing; walls' inner faces at 0.05 and 5.95.
+        EXPECT_NEAR(lidar[0], walls ? 5.95f - x : 6.0f, 1e-4f);
+        EXPECT_NEAR(lidar[15], walls ? x - 0.05f : 6.0f, 1e-4f);
+        float r = 6.28318531f * 22.0f / 30.0f, to_floor_wall = (y - 0.05f) / -std::sin(r);
+        EXPECT_NEAR(lidar[22], walls ? to_floor_wall : 6.0f, 1e-3f);
+        for (uint32_t k = 0; k < kLidarRays; ++k) {
+            EXPECT_GT(lidar[k], 0.0f);
+            EXPECT_LE(lidar[k], 6.0f);
+        }
+        // Self: position, yaw, velocity, hider flag, preparation fraction.
+        EXPECT_FLOAT_EQ(obs[0], x);
+        EXPECT_FLOAT_EQ(obs[1], y);
+        EXPECT_NEAR(obs[3], 1.3f, 1e-4f);
+        EXPECT_EQ(obs[8], 1.0f);
+        EXPECT_FLOAT_EQ(obs[9], 1.0f / 96.0f);
+    }
+}
+
+TEST(HideAndSeekObservations, MasksAndEntityRowsFollowOpenAIsLayout) {
+    Simulator sim(spec(), options(2));
+    sim.reset(16);
+    Config cfg{};
+    sim.read_world(0, [&](Ctx& ctx) { cfg = ctx.config<Config>(); });
+    EXPECT_EQ(cfg.obs_size, 10u + 3 * 10 + 9 * 15 + 2 * 15 + 30 + 3 + 9 + 2); // 2 v 2: 249
+    EXPECT_EQ(sim.tensor("obs").shape, (std::vector<int64_t>{2, 4, 249}));
+    act(sim, {kStill});
+    sim.step();
+    std::vector<float> obs = fetch<float>(sim, "obs");
+    std::vector<uint32_t> round = fetch<uint32_t>(sim, "round");
+    sim.read_world(0, [&](Ctx& ctx) {
+        for (uint32_t row = 0; row < 4; ++row) {
+            const float* o = &obs[row * cfg.obs_size];
+            Entity me = row_entity<Agent>(ctx, row);
+            uint32_t slot = 0;
+            for (uint32_t other = 0; other < 4; ++other) {
+                if (other == row) continue;
+                Entity e = row_entity<Agent>(ctx, other);
+                EXPECT_FLOAT_EQ(o[cfg.off_agents + 10 * slot], ctx.get<phys::Pose>(e)->p.x);
+                EXPECT_EQ(o[cfg.off_agents + 10 * slot + 8], other < 2 ? 1.0f : 0.0f);
+                EXPECT_EQ(o[cfg.off_aa + slot], sees(ctx, me, e) ? 1.0f : 0.0f);
+                ++slot;
+            }
+            for (uint32_t b = 0; b < 9; ++b) {
+                Entity e = row_entity<Object>(ctx, b);
+                bool present = b < round[2];
+                EXPECT_EQ(o[cfg.off_ab + b], present && sees(ctx, me, e) ? 1.0f : 0.0f);
+                if (!present)
+                    EXPECT_EQ(o[cfg.off_boxes + 15 * b], 0.0f); // padding
+                else
+                    EXPECT_FLOAT_EQ(o[cfg.off_boxes + 15 * b + 11], 0.5f); // size z
+            }
+            for (uint32_t r = 0; r < 2; ++r) {
+                Entity e = row_entity<Object>(ctx, 9 + r);
+                EXPECT_EQ(o[cfg.off_ar + r], sees(ctx, me, e) ? 1.0f : 0.0f);
+                EXPECT_EQ(o[cfg.off_ramps + 15 * r + 9], 0.0f); // ramps: no size
+                EXPECT_FLOAT_EQ(o[cfg.off_ramps + 15 * r], ctx.get<phys::Pose>(e)->p.x);
+            }
+        }
+    });
+}
+
+// --- 4. Rewards -----------------------------------------------------------------------
+
+TEST(HideAndSeekRewards, TeamPlusMinusOneOnVisibilityAndZeroDuringPreparation) {
+    Simulator sim(open_floor(), options(1));
+    sim.reset(17);
+    // The seeker faces the hider 1.5 m away: seen.
+    arrange(sim, {{3.0f, 3.0f, 0.15f}, {1.5f, 3.0f, 0.15f}, {5.5f, 0.5f, 0.25f}, 0.0f, 0.0f});
+    act(sim, {kStill, kStill});
+    for (uint32_t i = 1; i <= 96; ++i) {
+        sim.step();
+        std::vector<float> r = fetch<float>(sim, "reward");
+        ASSERT_EQ(r[0], 0.0f) << "step " << i;
+        ASSERT_EQ(r[1], 0.0f) << "step " << i;
+    }
+    sim.step();
+    std::vector<float> r = fetch<float>(sim, "reward");
+    EXPECT_EQ(r[0], -1.0f);
+    EXPECT_EQ(r[1], 1.0f);
+    arrange(sim, {{3.0f, 3.0f, 0.15f}, {1.5f, 3.0f, 0.15f}, {5.5f, 0.5f, 0.25f}, 0.0f, 3.14159f}); // facing away
+    sim.step();
+    r = fetch<float>(sim, "reward");
+    EXPECT_EQ(r[0], 1.0f);
+    EXPECT_EQ(r[1], -1.0f);
+}
+
+TEST(HideAndSeekRewards, OutsideTheEighteenMetreSquareTheRewardIsOverwrittenWithMinusTen) {
+    Simulator sim(open_floor({{"prep_steps", "1"}}), options(1));
+    sim.reset(18);
+    act(sim, {kStill, kStill});
+    sim.step(); // the preparation phase
+    for (float x : {12.5f, -6.5f}) {
+        // The hider is outside and unseen: -10, not +1 - 10; the seeker keeps its -1.
+        arrange(sim, {{x, 3.0f, 0.15f}, {1.5f, 3.0f, 0.15f}, {3.0f, 0.5f, 0.25f}, 0.0f, 1.5708f});
+        sim.step();
+        std::vector<float> r = fetch<float>(sim, "reward");
+        EXPECT_EQ(r[0], -10.0f) << x;
+        EXPECT_EQ(r[1], -1.0f) << x;
+    }
+    arrange(sim, {{11.5f, 3.0f, 0.15f}, {1.5f, 3.0f, 0.15f}, {3.0f, 0.5f, 0.25f}, 0.0f, 1.5708f});
+    sim.step();
+    EXPECT_EQ(fetch<float>(sim, "reward")[0], 1.0f); // inside the square (up to x = 12)
+}
+
+// --- the quadrant game (§1 Quadrant game, §4 rule 4) ------------------------------------
+
+TEST(HideAndSeekQuadrant, ACornerRoomOfFifteenCellsWithTwoDoorsOrOneAndTheRestOfTheGame) {
+    Simulator sim(spec({{"game", "quadrant"}}), options(200));
+    sim.reset(21);
+    std::vector<uint32_t> round = fetch<uint32_t>(sim, "round");
+    uint32_t one_door = 0;
+    for (uint32_t w = 0; w < 200; ++w) {
+        EXPECT_EQ(round[w * 5], 2u);
+        EXPECT_EQ(round[w * 5 + 1], 2u);
+        EXPECT_EQ(round[w * 5 + 2], 2u);
+        EXPECT_EQ(round[w * 5 + 4], 1u); // outer walls stand
+        float open[2] = {3.0f, 3.0f};    // each room wall's length (3 m) less its pieces
+        for (const WallBox& b : walls_of(sim, w)) {
+            if (b.e.z * 2.0f > 1.0f) continue; // outer
+            bool vertical = b.e.x < b.e.y;
+            EXPECT_FLOAT_EQ(vertical ? b.p.x : b.p.y, 3.0f);
+            EXPECT_GE((vertical ? b.p.y : b.p.x) + 1e-4f, 3.0f);
+            open[vertical ? 0 : 1] -= (vertical ? b.e.y : b.e.x) * 2.0f - 0.1f;
+        }
+        uint32_t doors = 0;
+        for (float o : open) {
+            EXPECT_TRUE(std::fabs(o) < 1e-4f || std::fabs(o - 0.4f) < 1e-4f) << "world " << w << ": " << o;
+            doors += o > 0.2f ? 1 : 0;
+        }
+        EXPECT_GE(doors, 1u);
+        one_door += doors == 1 ? 1 : 0;
+        sim.read_world(w, [&](Ctx& ctx) {
+            for (uint32_t row = 0; row < 4; ++row) { // hiders inside the room, seekers outside
+                Vec3 p = ctx.at<Agent, phys::Pose>(row).p;
+                bool inside = p.x > 3.0f && p.y > 3.0f;
+                EXPECT_EQ(inside, row < 2) << "world " << w << " agent " << row;
+            }
+            for (uint32_t k = 0; k < 3; ++k) { // two cubes inside, the ramp outside
+                Vec3 p = ctx.at<Object, phys::Pose>(k).p;
+                EXPECT_EQ((ctx.at<Object, Piece>(k).kind), (k < 2 ? kCube : kRamp));
+                EXPECT_EQ(p.x > 3.0f && p.y > 3.0f, k < 2) << "world " << w << " object " << k;
+            }
+            EXPECT_EQ(ctx.config<Config>().horizon, 80u);
+            EXPECT_EQ(ctx.config<Config>().prep_steps, 32u);
+        });
+    }
+    EXPECT_GT(one_door, 70u); // p = 0.5
+    EXPECT_LT(one_door, 130u);
+}
+
+TEST(HideAndSeekQuadrant, ABoxOrRampOutOfBoundsGivesEveryAgentMinusTen) {
+    // Without outer walls, so the box can leave the arena.
+    Simulator sim(spec({{"game", "quadrant"}, {"prep_steps", "1"}, {"outer_wall_prob", "0"}}), options(1));
+    sim.reset(22);
+    act(sim, {kStill});
+    sim.step();
+    sim.edit_world(0, [&](Ctx& ctx) { put(ctx, row_entity<Object>(ctx, 0), {6.5f, 4.0f, 0.25f}); });
+    sim.step();
+    for (float r : fetch<float>(sim, "reward")) EXPECT_EQ(r, -10.0f);
+    sim.edit_world(0, [&](Ctx& ctx) { put(ctx, row_entity<Object>(ctx, 0), {5.5f, 4.0f, 0.25f}); });
+    sim.step();
+    for (float r : fetch<float>(sim, "reward")) EXPECT_EQ(std::fabs(r), 1.0f);
+}
+
+TEST(HideAndSeekQuadrant, TheRampCannotBeLocked) {
+    for (const char* lockable : {"0", "1"}) { // 1: the same scene with the rule off, as a control
+        Simulator sim(spec({{"game", "quadrant"}, {"prep_steps", "1"}, {"lock_ramps", lockable}}), options(1));
+        sim.reset(23);
+        // A seeker in reach of the ramp, facing it, pressing lock.
+        sim.edit_world(0, [&](Ctx& ctx) {
+            put(ctx, row_entity<Object>(ctx, 2), {1.5f, 1.5f, 0.25f});
+            put(ctx, row_entity<Agent>(ctx, 2), {1.05f, 1.5f, 0.15f}, 0.0f);
+        });
+        act(sim, {kStill, kStill, {5, 5, 5, 0, 1}, kStill});
+        for (uint32_t i = 0; i < 3; ++i) sim.step();
+        sim.read_world(0, [&](Ctx& ctx) {
+            EXPECT_EQ((ctx.at<Object, Piece>(2).locked), (lockable[0] == '1' ? 1 : 0)) << "lock_ramps=" << lockable;
+        });
+    }
+}
+
+// --- determinism, NVRTC, GPU ------------------------------------------------------------
+
+SimOptions random_actions(uint32_t worlds, const std::string& device, uint32_t threads, uint32_t lanes) {
+    SimOptions o = options(worlds, device, threads, lanes);
+    o.random_inputs = true;
+    return o;
+}
+
+TEST(HideAndSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
+    EnvOptions o = {
+        {"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "120"}};
+    Simulator a(spec(o), random_actions(5, "cpu", 1, 1));
+    Simulator b(spec(o), random_actions(5, "cpu", 2, 3));
+    a.reset(19);
+    b.reset(19);
+    for (uint32_t i = 0; i < 250; ++i) { // past two resets
+        a.step();
+        b.step();
+        ASSERT_EQ(batch_hash(a), batch_hash(b)) << "step " << i;
+    }
+    EXPECT_EQ(a.errors(), std::vector<uint32_t>(5, 0));
+}
+
+// The state of 4 worlds after 150 random-action steps, seed 3. A change of
+// results changes it: update it in the same commit, saying why.
+constexpr uint64_t kPinnedHash = 0xc9e73ea048f3b3bb;
+
+TEST(HideAndSeekDeterminism, PinnedHash) {
+    Simulator sim(spec(), random_actions(4, "cpu", 2, 1));
+    sim.reset(3);
+    for (uint32_t i = 0; i < 150; ++i) sim.step();
+    uint64_t h = batch_hash(sim);
+    char got[32];
+    std::snprintf(got, sizeof got, "0x%016llx", (unsigned long long)h);
+    EXPECT_EQ(h, kPinnedHash) << "now hashes to " << got;
+}
+
+// The direct megakernel is what runs at scale (a world is too large to stage);
+// each form takes NVRTC 40-80 s on the 2-core machine, so one form here.
+TEST(HideAndSeekNvrtc, CompilesTheDirectMegakernel) {
+    EnvSpec s = spec();
+    for (auto form : {cuda::KernelForm::kDirect}) {
+        Plan plan = make_plan(s, AutoReset::kSameStep, true);
+        cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
+        cuda::CompileRequest req = cuda::kernel_request(s, k, 90);
+        req.use_cache = false;
+        try {
+            EXPECT_EQ(cuda::compile_module(req).cubin.substr(0, 4), "\x7f"
+                                                                    "ELF");
+        } catch (const Error& e) { FAIL() << e.what(); }
+    }
+}
+
+TEST(HideAndSeekGpu, MatchesTheCpuBitForBitInEveryKernelForm) {
+    REQUIRE_GPU();
+    EnvOptions o = {
+        {"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "150"}};
+    Simulator cpu(spec(o), random_actions(256, "cpu", 2, 1));
+    SimOptions staged = random_actions(256, "cuda", 0, 1), direct = staged, node = staged;
+    staged.gpu.stage = true;
+    direct.gpu.stage = false;
+    node.per_node_launches = true;
+    Simulator a(spec(o), staged), b(spec(o), direct), c(spec(o), node);
+    std::vector<Simulator*> sims = {&cpu, &a, &b, &c};
+    for (Simulator* s : sims) s->reset(20);
+    for (uint32_t step = 0; step < 320; ++step) {
+        for (Simulator* s : sims) s->step();
+        uint64_t want = batch_hash(cpu);
+        for (size_t i = 1; i < sims.size(); ++i)
+            ASSERT_EQ(batch_hash(*sims[i]), want) << sims[i]->backend().describe() << " differs at step " << step;
+    }
+    for (Simulator* s : sims) EXPECT_EQ(s->errors(), std::vector<uint32_t>(256, 0));
+}
+
+} // namespace
