@@ -301,7 +301,7 @@ ORRERY_HD inline bool passes(const QueryFilter& f, Entity e, ShapeKind shape, Bo
 }
 
 /// Conservative bounding-sphere radius (bound_of with slack for rounding); < 0: unbounded.
-ORRERY_HD inline float query_bound(Shape s, const HullSet& hulls) {
+ORRERY_HD inline float query_bound(Shape s, const HullSet& hulls = HullSet{}) { // hulls: pass hull_set(ctx)
     float b = s.kind == ShapeKind::kHull ? hull_bound(hulls, s) : bound_of(s);
     return b < 0.0f ? b : b * 1.001f + 1e-5f;
 }
