@@ -13,7 +13,13 @@ jobs="$(nproc)"
 "$root/tools/build.sh" release
 ctest --preset release -j "$jobs"
 "$root/tools/build.sh" asan
-ctest --preset asan -j "$jobs"
+# Under ASan the build is Debug (-O0): the physics and hide-and-seek pinned
+# hashes took 50-125 s each and the NVRTC compile tests 40-100 s each on the
+# 2-core CI machine, over half of the suite's time. They run in the release
+# suite above (the same source, and NVRTC's compile is not instrumented);
+# ASan keeps every other test, the physics and hide-and-seek rule tests included.
+asan_skip='PinnedHash\.Cpu.*/(hide_and_seek|physics_crowd)|Nvrtc|CompilesThroughNvrtc'
+ctest --preset asan -j "$jobs" -E "$asan_skip"
 # The multi-threaded suites again under ThreadSanitizer (thread pool, world
 # views from another thread, concurrent entity creation).
 "$root/tools/build.sh" tsan
