@@ -41,22 +41,29 @@ FfiStepper* checked(uint64_t handle, bool cuda, const ffi::AnyBuffer& actions, c
     return s;
 }
 
-ffi::Error cpu_step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi::Result<ffi::AnyBuffer> reward,
-                    ffi::Result<ffi::AnyBuffer> terminated, ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
-    Results outs = {&obs, &reward, &terminated, &truncated};
+/// Checks the call, then runs `body(stepper)` under the simulator's lock; an
+/// exception becomes an FFI error of `code`.
+template <class F>
+ffi::Error run_step(uint64_t handle, bool cuda, const ffi::AnyBuffer& actions, const Results& outs, ffi::ErrorCode code,
+                    F body) {
     ffi::Error error = ffi::Error::Success();
-    FfiStepper* s = checked(handle, false, actions, outs, error);
+    FfiStepper* s = checked(handle, cuda, actions, outs, error);
     if (!s) return error;
     try {
         std::lock_guard<std::mutex> lock(*s->mutex);
-        std::memcpy(s->input.data, actions.untyped_data(), s->input.bytes());
-        s->sim->step(); // on the CPU a bad action value throws here, before any world changes
-        for (size_t k = 0; k < 4; ++k)
-            std::memcpy((*outs[k])->untyped_data(), s->outputs[k].data, s->outputs[k].bytes());
-    } catch (const std::exception& e) {
-        return ffi::Error(ffi::ErrorCode::kInvalidArgument, std::string("orrery step: ") + e.what());
-    }
+        body(*s);
+    } catch (const std::exception& e) { return ffi::Error(code, std::string("orrery step: ") + e.what()); }
     return ffi::Error::Success();
+}
+
+ffi::Error cpu_step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi::Result<ffi::AnyBuffer> reward,
+                    ffi::Result<ffi::AnyBuffer> terminated, ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
+    Results outs = {&obs, &reward, &terminated, &truncated};
+    return run_step(handle, false, actions, outs, ffi::ErrorCode::kInvalidArgument, [&](FfiStepper& s) {
+        std::memcpy(s.input.data, actions.untyped_data(), s.input.bytes());
+        s.sim->step(); // on the CPU a bad action value throws here, before any world changes
+        for (size_t k = 0; k < 4; ++k) std::memcpy((*outs[k])->untyped_data(), s.outputs[k].data, s.outputs[k].bytes());
+    });
 }
 
 /// On XLA's stream: actions into the simulator's input, then (after an event)
@@ -67,24 +74,17 @@ ffi::Error cuda_step(CUstream_st* stream, ffi::AnyBuffer actions, ffi::Result<ff
                      ffi::Result<ffi::AnyBuffer> reward, ffi::Result<ffi::AnyBuffer> terminated,
                      ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
     Results outs = {&obs, &reward, &terminated, &truncated};
-    ffi::Error error = ffi::Error::Success();
-    FfiStepper* s = checked(handle, true, actions, outs, error);
-    if (!s) return error;
-    try {
-        std::lock_guard<std::mutex> lock(*s->mutex);
+    return run_step(handle, true, actions, outs, ffi::ErrorCode::kInternal, [&](FfiStepper& s) {
         const auto caller = reinterpret_cast<uintptr_t>(stream);
-        s->order->copy_on_caller(s->input.data, reinterpret_cast<uintptr_t>(actions.untyped_data()), s->input.bytes(),
-                                 caller);
-        s->order->engine_waits_for(caller);
-        s->sim->step();
-        s->order->caller_waits_for_engine(caller);
+        const auto device = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
+        s.order->copy_on_caller(s.input.data, device(actions.untyped_data()), s.input.bytes(), caller);
+        s.order->engine_waits_for(caller);
+        s.sim->step();
+        s.order->caller_waits_for_engine(caller);
         for (size_t k = 0; k < 4; ++k)
-            s->order->copy_on_caller((*outs[k])->untyped_data(), reinterpret_cast<uintptr_t>(s->outputs[k].data),
-                                     s->outputs[k].bytes(), caller);
-    } catch (const std::exception& e) {
-        return ffi::Error(ffi::ErrorCode::kInternal, std::string("orrery step: ") + e.what());
-    }
-    return ffi::Error::Success();
+            s.order->copy_on_caller((*outs[k])->untyped_data(), device(s.outputs[k].data), s.outputs[k].bytes(),
+                                    caller);
+    });
 }
 
 } // namespace
