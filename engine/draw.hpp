@@ -272,7 +272,7 @@ struct ColorRule {
 
 /// One 3-D body per live entity of an archetype, from a pose (position and
 /// orientation quaternion) and a shape (kind and dims), lit and shadowed.
-/// Physics envs declare it with render/physics_draw.hpp's draw_physics_bodies<A>().
+/// Physics envs declare it with physics/draw.hpp's draw_physics_bodies<A>().
 struct BodyDraw {
     uint32_t archetype = 0;
     Field position;                                ///< first of three consecutive floats x, y, z (z up)

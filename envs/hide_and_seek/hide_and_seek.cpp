@@ -8,7 +8,7 @@
 
 #include "envs/options.hpp"
 #include "physics/module.hpp"
-#include "render/physics_draw.hpp"
+#include "physics/draw.hpp"
 
 namespace hide_and_seek {
 namespace {
