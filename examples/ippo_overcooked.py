@@ -584,6 +584,10 @@ def main(argv=None):
     if world_size > 1:
         import torch.distributed as dist
 
+        # Every rank is done with the group before any tears it down: a rank
+        # that exits while its peer is still closing its Gloo connections can
+        # abort in the transport's teardown (seen once in CI, rank 0, SIGABRT).
+        dist.barrier()
         dist.destroy_process_group()
     return {"mean_sparse_return": mean_sparse, "steps": global_step, "seconds": elapsed, "history": history,
             "first": first, "losses": loss_means, "graphs": mode, "rank_weight_spread": spread}
