@@ -94,7 +94,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.gravity = {0.0f, 0.0f, -50.0f};
     po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + kMaxWalls;
     po.max_contacts = opt.u32("max_contacts", 128, 16, 4096);
-    po.max_joints = cfg.agents; // one weld per agent at most
+    po.max_joints = cfg.agents;                          // one weld per agent at most
+    po.hulls = {phys::wedge_vertices(0.5f, 0.5f, 0.5f)}; // kRampHull: OpenAI's 45 degree ramp
     opt.finish();
 
     orrery::EnvSpec spec = ORRERY_ENV_SPEC("hide_and_seek", "envs/hide_and_seek/hide_and_seek.hpp");
