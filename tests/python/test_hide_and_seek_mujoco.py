@@ -89,12 +89,12 @@ class Scene:
     """One world of hide_and_seek, 1 v 1 with one cube and one ramp, no inner
     walls; the hider (row 0) is the agent under test, the rest set aside."""
 
-    def __init__(self, walls=False):
+    def __init__(self, walls=False, **options):
         import orrery
 
         self.env = orrery.make("hide_and_seek", num_worlds=1, device="cpu", seed=1, threads=1, framework="numpy",
                                hiders=1, seekers=1, min_boxes=1, max_boxes=1, elongated=False, ramps=1, max_rooms=1,
-                               outer_wall_prob=1 if walls else 0, prep_steps=1, horizon=1000)
+                               outer_wall_prob=1 if walls else 0, prep_steps=1, horizon=1000, **options)
         self.env.reset(seed=1)
         self.agents, self.objects = self.env.view("agent_pose"), self.env.view("object_pose")
         self.ramp_frame = self.objects[0, 1, 3:].copy()  # spawned unturned: the wedge's principal axes
@@ -201,3 +201,57 @@ def test_the_agent_pressed_to_a_wall_slides_along_it_as_in_mujoco():
     ref = committed("hide_and_seek")
     got, _ = wall()
     assert got["wall.slide_speed"] == pytest.approx(ref["wall.slide_speed"], rel=0.05)
+
+
+WALL_RAYS = """
+<mujoco>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1"/>
+    <body name="wall" pos="6 3 2"><geom type="box" size="0.05 3.05 2"/></body>
+    <body name="hider" pos="5.5 3 0.15">
+      <joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 1 0"/><joint type="slide" axis="0 0 1"/>
+      <geom type="sphere" size="0.15"/>
+    </body>
+    <body name="seeker" pos="6.5 3 0.15">
+      <joint type="slide" axis="1 0 0"/><joint type="slide" axis="0 1 0"/><joint type="slide" axis="0 0 1"/>
+      <geom type="sphere" size="0.15"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+@requires_mujoco
+def test_walls_occlude_as_openais_mj_ray_did_and_pass_as_todays_does():
+    """The decision 'walls block rays' (README, Decisions): OpenAI's walls are
+    jointless bodies and its rays called mj_ray with flg_static=0, which before
+    MuJoCo 2.3.6 skipped only world-body geoms (the floor) and so hit walls;
+    today it also skips bodies welded to the world. The same ray, from a hider
+    0.45 m from the outer wall at x = 6 toward a seeker beyond it, in MuJoCo
+    (the old rule emulated by flg_static=1: nothing here is a world-body geom
+    in its path) and in Orrery, walls_block_rays=1 (default) and 0."""
+    import mujoco
+
+    model = mujoco.MjModel.from_xml_string(WALL_RAYS)
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    hider = mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "hider")
+    geom = np.zeros(1, dtype=np.int32)
+
+    def mj_ray(flg_static):
+        d = mujoco.mj_ray(model, data, np.array([5.5, 3.0, 0.15]), np.array([1.0, 0.0, 0.0]), None, flg_static,
+                          hider, geom)
+        return d, model.geom_bodyid[geom[0]]
+
+    old, old_body = mj_ray(1)  # OpenAI's MuJoCo: the wall is hit
+    new, new_body = mj_ray(0)  # MuJoCo >= 2.3.6: through the wall, onto the seeker
+    assert old_body == mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "wall") and old == pytest.approx(0.45)
+    assert new_body == mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, "seeker") and new == pytest.approx(0.85)
+    for block, distance, seen in ((1, old, 0.0), (0, new, 1.0)):
+        scene = Scene(walls=True, walls_block_rays=block)
+        scene.agents[0, 0] = [5.5, 3.0, 0.15, 1.0, 0.0, 0.0, 0.0]  # facing +x, the wall and the seeker ahead
+        scene.agents[0, 1] = [6.5, 3.0, 0.15, 1.0, 0.0, 0.0, 0.0]
+        obs, *_ = scene.env.step(np.full((1, 2, 5), 5, dtype=np.int32) * np.array([1, 1, 1, 0, 0], dtype=np.int32))
+        names = list(scene.env.obs_names)
+        assert obs[0, 0, names.index("lidar0")] == pytest.approx(distance, abs=1e-3), block
+        assert obs[0, 0, names.index("sees_agent0")] == seen, block
