@@ -6,9 +6,10 @@
 
 #include <string>
 
+#include "envs/hide_and_seek/validate.hpp"
 #include "envs/options.hpp"
 #include "physics/module.hpp"
-#include "render/physics_draw.hpp"
+#include "physics/draw.hpp"
 
 namespace hide_and_seek {
 namespace {
@@ -47,6 +48,8 @@ void team_size(orrery::OptionReader& opt, const std::string& name, uint32_t& lo,
 }
 
 } // namespace
+
+void add_game_overlays(orrery::DrawSpec& draw); // envs/hide_and_seek/draw.cpp: vision, lidar, holds, preparation
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("hide_and_seek", options);
@@ -91,7 +94,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.gravity = {0.0f, 0.0f, -50.0f};
     po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + kMaxWalls;
     po.max_contacts = opt.u32("max_contacts", 128, 16, 4096);
-    po.max_joints = cfg.agents; // one weld per agent at most
+    po.max_joints = cfg.agents;                          // one weld per agent at most
+    po.hulls = {phys::wedge_vertices(0.5f, 0.5f, 0.5f)}; // kRampHull: OpenAI's 45 degree ramp
     opt.finish();
 
     orrery::EnvSpec spec = ORRERY_ENV_SPEC("hide_and_seek", "envs/hide_and_seek/hide_and_seek.hpp");
@@ -105,6 +109,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.capacity<Scene>(cfg.agents + cfg.max_boxes + cfg.ramps + kMaxWalls);
     spec.info()["variant"] = variant;
     spec.info()["game"] = game;
+    spec.validate_world = hide_and_seek::validate_world; // after the physics module's check (add_to)
 
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_agents));
@@ -122,7 +127,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.facts.obs_names = obs_names(cfg);
 
     // The 3-D view: hiders blue, seekers red, boxes orange (grey when locked),
-    // ramps green, walls grey on a sand floor.
+    // ramps green, walls grey on a sand floor; then the game's overlays.
     using orrery::Rgba;
     orrery::draw_physics_bodies<Agent>(spec.draw).color_by(
         orrery::field(&Team::value), {{kHider, Rgba{70, 130, 230, 255}}, {kSeeker, Rgba{220, 70, 60, 255}}});
@@ -133,6 +138,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         .color_by(orrery::field(&phys::Shape::kind), {{int32_t(phys::ShapeKind::kPlane), Rgba{215, 210, 195, 255}}});
     spec.draw.bounds = {-0.3f, -0.3f, 6.3f, 6.3f};
     spec.draw.background = {150, 175, 205, 255};
+    add_game_overlays(spec.draw);
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 10);

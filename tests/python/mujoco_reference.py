@@ -2,7 +2,9 @@
 
 Runs each scene of envs/physics_scenes (a sphere dropped on a plane, a box
 sliding to rest under friction, a box resting on a plane, a flat box on a 45
-degree wedge ramp, resting, sliding, and dropped onto it; OpenAI's
+degree wedge ramp, resting, sliding, and dropped onto it; a stack of three
+boxes; a box on a 0.3 rad incline below and above its friction angle; a ball
+bouncing with restitution 0.8; OpenAI's
 hide-and-seek agent driven through its damped slide joints, and pushing its
 cube) in MuJoCo with the same sizes, masses, friction and start, and writes the
 quantities the C++ tests (tests/cpp/physics_test.cpp,
@@ -50,6 +52,117 @@ def simulate(shape, size, z, seconds, vx=0.0, mu=0.5):
         for _ in range(per):
             mujoco.mj_step(model, data)
     return rows
+
+
+# Three 0.2 m cubes of 1 kg stacked on the floor, friction 0.5 (physics_scenes
+# scene `stack`).
+STACK = """
+<mujoco>
+  <option timestep="0.001" cone="elliptic" integrator="implicitfast"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1" friction="0.5 0.005 0.0001"/>
+{boxes}
+  </worldbody>
+</mujoco>
+"""
+
+
+def stack(seconds):
+    """(times, [top box x, y, z]) every STEP seconds."""
+    import mujoco
+
+    box = ('    <body pos="0 0 {z}"><freejoint/>'
+           '<geom type="box" size="0.1 0.1 0.1" mass="1" friction="0.5 0.005 0.0001"/></body>')
+    model = mujoco.MjModel.from_xml_string(STACK.format(boxes="\n".join(box.format(z=0.1 + 0.2 * i) for i in range(3))))
+    data = mujoco.MjData(model)
+    per = int(round(STEP / model.opt.timestep))
+    rows = []
+    for i in range(int(round(seconds / STEP)) + 1):
+        rows.append((i * STEP, [float(x) for x in data.qpos[14:17]]))
+        for _ in range(per):
+            mujoco.mj_step(model, data)
+    return rows
+
+
+# A 0.2 m cube of 1 kg on a plane tilted `angle` about x (physics_scenes scene
+# `incline`), both of friction `mu`, at rest on it at the start.
+INCLINE = """
+<mujoco>
+  <option timestep="0.001" cone="elliptic" integrator="implicitfast"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1" quat="{quat}" friction="{mu} 0.005 0.0001"/>
+    <body pos="{pos}" quat="{quat}">
+      <freejoint/>
+      <geom type="box" size="0.1 0.1 0.1" mass="1" friction="{mu} 0.005 0.0001"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+
+
+def incline(mu, seconds, angle=0.3):
+    """Distances the cube moved down the slope (from its start) every STEP seconds."""
+    import mujoco
+
+    quat = f"{math.cos(angle / 2)} {math.sin(angle / 2)} 0 0"
+    up = (0.0, -math.sin(angle), math.cos(angle))
+    down = (0.0, -math.cos(angle), -math.sin(angle))
+    model = mujoco.MjModel.from_xml_string(INCLINE.format(quat=quat, mu=mu, pos=" ".join(str(0.1 * u) for u in up)))
+    data = mujoco.MjData(model)
+    per = int(round(STEP / model.opt.timestep))
+    start = [float(x) for x in data.qpos[:3]]
+    out = []
+    for _ in range(int(round(seconds / STEP)) + 1):
+        out.append(sum((float(data.qpos[k]) - start[k]) * down[k] for k in range(3)))
+        for _ in range(per):
+            mujoco.mj_step(model, data)
+    return out
+
+
+# A ball of radius 0.1 dropped from 1 m (physics_scenes scene `bounce`,
+# restitution 0.8). MuJoCo has no coefficient of restitution: its contact is a
+# spring-damper. With solref's direct form (-stiffness, -damping) and solimp
+# near 1, a linear spring of damping ratio z returns e = exp(-pi z / sqrt(1 -
+# z^2)) of the approach speed, so z is set for e = 0.8 (stiffness 1e5, 0.2 ms
+# steps to resolve the 20 ms contact).
+BOUNCE = """
+<mujoco>
+  <option timestep="0.0002" cone="elliptic" integrator="implicitfast"/>
+  <worldbody>
+    <geom name="floor" type="plane" size="0 0 1" friction="0.5 0.005 0.0001" solref="{solref}" solimp="0.99 0.99 0.001"/>
+    <body pos="0 0 1">
+      <freejoint/>
+      <geom type="sphere" size="0.1" mass="1" friction="0.5 0.005 0.0001" solref="{solref}" solimp="0.99 0.99 0.001"/>
+    </body>
+  </worldbody>
+</mujoco>
+"""
+RESTITUTION = 0.8
+
+
+def bounce(seconds):
+    """(times, z) of the ball every STEP seconds."""
+    import mujoco
+
+    e = RESTITUTION
+    zeta = -math.log(e) / math.sqrt(math.pi**2 + math.log(e) ** 2)
+    k = 1e5
+    model = mujoco.MjModel.from_xml_string(BOUNCE.format(solref=f"{-k} {-2 * zeta * math.sqrt(k)}"))
+    data = mujoco.MjData(model)
+    per = int(round(STEP / model.opt.timestep))
+    rows = []
+    for i in range(int(round(seconds / STEP)) + 1):
+        rows.append((i * STEP, float(data.qpos[2])))
+        for _ in range(per):
+            mujoco.mj_step(model, data)
+    return rows
+
+
+def bounce_restitution(z, first=0.1, drop=0.9, window=(50, 120)):
+    """The apex after the first contact and the restitution it implies,
+    sqrt(rise / drop), from heights sampled every STEP seconds."""
+    apex = max(z[window[0]:window[1]])
+    return apex, math.sqrt(max(apex - first, 0.0) / drop)
 
 
 # The ramp scene: a static 45 degree wedge `a` m on each side (MuJoCo's mesh
@@ -187,6 +300,16 @@ def reference():
     drop = ramp(0.5, 0.1, 0.4)  # dropped from 10 cm above the slope, mu 0.5
     out["ramp.drop_distance_0.2"] = drop[20]
     out["ramp.drop_distance_0.4"] = drop[40]
+    top = stack(10.0)
+    out["stack.top_compression"] = 0.5 - top[-1][1][2]
+    out["stack.drift"] = max(abs(p[0]) + abs(p[1]) for _, p in top)
+    held = incline(0.5, 5.0)  # mu 0.5 > tan 0.3: rests
+    out["incline.rest_drift"] = max(abs(s) for s in held)
+    slide = incline(0.2, 1.5)  # mu 0.2 < tan 0.3: a = g (sin 0.3 - 0.2 cos 0.3) = 1.0247
+    out["incline.slide_accel"] = (slide[150] - 2 * slide[100] + slide[50]) / 0.5**2
+    apex, e = bounce_restitution([z for _, z in bounce(1.2)])
+    out["bounce.apex"] = apex
+    out["bounce.restitution"] = e
     drive = simulate_openai(40, with_cube=False)
     terminal, tau = drive_quantities([r[0] for r in drive])
     out["drive.terminal_speed"] = terminal
