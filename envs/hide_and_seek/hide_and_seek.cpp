@@ -9,7 +9,7 @@
 #include "envs/hide_and_seek/validate.hpp"
 #include "envs/options.hpp"
 #include "physics/module.hpp"
-#include "render/physics_draw.hpp"
+#include "physics/draw.hpp"
 
 namespace hide_and_seek {
 namespace {
@@ -48,6 +48,8 @@ void team_size(orrery::OptionReader& opt, const std::string& name, uint32_t& lo,
 }
 
 } // namespace
+
+void add_game_overlays(orrery::DrawSpec& draw); // envs/hide_and_seek/draw.cpp: vision, lidar, holds, preparation
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("hide_and_seek", options);
@@ -125,7 +127,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.facts.obs_names = obs_names(cfg);
 
     // The 3-D view: hiders blue, seekers red, boxes orange (grey when locked),
-    // ramps green, walls grey on a sand floor.
+    // ramps green, walls grey on a sand floor; then the game's overlays.
     using orrery::Rgba;
     orrery::draw_physics_bodies<Agent>(spec.draw).color_by(
         orrery::field(&Team::value), {{kHider, Rgba{70, 130, 230, 255}}, {kSeeker, Rgba{220, 70, 60, 255}}});
@@ -136,6 +138,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         .color_by(orrery::field(&phys::Shape::kind), {{int32_t(phys::ShapeKind::kPlane), Rgba{215, 210, 195, 255}}});
     spec.draw.bounds = {-0.3f, -0.3f, 6.3f, 6.3f};
     spec.draw.background = {150, 175, 205, 255};
+    add_game_overlays(spec.draw);
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 10);
