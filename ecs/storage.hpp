@@ -180,6 +180,15 @@ template <class T> struct Buffer {
         items_[(*count_)++] = e;
         return true;
     }
+    /// Sets the count to n; the elements keep what they hold. Past the
+    /// capacity it sets the capacity, records kBufferOverflow and returns false.
+    ORRERY_HD bool resize(uint32_t n) const {
+        if (!count_) return false;
+        *count_ = min_of(n, capacity_);
+        if (n <= capacity_) return true;
+        atomic_set_if_zero(error_, uint32_t(ErrorCode::kBufferOverflow));
+        return false;
+    }
 };
 
 /// A component whose rows are arrays sized at registration (ArrayOf<E>).

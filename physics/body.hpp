@@ -12,6 +12,8 @@ using orrery::AssetOf;
 using orrery::BufferOf;
 using orrery::Ctx;
 using orrery::Entity;
+using orrery::Lanes;
+using orrery::min_of;
 
 /// Position and orientation. // [worlds, bodies, 7] f32: px py pz qw qx qy qz
 struct Pose {
@@ -135,6 +137,8 @@ struct SolverBody {
     Material material;
     Vec3 axis_rate;    ///< AxisDamping's linear coefficients times the inverse mass: 1/s per world axis
     Vec3 axis_angular; ///< AxisDamping's angular coefficients (N m s/rad per world axis)
+    Vec3 turn[3];      ///< rows of the rotation since the step's start (q conj(q0)), updated each substep
+    uint32_t colours;  ///< the colours of constraints on it so far (colouring only)
 };
 /// One contact point, found at the step's start: bodies by index in Bodies,
 /// normal from a to b, anchors (world offsets from each body's centre, fixed
@@ -149,6 +153,40 @@ struct Contact {
     float normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
     float approach; ///< normal velocity at the start (< 0: approaching), for restitution
     float static_mu, dynamic_mu, restitution;
+};
+
+inline constexpr uint32_t kMaxManifold = 4;
+
+/// The contact of two shapes: normal from A to B, points and depths.
+struct Manifold {
+    Vec3 n;
+    uint32_t count;
+    Vec3 p[kMaxManifold];
+    float depth[kMaxManifold];
+};
+
+/// A pair of bodies the broadphase kept for a step (a < b; the list is in
+/// pair order), the narrowphase's manifold for it, and where its points
+/// start in Contacts and how many of them the list kept.
+struct Pair {
+    uint32_t a, b;
+    uint32_t first, count;
+    Manifold m;
+};
+/// Colours of the step's constraints (joints and manifolds): no two of one
+/// colour share a dynamic body, so a world's lanes solve a colour at once.
+/// A constraint that needs more goes to colour kColours, which one lane
+/// solves in order.
+inline constexpr uint32_t kColours = 24;
+/// Most lanes of a world the solver shares its broadphase among (more idle there).
+inline constexpr uint32_t kMaxSolverLanes = 32;
+/// SolveOrder's entries: a joint's index, or a pair's with this bit set.
+inline constexpr uint32_t kPairEntry = 0x80000000u;
+/// The step's solve order: colour c's constraints are SolveOrder entries
+/// [begin[c], begin[c + 1]), colours 0..kColours (the last the serial one).
+struct Colouring {
+    uint32_t begin[kColours + 2];
+    uint32_t lane_pairs[kMaxSolverLanes]; ///< the broadphase's pairs per lane, before their offsets are known
 };
 
 /// What a joint leaves free between its two frames (each frame fixed in one body).
@@ -194,6 +232,10 @@ struct ContactCache : BufferOf<Contact> {};
 /// remove them in any step (physics/joint.hpp). A full list records
 /// ErrorCode::kBufferOverflow for the world.
 struct Joints : BufferOf<Joint> {};
+/// The solver's scratch for one step: the broadphase's pairs (capacity
+/// PhysicsOptions::max_pairs) and the constraints in colour order.
+struct Pairs : BufferOf<Pair> {};
+struct SolveOrder : BufferOf<uint32_t> {};
 struct Settings : AssetOf<Params> {};
 
 /// One convex hull of the shared hull table (PhysicsOptions::hulls; physics/hull.hpp
@@ -227,11 +269,12 @@ struct HullIndices : AssetOf<uint32_t> {};
 inline constexpr uint32_t kErrorBadHull = 0x70680001u;
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
-                  Contacts, ContactCache, Settings, AxisDamping, Joints, Hulls, HullPoints, HullFaces, HullIndices);
+                  Contacts, ContactCache, Settings, AxisDamping, Joints, Hulls, HullPoints, HullFaces, HullIndices,
+                  Pairs, SolveOrder, Colouring);
 /// Everything a rigid body carries; an env puts it in its archetypes.
 ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, AxisDamping);
 /// Per-world physics state (a singleton the module registers).
-ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts, ContactCache, Joints);
+ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts, ContactCache, Joints, Pairs, SolveOrder, Colouring);
 ORRERY_ARCHETYPES(PhysicsWorld);
 
 /// Mass properties of `shape` at `density` (kg/m^3): solid sphere, box and

@@ -10,16 +10,6 @@
 
 namespace phys {
 
-inline constexpr uint32_t kMaxManifold = 4;
-
-/// The contact of two shapes: normal from A to B, points and depths.
-struct Manifold {
-    Vec3 n;
-    uint32_t count;
-    Vec3 p[kMaxManifold];
-    float depth[kMaxManifold];
-};
-
 /// A shape placed in the world.
 struct Placed {
     Shape shape;

@@ -10,9 +10,8 @@
 
 namespace phys {
 
-inline constexpr uint32_t kWorldBody = 0xFFFFFFFFu; ///< Joint::ib when b is the world
-inline constexpr uint32_t kNoBody = 0xFFFFFFFEu;    ///< a joint's body is not among this step's bodies
-inline constexpr uint32_t kNoJoint = 0xFFFFFFFFu;   ///< find_joint found none
+inline constexpr uint32_t kNoBody = 0xFFFFFFFEu;  ///< a joint's body is not among this step's bodies
+inline constexpr uint32_t kNoJoint = 0xFFFFFFFFu; ///< find_joint found none
 
 // --- making and breaking (from a per-world system: one writer per world) -------------------
 
@@ -208,8 +207,8 @@ ORRERY_HD inline Mat3 point_mass(const SolverBody& a, const SolverBody& b, Vec3 
 
 /// Turns a and b by angular impulse L (a gets -L, b gets +L).
 ORRERY_HD inline void apply_angular(SolverBody& a, SolverBody& b, Vec3 L) {
-    a.w -= inv_inertia_times(a, L);
-    b.w += inv_inertia_times(b, L);
+    if (moves(a)) a.w -= inv_inertia_times(a, L);
+    if (moves(b)) b.w += inv_inertia_times(b, L);
 }
 
 /// Where a joint's two frames are now: the anchors' offsets from each body's
@@ -262,18 +261,12 @@ ORRERY_HD inline float joint_position(const JointGeometry& g, JointKind kind) {
     return 2.0f * angle_of(r.z, r.w); // the twist about z
 }
 
-/// Each substep starts from the impulses the joints last ended with.
-ORRERY_HD inline void warm_start_joints(Buffer<Bodies> bodies, Buffer<Joints> joints) {
-    SolverBody world = world_body();
-    for (uint32_t k = 0; k < joints.size(); ++k) {
-        const Joint& j = joints[k];
-        SolverBody& a = j.ia == kWorldBody ? world : bodies[j.ia];
-        SolverBody& b = j.ib == kWorldBody ? world : bodies[j.ib];
-        JointGeometry g = geometry_of(a, b, j);
-        Vec3 limit = g.axis * (j.lower_impulse - j.upper_impulse);
-        apply_impulse(a, b, j.linear_impulse + (j.kind == JointKind::kSlider ? limit : Vec3{0, 0, 0}), g.ra, g.rb);
-        apply_angular(a, b, j.angular_impulse + (j.kind == JointKind::kHinge ? limit : Vec3{0, 0, 0}));
-    }
+/// Each substep starts from the impulses joint j last ended with.
+ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j) {
+    JointGeometry g = geometry_of(a, b, j);
+    Vec3 limit = g.axis * (j.lower_impulse - j.upper_impulse);
+    apply_impulse(a, b, j.linear_impulse + (j.kind == JointKind::kSlider ? limit : Vec3{0, 0, 0}), g.ra, g.rb);
+    apply_angular(a, b, j.angular_impulse + (j.kind == JointKind::kHinge ? limit : Vec3{0, 0, 0}));
 }
 
 /// A soft row's coefficients: the bias velocity for error C, and how much of
@@ -356,17 +349,6 @@ ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float 
               acc * s.impulse_scale;
     j.linear_impulse = acc + impulse;
     apply_impulse(a, b, impulse, g.ra, g.rb);
-}
-
-/// One pass over the joints in list order.
-ORRERY_HD inline void solve_joints(Buffer<Bodies> bodies, Buffer<Joints> joints, float h, Softness soft, bool bias) {
-    SolverBody world = world_body();
-    float inv_h = 1.0f / h;
-    for (uint32_t k = 0; k < joints.size(); ++k) {
-        Joint& j = joints[k];
-        solve_joint(j.ia == kWorldBody ? world : bodies[j.ia], j.ib == kWorldBody ? world : bodies[j.ib], j, inv_h,
-                    soft, bias);
-    }
 }
 
 } // namespace phys

@@ -4,9 +4,12 @@
 // substep integrates velocities, warm-starts from the last substep's
 // impulses, solves contacts with a soft (spring-damper) push, integrates
 // positions, then relaxes without the push; restitution is applied once at
-// the end. One serial pass per world in body and contact order, so results
-// do not depend on the thread or lane count. physics/README.md says why this
-// and not XPBD.
+// the end. A world's lanes share each phase (bodies, pairs, then the
+// constraints colour by colour, no two of a colour sharing a dynamic body),
+// meeting at Lanes::sync() between phases; every result is made by the same
+// code from the same inputs in an order fixed by the data, so it does not
+// depend on the lane or thread count. physics/README.md says why this and
+// not XPBD; docs/decisions.md why colours.
 
 #include "physics/hull.hpp"
 
@@ -48,12 +51,20 @@ ORRERY_HD inline float inv_mass_along(const SolverBody& b, Vec3 r, Vec3 n) {
     return dot(n, mul(b.inv_mass, n)) + dot(rn, inv_inertia_times(b, rn));
 }
 
+/// Whether constraints change b's velocity (only dynamic bodies: the others
+/// are read by constraints of one colour at once, so none may write them).
+ORRERY_HD inline bool moves(const SolverBody& b) { return b.kind == BodyKind::kDynamic; }
+
 /// Changes the velocities of a and b by impulse p at offsets ra, rb (a gets -p, b gets +p).
 ORRERY_HD inline void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra, Vec3 rb) {
-    a.v -= mul(a.inv_mass, p);
-    a.w -= inv_inertia_times(a, cross(ra, p));
-    b.v += mul(b.inv_mass, p);
-    b.w += inv_inertia_times(b, cross(rb, p));
+    if (moves(a)) {
+        a.v -= mul(a.inv_mass, p);
+        a.w -= inv_inertia_times(a, cross(ra, p));
+    }
+    if (moves(b)) {
+        b.v += mul(b.inv_mass, p);
+        b.w += inv_inertia_times(b, cross(rb, p));
+    }
 }
 
 /// Velocity of b's point at offset rb relative to a's point at ra.
@@ -71,43 +82,55 @@ ORRERY_HD inline float bound_of(Shape s) {
     }
 }
 
-/// Copies every rigid body of the world (archetypes in id order, rows in order) into `out`.
-ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out) {
-    out.clear();
-    ctx.each_with<Pose, Velocity, MassProps, BodyType, Locks, Shape, Material, Force>([&](Entity e) {
-        SolverBody b{};
-        b.entity = e;
-        b.kind = ctx.get<BodyType>(e)->kind;
-        b.locks = ctx.get<Locks>(e)->mask;
-        b.shape = *ctx.get<Shape>(e);
-        b.x = ctx.get<Pose>(e)->p;
-        b.q = ctx.get<Pose>(e)->q;
-        b.v = ctx.get<Velocity>(e)->v;
-        b.w = ctx.get<Velocity>(e)->w;
-        const MassProps mp = *ctx.get<MassProps>(e);
-        bool dynamic = b.kind == BodyKind::kDynamic;
-        b.inv_mass = dynamic ? free_axes(b.locks, 0) * mp.inv_mass : Vec3{0.0f, 0.0f, 0.0f};
-        b.inv_inertia = dynamic ? mp.inv_inertia : Vec3{0.0f, 0.0f, 0.0f};
-        b.force = ctx.get<Force>(e)->f;
-        b.torque = ctx.get<Force>(e)->t;
-        b.bound = bound_of(b.shape);
-        if (b.shape.kind == ShapeKind::kHull) {
-            HullSet hulls = hull_set(ctx);
-            if (!hull_valid(hulls, b.shape)) ctx.fail(kErrorBadHull); // it then touches nothing
-            b.bound = hull_bound(hulls, b.shape);
-        }
-        if (const Damping* d = ctx.get<Damping>(e)) b.lin_damping = d->linear, b.ang_damping = d->angular;
-        if (const AxisDamping* d = ctx.get<AxisDamping>(e))
-            b.axis_rate = mul(d->linear, b.inv_mass), b.axis_angular = dynamic ? d->angular : Vec3{0.0f, 0.0f, 0.0f};
-        b.material = *ctx.get<Material>(e);
-        if (b.kind == BodyKind::kStatic) b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
-        out.push(b);
-    });
+/// A body as the solver sees it, from entity e's components.
+ORRERY_HD inline SolverBody gathered(Ctx& ctx, Entity e) {
+    SolverBody b{};
+    b.entity = e;
+    b.kind = ctx.get<BodyType>(e)->kind;
+    b.locks = ctx.get<Locks>(e)->mask;
+    b.shape = *ctx.get<Shape>(e);
+    b.x = ctx.get<Pose>(e)->p;
+    b.q = ctx.get<Pose>(e)->q;
+    b.v = ctx.get<Velocity>(e)->v;
+    b.w = ctx.get<Velocity>(e)->w;
+    const MassProps mp = *ctx.get<MassProps>(e);
+    bool dynamic = b.kind == BodyKind::kDynamic;
+    b.inv_mass = dynamic ? free_axes(b.locks, 0) * mp.inv_mass : Vec3{0.0f, 0.0f, 0.0f};
+    b.inv_inertia = dynamic ? mp.inv_inertia : Vec3{0.0f, 0.0f, 0.0f};
+    b.force = ctx.get<Force>(e)->f;
+    b.torque = ctx.get<Force>(e)->t;
+    b.bound = bound_of(b.shape);
+    if (b.shape.kind == ShapeKind::kHull) {
+        HullSet hulls = hull_set(ctx);
+        if (!hull_valid(hulls, b.shape)) ctx.fail(kErrorBadHull); // it then touches nothing
+        b.bound = hull_bound(hulls, b.shape);
+    }
+    if (const Damping* d = ctx.get<Damping>(e)) b.lin_damping = d->linear, b.ang_damping = d->angular;
+    if (const AxisDamping* d = ctx.get<AxisDamping>(e))
+        b.axis_rate = mul(d->linear, b.inv_mass), b.axis_angular = dynamic ? d->angular : Vec3{0.0f, 0.0f, 0.0f};
+    b.material = *ctx.get<Material>(e);
+    if (b.kind == BodyKind::kStatic) b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
+    return b;
 }
 
-/// Writes poses and velocities back and clears the applied forces.
-ORRERY_HD inline void scatter_bodies(Ctx& ctx, Buffer<Bodies> bodies) {
-    for (uint32_t i = 0; i < bodies.size(); ++i) {
+/// Copies every rigid body of the world (archetypes in id order, rows in
+/// order) into `out`: lane 0 lists them, then the lanes copy a body each.
+ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out, const Lanes& l = Lanes{}) {
+    if (l.lane == 0) {
+        uint32_t n = 0;
+        ctx.each_with<Pose, Velocity, MassProps, BodyType, Locks, Shape, Material, Force>([&](Entity e) {
+            if (n < out.capacity()) out[n].entity = e;
+            ++n;
+        });
+        out.resize(n); // past the capacity: kBufferOverflow, and the first max_bodies are stepped
+    }
+    l.sync();
+    for (uint32_t i = l.lane; i < out.size(); i += l.count) out[i] = gathered(ctx, out[i].entity);
+}
+
+/// Writes poses and velocities back and clears the applied forces, a body per lane.
+ORRERY_HD inline void scatter_bodies(Ctx& ctx, Buffer<Bodies> bodies, const Lanes& l = Lanes{}) {
+    for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         const SolverBody& b = bodies[i];
         *ctx.get<Force>(b.entity) = Force{};
         if (b.kind == BodyKind::kStatic) { // a static body is at rest, so it starts so when turned dynamic
@@ -133,14 +156,21 @@ ORRERY_HD inline float inverse_or_zero(float k) { return k > 0.0f ? 1.0f / k : 0
 
 /// Warm starting across steps: the nearest of last step's points of the
 /// same two bodies, within `reach` in a's frame, lends c its impulses (its
-/// friction projected onto c's tangents). Both lists run in pair order, so
-/// `cursor` only moves forward over the cache: linear in the contacts.
-ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, uint32_t& cursor, float reach) {
-    while (cursor < cache.size() && (cache[cursor].a < c.a || (cache[cursor].a == c.a && cache[cursor].b < c.b)))
-        ++cursor;
+/// friction projected onto c's tangents). The cache is in pair order, so the
+/// pair's points are found by binary search; ties go to the first.
+ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, float reach) {
+    uint32_t lo = 0, hi = cache.size(); // the first entry not before (c.a, c.b)
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        const Contact& o = cache[mid];
+        if (o.a < c.a || (o.a == c.a && o.b < c.b))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
     float best = reach * reach;
     uint32_t found = cache.size();
-    for (uint32_t k = cursor; k < cache.size() && cache[k].a == c.a && cache[k].b == c.b; ++k) {
+    for (uint32_t k = lo; k < cache.size() && cache[k].a == c.a && cache[k].b == c.b; ++k) {
         const Contact& o = cache[k];
         // The same rows may hold other bodies now (created or destroyed since).
         if (o.ea.index != c.ea.index || o.ea.gen != c.ea.gen || o.eb.index != c.eb.index || o.eb.gen != c.eb.gen)
@@ -155,52 +185,152 @@ ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, u
     c.t1_impulse = dot(f, c.t1), c.t2_impulse = dot(f, c.t2);
 }
 
-/// Broadphase (all pairs, bounding spheres; planes always tested) and
-/// narrowphase into the contact list. A pair's points are kept up to margin
-/// plus the distance both surfaces may move this step apart: speculative
-/// contacts, so what would meet during the step is caught at its start.
-ORRERY_HD inline void find_contacts(Buffer<Bodies> bodies, Buffer<Contacts> out, Buffer<ContactCache> cache,
-                                    const Params& prm, const HullSet& hulls = HullSet{}) {
-    cache.clear();
-    for (uint32_t k = 0; k < out.size(); ++k) cache.push(out[k]);
-    out.clear();
-    uint32_t n = bodies.size(), cursor = 0;
-    for (uint32_t i = 0; i < n; ++i) {
-        SolverBody& b = bodies[i];
-        b.sweep = prm.dt * (length(b.v) + length(b.w) * max_f(b.bound, 0.0f));
+/// What one world's step works in: its bodies, this and last step's
+/// contacts, its joints (resolved against the bodies), and the solver's scratch.
+struct StepBuffers {
+    Buffer<Bodies> bodies;
+    Buffer<Contacts> contacts;
+    Buffer<ContactCache> cache;
+    Buffer<Joints> joints;
+    Buffer<Pairs> pairs;
+    Buffer<SolveOrder> order;
+    Colouring* colouring;
+};
+
+/// Whether the broadphase keeps bodies a and b: one of them dynamic, and
+/// their bounding spheres (planes: always) within margin plus the distance
+/// both surfaces may move this step.
+ORRERY_HD inline bool may_touch(const SolverBody& a, const SolverBody& b, float margin) {
+    if (a.kind != BodyKind::kDynamic && b.kind != BodyKind::kDynamic) return false;
+    if (a.bound < 0.0f || b.bound < 0.0f) return true;
+    Vec3 d = b.x - a.x;
+    float r = a.bound + b.bound + (margin + a.sweep + b.sweep);
+    return dot(d, d) <= r * r;
+}
+
+/// Calls f(i, j) for pairs lo..hi-1 of n bodies, numbered (0,1), (0,2), ..., (1,2), ...
+template <class F> ORRERY_HD void walk_pairs(uint32_t n, uint32_t lo, uint32_t hi, F&& f) {
+    if (lo >= hi) return;
+    uint32_t i = 0, p = lo;
+    while (p >= n - 1 - i) p -= n - 1 - i, ++i;
+    uint32_t j = i + 1 + p;
+    for (uint32_t k = lo; k < hi; ++k) {
+        f(i, j);
+        if (++j == n) ++i, j = i + 1;
     }
-    for (uint32_t i = 0; i < n; ++i)
-        for (uint32_t j = i + 1; j < n; ++j) {
-            const SolverBody& a = bodies[i];
-            const SolverBody& b = bodies[j];
-            if (a.kind != BodyKind::kDynamic && b.kind != BodyKind::kDynamic) continue;
-            float margin = prm.margin + a.sweep + b.sweep;
-            if (a.bound >= 0.0f && b.bound >= 0.0f) {
-                Vec3 d = b.x - a.x;
-                float r = a.bound + b.bound + margin;
-                if (dot(d, d) > r * r) continue;
-            }
-            Manifold m = collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, margin, hulls);
-            Tangents t = tangents_of(m.n);
-            for (uint32_t k = 0; k < m.count; ++k) {
-                Contact c{};
-                c.a = i, c.b = j, c.n = m.n, c.t1 = t.t1, c.t2 = t.t2;
-                c.ra = m.p[k] - a.x;
-                c.rb = m.p[k] - b.x;
-                c.separation = -m.depth[k] - dot(c.rb - c.ra, m.n);
-                c.normal_mass = inverse_or_zero(inv_mass_along(a, c.ra, m.n) + inv_mass_along(b, c.rb, m.n));
-                c.t1_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t1) + inv_mass_along(b, c.rb, t.t1));
-                c.t2_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t2) + inv_mass_along(b, c.rb, t.t2));
-                c.approach = dot(relative_velocity(a, b, c.ra, c.rb), m.n);
-                c.static_mu = combine(prm.friction_rule, a.material.static_friction, b.material.static_friction);
-                c.dynamic_mu = combine(prm.friction_rule, a.material.dynamic_friction, b.material.dynamic_friction);
-                c.restitution = combine(prm.restitution_rule, a.material.restitution, b.material.restitution);
-                c.ea = a.entity, c.eb = b.entity;
-                c.la = unrotate(a.q, c.ra);
-                inherit_impulses(c, cache, cursor, prm.match_distance);
-                if (!out.push(c)) return;
-            }
-        }
+}
+
+/// Broadphase into s.pairs, in pair order: each lane tests a contiguous run
+/// of the pairs, counts what it keeps, and after a sync writes them from its
+/// offset. Ends with a sync.
+ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const Lanes& l) {
+    const uint32_t n = s.bodies.size(), total = n > 1 ? n * (n - 1) / 2 : 0u;
+    const uint32_t team = min_of(l.count, kMaxSolverLanes);
+    const bool works = l.lane < team;
+    // total < 2^23 (max_bodies <= 4096) and team <= 32: the products fit in 32 bits.
+    const uint32_t lo = total * min_of(l.lane, team) / team, hi = total * min_of(l.lane + 1, team) / team;
+    uint32_t* per_lane = s.colouring->lane_pairs;
+    if (works) {
+        uint32_t kept = 0;
+        walk_pairs(n, lo, hi, [&](uint32_t i, uint32_t j) { kept += may_touch(s.bodies[i], s.bodies[j], prm.margin); });
+        per_lane[l.lane] = kept;
+    }
+    l.sync();
+    uint32_t at = 0, all = 0;
+    for (uint32_t k = 0; k < team; ++k) at += k < l.lane ? per_lane[k] : 0u, all += per_lane[k];
+    if (works)
+        walk_pairs(n, lo, hi, [&](uint32_t i, uint32_t j) {
+            if (!may_touch(s.bodies[i], s.bodies[j], prm.margin)) return;
+            if (at < s.pairs.capacity()) s.pairs[at].a = i, s.pairs[at].b = j;
+            ++at;
+        });
+    if (l.lane == 0) s.pairs.resize(all); // past the capacity: kBufferOverflow, the first max_pairs kept
+    l.sync();
+}
+
+/// The narrowphase of pair p: its manifold, with points kept up to margin
+/// plus the distance both surfaces may move this step apart (speculative
+/// contacts: what would meet during the step is caught at its start).
+ORRERY_HD inline void collide_pair(Buffer<Bodies> bodies, Pair& p, const Params& prm, const HullSet& hulls) {
+    const SolverBody& a = bodies[p.a];
+    const SolverBody& b = bodies[p.b];
+    p.m = collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, prm.margin + a.sweep + b.sweep, hulls);
+}
+
+/// The contact points of pair p from its manifold, each inheriting last step's impulses.
+ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const Params& prm) {
+    const SolverBody& a = s.bodies[p.a];
+    const SolverBody& b = s.bodies[p.b];
+    const Manifold& m = p.m;
+    Tangents t = tangents_of(m.n);
+    for (uint32_t k = 0; k < p.count; ++k) {
+        Contact c{};
+        c.a = p.a, c.b = p.b, c.n = m.n, c.t1 = t.t1, c.t2 = t.t2;
+        c.ra = m.p[k] - a.x;
+        c.rb = m.p[k] - b.x;
+        c.separation = -m.depth[k] - dot(c.rb - c.ra, m.n);
+        c.normal_mass = inverse_or_zero(inv_mass_along(a, c.ra, m.n) + inv_mass_along(b, c.rb, m.n));
+        c.t1_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t1) + inv_mass_along(b, c.rb, t.t1));
+        c.t2_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t2) + inv_mass_along(b, c.rb, t.t2));
+        c.approach = dot(relative_velocity(a, b, c.ra, c.rb), m.n);
+        c.static_mu = combine(prm.friction_rule, a.material.static_friction, b.material.static_friction);
+        c.dynamic_mu = combine(prm.friction_rule, a.material.dynamic_friction, b.material.dynamic_friction);
+        c.restitution = combine(prm.restitution_rule, a.material.restitution, b.material.restitution);
+        c.ea = a.entity, c.eb = b.entity;
+        c.la = unrotate(a.q, c.ra);
+        inherit_impulses(c, s.cache, prm.match_distance);
+        s.contacts[p.first + k] = c;
+    }
+}
+
+/// The lowest colour no constraint on bodies a and b (indices; kWorldBody:
+/// the world) has yet, then marked on both; kColours when all are taken.
+/// Only dynamic bodies count: only they are written.
+ORRERY_HD inline uint32_t pick_colour(Buffer<Bodies> bodies, uint32_t a, uint32_t b) {
+    SolverBody* ba = a < bodies.size() && moves(bodies[a]) ? &bodies[a] : nullptr;
+    SolverBody* bb = b < bodies.size() && moves(bodies[b]) ? &bodies[b] : nullptr;
+    uint32_t used = (ba ? ba->colours : 0u) | (bb ? bb->colours : 0u), c = 0;
+    while (c < kColours && ((used >> c) & 1u)) ++c;
+    if (c == kColours) return c;
+    if (ba) ba->colours |= 1u << c;
+    if (bb) bb->colours |= 1u << c;
+    return c;
+}
+
+/// Greedy colouring of the step's constraints (joints in list order, then
+/// manifolds in pair order), calling f(entry, colour) for each.
+template <class F> ORRERY_HD void colour_constraints(const StepBuffers& s, F&& f) {
+    for (uint32_t i = 0; i < s.bodies.size(); ++i) s.bodies[i].colours = 0;
+    for (uint32_t k = 0; k < s.joints.size(); ++k) f(k, pick_colour(s.bodies, s.joints[k].ia, s.joints[k].ib));
+    for (uint32_t k = 0; k < s.pairs.size(); ++k)
+        if (s.pairs[k].count > 0) f(kPairEntry | k, pick_colour(s.bodies, s.pairs[k].a, s.pairs[k].b));
+}
+
+/// One lane's serial part between the narrowphase and the contacts: each
+/// pair's first point in Contacts (a full list keeps the points before it and
+/// records kBufferOverflow), and the constraints in colour order (a counting
+/// sort over two runs of the same greedy colouring).
+ORRERY_HD inline void order_constraints(const StepBuffers& s) {
+    uint32_t total = 0, cap = s.contacts.capacity();
+    for (uint32_t k = 0; k < s.pairs.size(); ++k) {
+        Pair& p = s.pairs[k];
+        p.first = total;
+        p.count = total >= cap ? 0u : min_of(p.m.count, cap - total);
+        total += p.m.count;
+    }
+    s.contacts.resize(total);
+    for (uint32_t k = 0; k < kMaxSolverLanes; ++k) s.colouring->lane_pairs[k] = 0; // the state hash holds no lane count
+    uint32_t* begin = s.colouring->begin;
+    for (uint32_t c = 0; c < kColours + 2; ++c) begin[c] = 0;
+    colour_constraints(s, [&](uint32_t, uint32_t c) { ++begin[c + 1]; });
+    for (uint32_t c = 0; c < kColours + 1; ++c) begin[c + 1] += begin[c];
+    uint32_t at[kColours + 1];
+    for (uint32_t c = 0; c < kColours + 1; ++c) at[c] = begin[c];
+    s.order.resize(begin[kColours + 1]); // its capacity holds every joint and pair: never short
+    colour_constraints(s, [&](uint32_t entry, uint32_t c) {
+        if (at[c] < s.order.capacity()) s.order[at[c]] = entry;
+        ++at[c];
+    });
 }
 
 /// Box2D's soft constraint coefficients for a spring of `hertz` and damping
@@ -215,19 +345,33 @@ ORRERY_HD inline Softness softness(float hertz, float zeta, float h) {
     return {omega / a1, a2 * a3, a3};
 }
 
+/// r turned by the rotation b has made since the step's start (b.turn).
+ORRERY_HD inline Vec3 turned(const SolverBody& b, Vec3 r) {
+    return {dot(b.turn[0], r), dot(b.turn[1], r), dot(b.turn[2], r)};
+}
+
+/// Sets b.turn to the rows of the rotation q conj(q0): once per body and
+/// substep, so each contact's separation costs two matrix products, not two
+/// quaternion products and rotations.
+ORRERY_HD inline void set_turn(SolverBody& b) {
+    Quat dq = b.q * conj(b.q0);
+    Vec3 c[3] = {rotate(dq, {1, 0, 0}), rotate(dq, {0, 1, 0}), rotate(dq, {0, 0, 1})}; // columns
+    b.turn[0] = {c[0].x, c[1].x, c[2].x};
+    b.turn[1] = {c[0].y, c[1].y, c[2].y};
+    b.turn[2] = {c[0].z, c[1].z, c[2].z};
+}
+
 /// Current separation of contact c (< 0: overlapping) from the bodies' motion since the step began.
 ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, const Contact& c) {
-    Vec3 pa = rotate(a.q * conj(a.q0), c.ra), pb = rotate(b.q * conj(b.q0), c.rb);
-    Vec3 d = ((b.x - b.x0) - (a.x - a.x0)) + (pb - pa);
+    Vec3 d = ((b.x - b.x0) - (a.x - a.x0)) + (turned(b, c.rb) - turned(a, c.ra));
     return dot(d, c.n) + c.separation;
 }
 
-/// Each substep starts from the impulses the last one ended with.
-ORRERY_HD inline void warm_start(Buffer<Bodies> bodies, Buffer<Contacts> contacts) {
-    for (uint32_t k = 0; k < contacts.size(); ++k) {
-        const Contact& c = contacts[k];
-        Vec3 p = c.n * c.normal_impulse + c.t1 * c.t1_impulse + c.t2 * c.t2_impulse;
-        apply_impulse(bodies[c.a], bodies[c.b], p, c.ra, c.rb);
+/// Each substep starts from the impulses the last one ended with: the n points at c.
+ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* c, uint32_t n) {
+    for (uint32_t k = 0; k < n; ++k) {
+        Vec3 p = c[k].n * c[k].normal_impulse + c[k].t1 * c[k].t1_impulse + c[k].t2 * c[k].t2_impulse;
+        apply_impulse(a, b, p, c[k].ra, c[k].rb);
     }
 }
 
@@ -273,34 +417,24 @@ ORRERY_HD inline bool cannot_tip(const SolverBody& b) {
     return b.kind == BodyKind::kDynamic && (b.locks & (kLockTurnX | kLockTurnY)) == (kLockTurnX | kLockTurnY);
 }
 
-/// One pass over the manifolds in order: each one's normal impulses, then
-/// its friction (as Box2D). Contacts touching a non-dynamic body use a
+/// One pass over a manifold's n points at c: their normal impulses, then
+/// their friction (as Box2D). Contacts touching a non-dynamic body use a
 /// stiffer spring (Box2D: twice the frequency). A body that cannot tip
 /// leaves the share of a patch's load among its points undetermined, and
 /// sequential impulses put it all on the first point, whose friction alone
 /// would then turn the body: such a patch's friction takes the points' mean
 /// normal impulse, the symmetric share (MuJoCo's regularised solver finds it too).
-ORRERY_HD inline void solve_contacts(Buffer<Bodies> bodies, Buffer<Contacts> contacts, float h, Softness soft,
-                                     Softness static_soft, bool push, float push_speed) {
-    float inv_h = 1.0f / h;
-    for (uint32_t begin = 0; begin < contacts.size();) {
-        uint32_t end = begin + 1;
-        while (end < contacts.size() && contacts[end].a == contacts[begin].a && contacts[end].b == contacts[begin].b)
-            ++end;
-        SolverBody& a = bodies[contacts[begin].a];
-        SolverBody& b = bodies[contacts[begin].b];
-        Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
-        for (uint32_t k = begin; k < end; ++k) solve_normal(a, b, contacts[k], inv_h, sf, push, push_speed);
-        float shared = -1.0f;
-        if (end - begin > 1 && (cannot_tip(a) || cannot_tip(b))) {
-            float sum = 0.0f;
-            for (uint32_t k = begin; k < end; ++k) sum += contacts[k].normal_impulse;
-            shared = sum / float(end - begin);
-        }
-        for (uint32_t k = begin; k < end; ++k)
-            solve_friction(a, b, contacts[k], shared < 0.0f ? contacts[k].normal_impulse : shared);
-        begin = end;
+ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* c, uint32_t n, float inv_h, Softness soft,
+                                   Softness static_soft, bool push, float push_speed) {
+    Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
+    for (uint32_t k = 0; k < n; ++k) solve_normal(a, b, c[k], inv_h, sf, push, push_speed);
+    float shared = -1.0f;
+    if (n > 1 && (cannot_tip(a) || cannot_tip(b))) {
+        float sum = 0.0f;
+        for (uint32_t k = 0; k < n; ++k) sum += c[k].normal_impulse;
+        shared = sum / float(n);
     }
+    for (uint32_t k = 0; k < n; ++k) solve_friction(a, b, c[k], shared < 0.0f ? c[k].normal_impulse : shared);
 }
 
 /// x with A x = rhs for the rows of A (Cramer's rule), or zero when A is singular.
@@ -329,10 +463,10 @@ ORRERY_HD inline void damp_axes(SolverBody& b, float h) {
     b.w = solve_3x3(rows, b.w);
 }
 
-/// Gravity, forces, torques (less the gyroscopic term) and damping of dynamic
-/// bodies; locked axes keep no velocity.
-ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float h) {
-    for (uint32_t i = 0; i < bodies.size(); ++i) {
+/// Gravity, forces, torques (less the gyroscopic term) and damping of a
+/// lane's share of the dynamic bodies; locked axes keep no velocity.
+ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float h, const Lanes& l = Lanes{}) {
+    for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         SolverBody& b = bodies[i];
         if (b.kind != BodyKind::kDynamic) continue;
         Vec3 lin = free_axes(b.locks, 0), ang = free_axes(b.locks, 3);
@@ -347,24 +481,23 @@ ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float 
     }
 }
 
-/// Moves every non-static body by its velocity.
-ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h) {
-    for (uint32_t i = 0; i < bodies.size(); ++i) {
+/// Moves a lane's share of the non-static bodies by their velocity.
+ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const Lanes& l) {
+    for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         SolverBody& b = bodies[i];
         if (b.kind == BodyKind::kStatic) continue;
         b.x += b.v * h;
         b.q = integrate(b.q, b.w, h);
+        set_turn(b);
     }
 }
 
-/// After the substeps: points that were approaching faster than the bounce
-/// speed and were pushed leave at `restitution` times that speed.
-ORRERY_HD inline void apply_restitution(Buffer<Bodies> bodies, Buffer<Contacts> contacts, float bounce_speed) {
-    for (uint32_t k = 0; k < contacts.size(); ++k) {
-        Contact& c = contacts[k];
+/// After the substeps: of the n points at c, those that were approaching
+/// faster than the bounce speed and were pushed leave at `restitution` times that speed.
+ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* cs, uint32_t n, float bounce_speed) {
+    for (uint32_t k = 0; k < n; ++k) {
+        Contact& c = cs[k];
         if (c.restitution == 0.0f || c.approach > -bounce_speed || c.max_normal_impulse == 0.0f) continue;
-        SolverBody& a = bodies[c.a];
-        SolverBody& b = bodies[c.b];
         float vn = dot(relative_velocity(a, b, c.ra, c.rb), c.n);
         float impulse = -c.normal_mass * (vn + c.restitution * c.approach);
         float total = max_f(c.normal_impulse + impulse, 0.0f);
@@ -375,64 +508,144 @@ ORRERY_HD inline void apply_restitution(Buffer<Bodies> bodies, Buffer<Contacts> 
 }
 
 // The joints' part of a step, defined in physics/joint.hpp (included below).
-ORRERY_HD inline void warm_start_joints(Buffer<Bodies> bodies, Buffer<Joints> joints);
-ORRERY_HD inline void solve_joints(Buffer<Bodies> bodies, Buffer<Joints> joints, float h, Softness soft, bool bias);
+ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j);
+ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias);
 ORRERY_HD inline void resolve_joints(Buffer<Bodies> bodies, Buffer<Joints> joints);
+ORRERY_HD inline SolverBody world_body();
+inline constexpr uint32_t kWorldBody = 0xFFFFFFFFu; ///< Joint::ib when b is the world
+
+/// What a pass over the constraints does to each.
+enum class Pass : uint32_t { kWarmStart, kSolve, kRelax, kRestitution };
+/// A step's constants for the passes.
+struct PassParams {
+    float inv_h;
+    Softness soft, static_soft, joint_soft;
+    float push_speed, bounce_speed;
+};
+
+/// One constraint's part of a pass: a SolveOrder entry, a joint or a pair's manifold.
+ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass pass, const PassParams& pp) {
+    if (entry & kPairEntry) {
+        const Pair& p = s.pairs[entry & ~kPairEntry];
+        SolverBody& a = s.bodies[p.a];
+        SolverBody& b = s.bodies[p.b];
+        Contact* c = &s.contacts[p.first];
+        switch (pass) {
+        case Pass::kWarmStart: return warm_start_points(a, b, c, p.count);
+        case Pass::kSolve:
+            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, true, pp.push_speed);
+        case Pass::kRelax:
+            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, false, pp.push_speed);
+        case Pass::kRestitution: return restitute_points(a, b, c, p.count, pp.bounce_speed);
+        }
+        return;
+    }
+    if (pass == Pass::kRestitution) return;
+    Joint& j = s.joints[entry];
+    SolverBody world = world_body(); // static: nothing writes it
+    SolverBody& a = j.ia == kWorldBody ? world : s.bodies[j.ia];
+    SolverBody& b = j.ib == kWorldBody ? world : s.bodies[j.ib];
+    if (pass == Pass::kWarmStart)
+        warm_start_joint(a, b, j);
+    else
+        solve_joint(a, b, j, pp.inv_h, pp.joint_soft, pass == Pass::kSolve);
+}
+
+/// One pass over the constraints, colour by colour: a colour's constraints
+/// share no dynamic body, so the lanes take them at once and the order among
+/// them changes no bit; the last colour's run on lane 0 in order. A sync
+/// follows each colour.
+ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const PassParams& pp, const Lanes& l) {
+    const uint32_t* begin = s.colouring->begin;
+    for (uint32_t c = 0; c <= kColours; ++c) {
+        const uint32_t b = begin[c], e = min_of(begin[c + 1], s.order.size());
+        if (b >= e) continue;
+        const bool serial = c == kColours;
+        for (uint32_t i = b + (serial ? 0u : l.lane); i < e && (!serial || l.lane == 0); i += serial ? 1u : l.count)
+            pass_constraint(s, s.order[i], pass, pp);
+        l.sync();
+    }
+}
+
+/// The step's start, a lane's share of it: each body's pose and inertia now
+/// and how far it may move, and last step's contacts copied to the cache.
+ORRERY_HD inline void begin_bodies(const StepBuffers& s, const Params& prm, const Lanes& l) {
+    for (uint32_t i = l.lane; i < s.bodies.size(); i += l.count) {
+        SolverBody& b = s.bodies[i];
+        b.x0 = b.x, b.q0 = b.q;
+        b.turn[0] = {1, 0, 0}, b.turn[1] = {0, 1, 0}, b.turn[2] = {0, 0, 1};
+        set_world_inertia(b);
+        b.sweep = prm.dt * (length(b.v) + length(b.w) * max_f(b.bound, 0.0f));
+    }
+    for (uint32_t k = l.lane; k < s.contacts.size(); k += l.count) s.cache[k] = s.contacts[k];
+    if (l.lane == 0) s.cache.resize(s.contacts.size());
+}
+
+/// Pairs, their manifolds, the colour order and the contact points, each
+/// phase shared by the lanes and ended by a sync (order_constraints on lane 0).
+ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, const HullSet& hulls, const Lanes& l) {
+    find_pairs(s, prm, l);
+    for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) collide_pair(s.bodies, s.pairs[k], prm, hulls);
+    l.sync();
+    if (l.lane == 0) order_constraints(s);
+    l.sync();
+    for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) make_contacts(s, s.pairs[k], prm);
+    l.sync();
+}
 
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
 ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity; }
 
 /// One env step for gathered bodies: remember where each starts, find
-/// contacts, run the substeps (joints solved before contacts in each pass,
-/// as Box2D), apply restitution. simulate() wraps it between gathering and
-/// scattering; tests call it on buffers of their own. `joints` must have
-/// been resolved against `bodies` (resolve_joints).
-ORRERY_HD inline void step_bodies(Buffer<Bodies> bodies, Buffer<Contacts> contacts, Buffer<ContactCache> cache,
-                                  Buffer<Joints> joints, const Params& prm, Vec3 g, const HullSet& hulls = HullSet{}) {
-    for (uint32_t i = 0; i < bodies.size(); ++i) {
-        SolverBody& b = bodies[i];
-        b.x0 = b.x, b.q0 = b.q;
-        set_world_inertia(b);
-    }
-    find_contacts(bodies, contacts, cache, prm, hulls);
+/// contacts, run the substeps (each pass over the constraints colour by
+/// colour), apply restitution. simulate() wraps it between gathering and
+/// scattering; tests call it on buffers of their own. The joints must have
+/// been resolved against the bodies (resolve_joints). Every lane of `l`
+/// calls it; it ends with a sync.
+ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 g, const HullSet& hulls = HullSet{},
+                                  const Lanes& l = Lanes{}) {
+    begin_bodies(s, prm, l);
+    l.sync();
+    find_contacts(s, prm, hulls, l);
     float h = prm.dt / float(prm.substeps);
     // Box2D's rule: the contact spring at most a quarter of the substep rate.
     float hertz = min_f(prm.contact_hertz, 0.25f * float(prm.substeps) / prm.dt);
-    Softness soft = softness(hertz, prm.damping_ratio, h), static_soft = softness(2.0f * hertz, prm.damping_ratio, h);
+    PassParams pp{};
+    pp.inv_h = 1.0f / h;
+    pp.soft = softness(hertz, prm.damping_ratio, h), pp.static_soft = softness(2.0f * hertz, prm.damping_ratio, h);
     // Joints: at most half the substep rate (Box2D's joints run at twice its contact rate).
-    Softness joint_soft =
-        softness(min_f(prm.joint_hertz, 0.5f * float(prm.substeps) / prm.dt), prm.joint_damping_ratio, h);
-    for (uint32_t s = 0; s < prm.substeps; ++s) {
-        integrate_velocities(bodies, g, h);
-        warm_start_joints(bodies, joints);
-        warm_start(bodies, contacts);
-        solve_joints(bodies, joints, h, joint_soft, true);
-        solve_contacts(bodies, contacts, h, soft, static_soft, true, prm.push_speed);
-        integrate_positions(bodies, h);
-        for (uint32_t r = 0; r < prm.relax_iterations; ++r) {
-            solve_joints(bodies, joints, h, joint_soft, false);
-            solve_contacts(bodies, contacts, h, soft, static_soft, false, prm.push_speed);
-        }
+    pp.joint_soft = softness(min_f(prm.joint_hertz, 0.5f * float(prm.substeps) / prm.dt), prm.joint_damping_ratio, h);
+    pp.push_speed = prm.push_speed, pp.bounce_speed = prm.bounce_speed;
+    for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
+        integrate_velocities(s.bodies, g, h, l);
+        l.sync();
+        pass_constraints(s, Pass::kWarmStart, pp, l);
+        pass_constraints(s, Pass::kSolve, pp, l);
+        integrate_positions(s.bodies, h, l);
+        l.sync();
+        for (uint32_t r = 0; r < prm.relax_iterations; ++r) pass_constraints(s, Pass::kRelax, pp, l);
     }
-    apply_restitution(bodies, contacts, prm.bounce_speed);
+    pass_constraints(s, Pass::kRestitution, pp, l);
 }
 
-/// step_bodies for a world without joints.
-ORRERY_HD inline void step_bodies(Buffer<Bodies> bodies, Buffer<Contacts> contacts, Buffer<ContactCache> cache,
-                                  const Params& prm, Vec3 g, const HullSet& hulls = HullSet{}) {
-    step_bodies(bodies, contacts, cache, Buffer<Joints>{}, prm, g, hulls);
+/// A world's step buffers, all in its PhysicsWorld singleton.
+ORRERY_HD inline StepBuffers step_buffers(Ctx& ctx) {
+    return {ctx.single_buffer<PhysicsWorld, Bodies>(),       ctx.single_buffer<PhysicsWorld, Contacts>(),
+            ctx.single_buffer<PhysicsWorld, ContactCache>(), ctx.single_buffer<PhysicsWorld, Joints>(),
+            ctx.single_buffer<PhysicsWorld, Pairs>(),        ctx.single_buffer<PhysicsWorld, SolveOrder>(),
+            &ctx.single<PhysicsWorld, Colouring>()};
 }
 
-/// One env step of physics for a world: gather, find the joints' bodies
-/// (dropping joints whose body is gone), step_bodies, scatter.
-ORRERY_SYSTEM void simulate(Ctx& ctx) {
-    Buffer<Bodies> bodies = ctx.single_buffer<PhysicsWorld, Bodies>();
-    Buffer<Joints> joints = ctx.single_buffer<PhysicsWorld, Joints>();
-    gather_bodies(ctx, bodies);
-    resolve_joints(bodies, joints);
-    step_bodies(bodies, ctx.single_buffer<PhysicsWorld, Contacts>(), ctx.single_buffer<PhysicsWorld, ContactCache>(),
-                joints, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx));
-    scatter_bodies(ctx, bodies);
+/// One env step of physics for a world, on a team of lanes: gather, find
+/// the joints' bodies (dropping joints whose body is gone), step_bodies, scatter.
+ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
+    StepBuffers s = step_buffers(ctx);
+    gather_bodies(ctx, s.bodies, l);
+    l.sync();
+    if (l.lane == 0) resolve_joints(s.bodies, s.joints);
+    l.sync();
+    step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l);
+    scatter_bodies(ctx, s.bodies, l);
 }
 
 } // namespace phys

@@ -41,6 +41,22 @@ template <class T> struct OwnBuffer {
     }
 };
 
+/// The solver's scratch for step_bodies: pairs, the colour order, the colouring.
+struct Scratch {
+    OwnBuffer<phys::Pairs> pairs{64};
+    OwnBuffer<phys::SolveOrder> order{80};
+    OwnBuffer<phys::Joints> no_joints{1};
+    phys::Colouring colouring{};
+    phys::StepBuffers with(Buffer<phys::Bodies> bodies, Buffer<phys::Contacts> contacts,
+                           Buffer<phys::ContactCache> cache, Buffer<phys::Joints> joints) {
+        return {bodies, contacts, cache, joints, pairs.b, order.b, &colouring};
+    }
+    phys::StepBuffers with(Buffer<phys::Bodies> bodies, Buffer<phys::Contacts> contacts,
+                           Buffer<phys::ContactCache> cache) {
+        return with(bodies, contacts, cache, no_joints.b);
+    }
+};
+
 std::vector<Vec3> cube(float h, Vec3 at = {0, 0, 0}) {
     std::vector<Vec3> v;
     for (uint32_t i = 0; i < 8; ++i) v.push_back(at + Vec3{(i & 1) ? h : -h, (i & 2) ? h : -h, (i & 4) ? h : -h});
@@ -353,6 +369,7 @@ TEST(HullScene, AHullCubeDroppedOnThePlaneRestsFlat) {
     OwnBuffer<phys::Bodies> bodies(2);
     OwnBuffer<phys::Contacts> contacts(16);
     OwnBuffer<phys::ContactCache> cache(16);
+    Scratch scratch;
     phys::SolverBody ground{}, body{};
     ground.kind = phys::BodyKind::kStatic;
     ground.shape = {phys::ShapeKind::kPlane, {}};
@@ -373,7 +390,8 @@ TEST(HullScene, AHullCubeDroppedOnThePlaneRestsFlat) {
     prm.dt = 0.01f, prm.substeps = 4, prm.margin = 0.01f, prm.match_distance = 0.02f;
     prm.contact_hertz = 60, prm.damping_ratio = 10, prm.push_speed = 3, prm.relax_iterations = 1;
     prm.bounce_speed = 1;
-    for (uint32_t i = 0; i < 200; ++i) phys::step_bodies(bodies.b, contacts.b, cache.b, prm, {0, 0, -9.81f}, t.view());
+    for (uint32_t i = 0; i < 200; ++i)
+        phys::step_bodies(scratch.with(bodies.b, contacts.b, cache.b), prm, {0, 0, -9.81f}, t.view());
     EXPECT_EQ(contacts.b.size(), 4u);
     EXPECT_NEAR(bodies.b[1].x.z, 0.1f, 5e-4f);
     EXPECT_NEAR(bodies.b[1].x.x, 0.0f, 1e-4f);

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -258,6 +259,22 @@ template <class T> struct OwnBuffer {
     }
 };
 
+/// The solver's scratch for step_bodies: pairs, the colour order, the colouring.
+struct Scratch {
+    OwnBuffer<phys::Pairs> pairs{64};
+    OwnBuffer<phys::SolveOrder> order{80};
+    OwnBuffer<phys::Joints> no_joints{1};
+    phys::Colouring colouring{};
+    phys::StepBuffers with(Buffer<phys::Bodies> bodies, Buffer<phys::Contacts> contacts,
+                           Buffer<phys::ContactCache> cache, Buffer<phys::Joints> joints) {
+        return {bodies, contacts, cache, joints, pairs.b, order.b, &colouring};
+    }
+    phys::StepBuffers with(Buffer<phys::Bodies> bodies, Buffer<phys::Contacts> contacts,
+                           Buffer<phys::ContactCache> cache) {
+        return with(bodies, contacts, cache, no_joints.b);
+    }
+};
+
 TEST(PhysicsBody, DampingLocksAndGravityInOneSubstep) {
     OwnBuffer<phys::Bodies> own(2);
     Buffer<phys::Bodies> bodies = own.b;
@@ -337,6 +354,7 @@ struct Rig {
     OwnBuffer<phys::Contacts> contacts{64};
     OwnBuffer<phys::ContactCache> cache{64};
     OwnBuffer<phys::Joints> joints{4};
+    Scratch scratch;
     phys::Params prm{};
     Vec3 g{0, 0, 0};
     Rig() {
@@ -364,7 +382,7 @@ struct Rig {
     Entity entity(uint32_t i) const { return bodies.b[i].entity; }
     void step() {
         phys::resolve_joints(bodies.b, joints.b);
-        phys::step_bodies(bodies.b, contacts.b, cache.b, joints.b, prm, g);
+        phys::step_bodies(scratch.with(bodies.b, contacts.b, cache.b, joints.b), prm, g);
         for (uint32_t i = 0; i < bodies.b.size(); ++i) bodies.b[i].force = bodies.b[i].torque = Vec3{0, 0, 0};
     }
 };
@@ -513,6 +531,92 @@ TEST(PhysicsJoint, JointsOfGoneBodiesAreDroppedInOrder) {
     EXPECT_EQ(rig.joints.b[1].ib, phys::kWorldBody);
 }
 
+/// A world for the solver's lane tests: a chain of touching balls on a
+/// plane, a kinematic box pushing the chain, and a box hung from the world by
+/// 30 welds (more constraints on one body than there are colours).
+struct LaneRig {
+    OwnBuffer<phys::Bodies> bodies{32};
+    OwnBuffer<phys::Contacts> contacts{128};
+    OwnBuffer<phys::ContactCache> cache{128};
+    OwnBuffer<phys::Joints> joints{40};
+    OwnBuffer<phys::Pairs> pairs{256};
+    OwnBuffer<phys::SolveOrder> order{300};
+    phys::Colouring colouring{};
+    phys::Params prm = Rig().prm;
+    phys::StepBuffers buffers() { return {bodies.b, contacts.b, cache.b, joints.b, pairs.b, order.b, &colouring}; }
+    uint32_t add(phys::Shape shape, phys::BodyKind kind, Vec3 p, Vec3 v = {0, 0, 0}) {
+        phys::SolverBody b{};
+        uint32_t i = bodies.b.size();
+        b.entity = Entity::make(1, i, 1);
+        b.kind = kind, b.shape = shape, b.x = p, b.v = v, b.q = {1, 0, 0, 0};
+        phys::MassProps m = kind == phys::BodyKind::kDynamic ? phys::mass_given(shape, 1.0f) : phys::MassProps{};
+        b.inv_mass = Vec3{1, 1, 1} * m.inv_mass;
+        b.inv_inertia = m.inv_inertia;
+        b.bound = phys::bound_of(shape);
+        b.material = {0.5f, 0.4f, 0.2f, 0.0f};
+        bodies.b.push(b);
+        return i;
+    }
+    LaneRig() {
+        prm.substeps = 6, prm.relax_iterations = 2;
+        add({phys::ShapeKind::kPlane, {}}, phys::BodyKind::kStatic, {0, 0, 0});
+        for (uint32_t i = 0; i < 12; ++i)
+            add({phys::ShapeKind::kSphere, {0.1f, 0, 0}}, phys::BodyKind::kDynamic, {0.2f * float(i), 0, 0.1f});
+        add({phys::ShapeKind::kBox, {0.1f, 0.1f, 0.1f}}, phys::BodyKind::kKinematic, {-0.25f, 0, 0.1f}, {0.5f, 0, 0});
+        uint32_t hung = add({phys::ShapeKind::kBox, {0.2f, 0.1f, 0.1f}}, phys::BodyKind::kDynamic, {0, 2, 1});
+        phys::Pose at{bodies.b[hung].x, bodies.b[hung].q}, world{{0, 0, 0}, {1, 0, 0, 0}};
+        for (uint32_t k = 0; k < 30; ++k)
+            joints.b.push(phys::joint_from(phys::JointKind::kWeld, bodies.b[hung].entity, at, Entity{}, world,
+                                           at.p + Vec3{0.01f * float(k), 0, 0}, {0, 0, 1}));
+    }
+    /// The bytes a step leaves, after `steps` steps on a team of `lanes` threads.
+    std::vector<uint8_t> run(uint32_t lanes, uint32_t steps) {
+        for (uint32_t i = 0; i < steps; ++i) {
+            phys::resolve_joints(bodies.b, joints.b);
+            orrery::detail::run_lane_team(lanes, [&](const orrery::Lanes& l) {
+                phys::step_bodies(buffers(), prm, {0, 0, -9.81f}, phys::HullSet{}, l);
+            });
+        }
+        std::vector<uint8_t> out = bodies.mem;
+        for (const auto* m : {&contacts.mem, &joints.mem, &order.mem}) out.insert(out.end(), m->begin(), m->end());
+        return out;
+    }
+};
+
+TEST(PhysicsLanes, TheSolverGivesTheSameBytesForAnyLaneCount) {
+    // Each lane count runs as that many threads meeting at a real barrier.
+    std::vector<uint8_t> want = LaneRig().run(1, 40);
+    for (uint32_t lanes : {2u, 3u, 8u, 32u}) EXPECT_TRUE(LaneRig().run(lanes, 40) == want) << lanes << " lanes";
+}
+
+TEST(PhysicsLanes, NoColourSharesADynamicBodyAndTheOverflowColourIsUsed) {
+    LaneRig rig;
+    rig.run(1, 3);
+    const phys::Colouring& c = rig.colouring;
+    ASSERT_EQ(c.begin[phys::kColours + 1], rig.order.b.size());
+    EXPECT_EQ(c.begin[phys::kColours + 1] - c.begin[phys::kColours], 30u - phys::kColours); // welds past 24 colours
+    uint32_t contacts = 0;
+    for (uint32_t colour = 0; colour < phys::kColours; ++colour) {
+        std::vector<uint32_t> seen;
+        for (uint32_t i = c.begin[colour]; i < c.begin[colour + 1]; ++i) {
+            uint32_t e = rig.order.b[i], a, b;
+            if (e & phys::kPairEntry) {
+                const phys::Pair& p = rig.pairs.b[e & ~phys::kPairEntry];
+                a = p.a, b = p.b, contacts += p.count;
+            } else {
+                a = rig.joints.b[e].ia, b = rig.joints.b[e].ib;
+            }
+            for (uint32_t body : {a, b}) {
+                if (body >= rig.bodies.b.size() || rig.bodies.b[body].kind != phys::BodyKind::kDynamic) continue;
+                EXPECT_EQ(std::count(seen.begin(), seen.end(), body), 0) << "colour " << colour << " body " << body;
+                seen.push_back(body);
+            }
+        }
+    }
+    EXPECT_EQ(contacts, rig.contacts.b.size()); // every point in one coloured manifold (none in the overflow)
+    EXPECT_GE(contacts, 12u + 11u);             // each ball on the plane and on its neighbour
+}
+
 TEST(PhysicsBody, NothingTunnelsThroughAThinWall) {
     // Speculative contacts reach as far as a body moves in a step: a ball or a
     // box at up to 50 m/s (0.5 m a step) stops at a 10 cm wall.
@@ -522,6 +626,7 @@ TEST(PhysicsBody, NothingTunnelsThroughAThinWall) {
             OwnBuffer<phys::Bodies> bodies(2);
             OwnBuffer<phys::Contacts> contacts(16);
             OwnBuffer<phys::ContactCache> cache(16);
+            Scratch scratch;
             phys::SolverBody wall{}, body{};
             wall.kind = phys::BodyKind::kStatic;
             wall.shape = {phys::ShapeKind::kBox, {0.05f, 1.0f, 1.0f}};
@@ -544,7 +649,7 @@ TEST(PhysicsBody, NothingTunnelsThroughAThinWall) {
             prm.bounce_speed = 1;
             float deepest = -1.0f;
             for (uint32_t i = 0; i < 100; ++i) {
-                phys::step_bodies(bodies.b, contacts.b, cache.b, prm, {0, 0, 0});
+                phys::step_bodies(scratch.with(bodies.b, contacts.b, cache.b), prm, {0, 0, 0});
                 deepest = std::max(deepest, bodies.b[1].x.x);
             }
             EXPECT_LT(deepest, 0.85f + 1e-3f) << "at " << speed << " m/s, shape " << uint32_t(shape.kind);
@@ -806,17 +911,20 @@ TEST(PhysicsDeterminism, SameBytesWhateverTheThreadsAndLanes) {
         EnvOptions o = std::string(name) == "grab"
                            ? openai({{"horizon", "120"}, {"holders", "2"}, {"grab_at", "10"}, {"release_at", "50"}})
                            : EnvOptions{{"horizon", "120"}};
+        // simulate is a team: lanes > 1 run as threads meeting at its syncs.
         Simulator a(scene(name, o), options(7, "cpu", 1, 1));
         Simulator b(scene(name, o), options(7, "cpu", 2, 3));
-        a.reset(9);
-        b.reset(9);
+        Simulator c(scene(name, o), options(7, "cpu", 8, 1));
+        for (Simulator* s : {&a, &b, &c}) s->reset(9);
         for (uint32_t i = 0; i < 260; ++i) { // past two truncations
             std::vector<int32_t> actions(7);
             for (uint32_t w = 0; w < 7; ++w) actions[w] = int32_t((i / 7 + w) % 5);
-            for (Simulator* s : {&a, &b}) s->backend().copy_from_host(s->tensor("action").data, actions.data(), 28);
-            a.step();
-            b.step();
+            for (Simulator* s : {&a, &b, &c}) {
+                s->backend().copy_from_host(s->tensor("action").data, actions.data(), 28);
+                s->step();
+            }
             ASSERT_EQ(hash_of(read(a)), hash_of(read(b))) << name << " step " << i;
+            ASSERT_EQ(hash_of(read(a)), hash_of(read(c))) << name << " step " << i;
         }
     }
 }
