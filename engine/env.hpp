@@ -380,6 +380,14 @@ class EnvSpec {
     /// restored, a checkpoint being loaded), run after the engine has checked its
     /// entity bookkeeping; throws orrery::Error naming the field. Never runs in a step.
     std::function<void(const Ctx&)> validate_world;
+    /// A module's check of one world's fields (phys::add_to adds the physics
+    /// module's), given the spec to name archetypes in its messages. Every env
+    /// composing the module gets it, whatever its own validate_world.
+    using WorldCheck = std::function<void(const EnvSpec&, const Ctx&)>;
+    /// Adds a module's world check; checks run in the order added, after the
+    /// engine's and before validate_world. Never runs in a step.
+    void add_world_check(WorldCheck check) { world_checks_.push_back(std::move(check)); }
+    const std::vector<WorldCheck>& world_checks() const { return world_checks_; }
 
     /// What the viewer and recorder draw (render/ reads only this); empty by default.
     DrawSpec draw;
@@ -433,6 +441,7 @@ class EnvSpec {
     std::map<std::string, std::pair<int64_t, int64_t>> ranges_;
     std::map<std::string, std::string> info_;
     std::map<uint32_t, std::vector<uint8_t>> assets_; ///< asset bytes by component id
+    std::vector<WorldCheck> world_checks_;
 };
 
 /// Env options given by users at make() time, as strings (layout=..., agents=...).

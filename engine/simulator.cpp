@@ -306,7 +306,9 @@ WorldSnapshot Simulator::save_world(uint32_t world) {
 void Simulator::check_snapshot(const uint8_t* bytes) {
     load_scratch(bytes, scratch_);
     check_world_storage(spec_, scratch_, 0);
-    if (spec_.validate_world) spec_.validate_world(Ctx(scratch_, 0));
+    const Ctx ctx(scratch_, 0);
+    for (const EnvSpec::WorldCheck& check : spec_.world_checks()) check(spec_, ctx);
+    if (spec_.validate_world) spec_.validate_world(ctx);
 }
 
 void Simulator::restore_world(uint32_t world, const WorldSnapshot& snap) {
@@ -316,7 +318,9 @@ void Simulator::restore_world(uint32_t world, const WorldSnapshot& snap) {
                     std::to_string(snapshot_bytes()) + " for env '" + spec_.name() + "'");
     try {
         check_snapshot(snap.bytes.data());
-    } catch (const Error& e) { throw Error("snapshot rejected: " + std::string(e.what())); }
+    } catch (const Error& e) {
+        throw Error("snapshot rejected for world " + std::to_string(world) + ": " + std::string(e.what()));
+    }
     backend_->synchronize();
     size_t at = 0;
     for (const Region& r : regions_) {

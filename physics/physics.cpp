@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "physics/validate.hpp"
+
 namespace phys {
 
 PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
@@ -59,6 +61,7 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     spec.capacity<ContactCache>(o.max_contacts);
     spec.capacity<Joints>(o.max_joints);
     spec.archetype<PhysicsWorld>(1, /*singleton=*/true);
+    spec.add_world_check(validate_world); // snapshots and checkpoints: every body and joint checked
     PhysicsNodes nodes;
     nodes.init = spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(phys::init_world));
     nodes.simulate = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(phys::simulate));

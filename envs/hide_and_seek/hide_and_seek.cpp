@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "envs/hide_and_seek/validate.hpp"
 #include "envs/options.hpp"
 #include "physics/module.hpp"
 #include "render/physics_draw.hpp"
@@ -148,6 +149,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.capacity<Scene>(cfg.agents + cfg.max_boxes + cfg.ramps + walls);
     spec.info()["variant"] = variant;
     spec.info()["game"] = game;
+    spec.validate_world = hide_and_seek::validate_world; // after the physics module's check (add_to)
 
     // The variants differ in these nodes; vision, rewards and the ray scene are shared.
     if (gpu) {
