@@ -8,7 +8,7 @@
 
 namespace hide_and_seek {
 
-inline constexpr float kGpuHalf = 18.0f;           ///< the arena is [-18, 18]^2
+inline constexpr float kGpuHalf = 18.0f;                ///< the arena is [-18, 18]^2
 inline constexpr uint32_t kGpuMaxWalls = 4 + 6 * 4 + 6; ///< outer, 4 per connect (<= 6), 1 per door (<= 6)
 inline constexpr float kGpuWallThick = 0.4f, kGpuWallHeight = 2.5f;
 inline constexpr float kGpuMove = 96.0f, kGpuTurn = 32.0f; ///< force (N) and torque (N m) per bin from the middle
@@ -179,7 +179,8 @@ ORRERY_HD inline void draw_gpu(Ctx& ctx, const Config& cfg, GpuDraw& d) {
         float half = kGpuHalf * (w.a1 - w.a0), thick = 0.5f * kGpuWallThick;
         placed[n++] = w.hz ? Foot{mid, c, half, thick} : Foot{c, mid, thick, half};
     }
-    for (uint32_t b = 0; b < d.boxes; ++b) d.objects[b] = place_gpu(rng, placed, n, gpu_half(b < d.elongated ? kElongated : kCube));
+    for (uint32_t b = 0; b < d.boxes; ++b)
+        d.objects[b] = place_gpu(rng, placed, n, gpu_half(b < d.elongated ? kElongated : kCube));
     for (uint32_t r = 0; r < cfg.ramps; ++r) d.objects[cfg.max_boxes + r] = place_gpu(rng, placed, n, gpu_half(kRamp));
     for (uint32_t a = 0; a < d.hiders + d.seekers; ++a) d.agents[a] = place_gpu(rng, placed, n, gpu_half(kCube));
 }

@@ -98,7 +98,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     cfg.elongated = opt.flag("elongated", !quad) ? 1u : 0u;
     cfg.ramps = opt.u32("ramps", quad ? 1 : 2, 0, 4);
     cfg.lock_ramps = opt.flag("lock_ramps", !quad) ? 1u : 0u;
-    cfg.max_rooms = gpu ? 0 : opt.u32("max_rooms", 4, 1, 4);
+    cfg.max_rooms = gpu ? 7 : opt.u32("max_rooms", 4, 1, 4); // gpu_hideseek: 1 + up to 6 connects
     cfg.horizon = opt.u32("horizon", quad ? 80 : 240, 1, 1u << 20);
     cfg.prep_steps = opt.u32("prep_steps", quad ? 32 : gpu ? 95 : 96, 1, 1u << 20);
     cfg.walls_block_rays = opt.flag("walls_block_rays", true) ? 1u : 0u;

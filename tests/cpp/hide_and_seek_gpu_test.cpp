@@ -99,7 +99,7 @@ TEST(GpuHideSeekWorld, ArenaIsAPlaneAndStaticWallsTwoAndAHalfTallPointFourThickO
         float outer_length = 0.0f;
         for (const WallBox& b : walls) {
             EXPECT_FLOAT_EQ(b.e.z * 2.0f, 2.5f);
-            EXPECT_FLOAT_EQ(b.p.z, 1.25f); // standing on the floor
+            EXPECT_FLOAT_EQ(b.p.z, 1.25f);                                        // standing on the floor
             EXPECT_TRUE(b.e.x == 0.2f || b.e.y == 0.2f) << b.e.x << " " << b.e.y; // 0.4 thick
 
             EXPECT_LE(std::fabs(b.p.x) + b.e.x, 18.2f + 1e-4f);
@@ -261,7 +261,8 @@ TEST(GpuHideSeekWorld, SpawnIsUniformWithYawInZeroToPiRejectingOverlappingBounds
         for (uint32_t b = 0; b < d.boxes; ++b) feet.push_back(d.objects[b].f);
         for (uint32_t r = 0; r < 2; ++r) feet.push_back(d.objects[config_of(sim).max_boxes + r].f);
         for (uint32_t a = 0; a < d.hiders + d.seekers; ++a) feet.push_back(d.agents[a].f);
-        for (uint32_t a = 0; a < d.hiders + d.seekers; ++a) lo = std::min(lo, d.agents[a].yaw), hi = std::max(hi, d.agents[a].yaw);
+        for (uint32_t a = 0; a < d.hiders + d.seekers; ++a)
+            lo = std::min(lo, d.agents[a].yaw), hi = std::max(hi, d.agents[a].yaw);
         for (const WallBox& b : walls_of(sim, w)) feet.push_back({b.p.x, b.p.y, b.e.x, b.e.y});
         size_t bodies = d.boxes + 2 + d.hiders + d.seekers;
         for (size_t i = 0; i < bodies; ++i) {
@@ -637,18 +638,33 @@ TEST(GpuHideSeekOptions, OptionsOfTheDefaultVariantsLevelsAreRefused) {
         try {
             gpu_spec({{key, "1"}});
             FAIL() << key << " was accepted";
-        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(std::string("'") + key + "'"), std::string::npos) << e.what(); }
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("'") + key + "'"), std::string::npos) << e.what();
+        }
     }
     try {
         make_env_spec("hide_and_seek", {{"variant", "madrona"}});
         FAIL();
-    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find("expected openai or gpu_hideseek"), std::string::npos); }
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("expected openai or gpu_hideseek"), std::string::npos);
+    }
+}
+
+TEST(GpuHideSeekValidation, EveryStateTheVariantMakesIsAcceptedOnRestore) {
+    Simulator sim(gpu_spec({{"horizon", "30"}, {"prep_steps", "2"}}), options(3, 1, 1, true));
+    sim.reset(17);
+    for (uint32_t t = 0; t < 70; ++t) { // random presses: welds and locks come and go, two resets
+        sim.step();
+        if (t % 5 != 4) continue;
+        for (uint32_t w = 0; w < 3; ++w) EXPECT_NO_THROW(sim.restore_world(w, sim.save_world(w))) << "step " << t;
+    }
 }
 
 // --- determinism, NVRTC, GPU ------------------------------------------------------------
 
 TEST(GpuHideSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
-    EnvOptions o = {{"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "100"}};
+    EnvOptions o = {
+        {"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "100"}};
     Simulator a(gpu_spec(o), options(5, 1, 1, true));
     Simulator b(gpu_spec(o), options(5, 2, 3, true));
     a.reset(16);
@@ -691,7 +707,8 @@ TEST(GpuHideSeekNvrtc, CompilesTheDirectMegakernel) {
 
 TEST(GpuHideSeekGpu, MatchesTheCpuBitForBitInEveryKernelForm) {
     REQUIRE_GPU();
-    EnvOptions o = {{"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "150"}};
+    EnvOptions o = {
+        {"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "150"}};
     Simulator cpu(gpu_spec(o), options(256, 2, 1, true));
     SimOptions staged = options(256, 0, 1, true, "cuda"), direct = staged, node = staged;
     staged.gpu.stage = true;
