@@ -87,6 +87,7 @@ struct Scene {
     std::vector<HullInstance> hulls;
     std::vector<LineVertex> lines;                   ///< overlay segments, two vertices each, drawn over the bodies
     std::vector<BodyRef> bodies;                     ///< BodyDraw bodies in draw order
+    std::vector<std::string> status;                 ///< the DrawSpec::statuses that hold, their lines
     std::array<float, 3> light = {0.5f, 0.3f, 0.6f}; ///< towards the sun
 };
 
@@ -110,6 +111,14 @@ SceneOptions default_scene_options(const DrawSpec& draw);
 
 /// RGBA8 packed with r in the low byte (the layout of an R8G8B8A8 texel).
 inline uint32_t pack(Rgba c) { return uint32_t(c.r) | uint32_t(c.g) << 8 | uint32_t(c.b) << 16 | uint32_t(c.a) << 24; }
+
+/// The lines of the draw table's statuses that hold in the world `ctx` views,
+/// and the background they tint (DrawSpec::background when none does).
+struct StatusLines {
+    std::vector<std::string> lines;
+    Rgba background;
+};
+StatusLines status_of(const DrawSpec& draw, const Ctx& ctx);
 
 /// Checks a draw table against its env: archetypes, components and offsets
 /// exist. Throws orrery::Error naming the bad entry.

@@ -133,7 +133,8 @@ struct GpuDraw {
     GpuSpot agents[6], objects[16];
 };
 
-/// Half extents in the plane of agents and each object kind (gpu_hideseek's hulls).
+/// Half extents of agents and each object kind (gpu_hideseek's hulls; the
+/// ramp's wedge, 2 wide, 3 long and 2 high, is hull kRampHull).
 ORRERY_HD inline Vec3 gpu_half(int32_t kind) {
     return kind == kElongated ? Vec3{4.0f, 0.75f, 1.0f} : kind == kRamp ? Vec3{1.0f, 1.5f, 1.0f} : Vec3{1, 1, 1};
 }
@@ -227,8 +228,10 @@ ORRERY_SYSTEM void spawn_gpu(Ctx& ctx) {
         bool ramp = row >= cfg.max_boxes, present = ramp || row < d.boxes;
         int32_t kind = ramp ? kRamp : (row < d.elongated ? kElongated : kCube);
         const GpuSpot& s = d.objects[row];
-        Entity e = add_body<Object>(ctx, {phys::ShapeKind::kBox, gpu_half(kind)}, 2.0f, {s.f.x, s.f.y, 1.0f},
-                                    phys::axis_angle({0, 0, 1}, s.yaw), 0.5f, {}, 0.0f);
+        phys::Pose at{{s.f.x, s.f.y, 1.0f}, phys::axis_angle({0, 0, 1}, s.yaw)}; // a ramp: its bottom face down
+        if (ramp) at = phys::hull_pose(phys::hull_set(ctx).info[kRampHull], {s.f.x, s.f.y, 0.0f}, at.q);
+        phys::Shape shape = ramp ? ramp_shape() : phys::Shape{phys::ShapeKind::kBox, gpu_half(kind)};
+        Entity e = add_body<Object>(ctx, shape, 2.0f, at.p, at.q, 0.5f, {}, 0.0f);
         if (e.is_null()) return;
         gpu_body(ctx, e, 0.5f, ramp ? 1.0f : 4.0f, 0);
         *ctx.get<Piece>(e) = {present ? kind : kNoPiece, 0, kAbsent, -1};
@@ -353,9 +356,10 @@ ORRERY_SYSTEM void observe_gpu(Ctx& ctx, const phys::Pose& pose, const Team& tea
         uint32_t k = ramp ? row - cfg.max_boxes : row;
         float* b = o + (ramp ? cfg.off_ramps + kGpuPerRamp * k : cfg.off_boxes + kGpuPerBox * k);
         relative(b, e);
+        Quat q = ctx.get<phys::Pose>(e)->q;
         Vec3 size = ctx.get<phys::Shape>(e)->dims * 2.0f;
         if (!ramp) b[4] = size.x, b[5] = size.y;
-        b[ramp ? 4 : 6] = gpu_yaw(pose.q * phys::conj(ctx.get<phys::Pose>(e)->q));
+        b[ramp ? 4 : 6] = gpu_yaw(pose.q * phys::conj(ramp ? ramp_frame(ctx, q) : q)); // a ramp: its own frame
         o[(ramp ? cfg.off_ar : cfg.off_ab) + k] = sees(ctx, me, e) ? 1.0f : 0.0f;
     }
     for (uint32_t r = 0; r < kLidarRays; ++r) { // ray r at 2 pi r / 30 counter-clockwise from forward

@@ -9,7 +9,7 @@
 #include "envs/hide_and_seek/validate.hpp"
 #include "envs/options.hpp"
 #include "physics/module.hpp"
-#include "render/physics_draw.hpp"
+#include "physics/draw.hpp"
 
 namespace hide_and_seek {
 namespace {
@@ -70,6 +70,8 @@ void team_size(orrery::OptionReader& opt, const std::string& name, uint32_t fall
 }
 
 } // namespace
+
+void add_game_overlays(orrery::DrawSpec& draw); // envs/hide_and_seek/draw.cpp: vision, lidar, holds, preparation
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("hide_and_seek", options);
@@ -136,6 +138,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + walls;
     po.max_contacts = opt.u32("max_contacts", gpu ? 256 : 128, 16, 4096);
     po.max_joints = cfg.agents; // one weld per agent at most
+    // kRampHull: OpenAI's 45 degree ramp, or gpu_hideseek's 2 wide, 3 long, 2 high (33.7 degrees)
+    po.hulls = {gpu ? phys::wedge_vertices(2.0f, 3.0f, 2.0f) : phys::wedge_vertices(0.5f, 0.5f, 0.5f)};
     opt.finish();
 
     orrery::EnvSpec spec = ORRERY_ENV_SPEC("hide_and_seek", "envs/hide_and_seek/hide_and_seek.hpp");
@@ -180,7 +184,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.facts.obs_names = gpu ? gpu_obs_names(cfg) : obs_names(cfg);
 
     // The 3-D view: hiders blue, seekers red, boxes orange (grey when locked),
-    // ramps green, walls grey on a sand floor.
+    // ramps green, walls grey on a sand floor; then the game's overlays.
     using orrery::Rgba;
     orrery::draw_physics_bodies<Agent>(spec.draw).color_by(
         orrery::field(&Team::value), {{kHider, Rgba{70, 130, 230, 255}}, {kSeeker, Rgba{220, 70, 60, 255}}});
@@ -192,6 +196,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     float lo = gpu ? -kGpuHalf - 0.5f : -0.3f, hi = gpu ? kGpuHalf + 0.5f : 6.3f;
     spec.draw.bounds = {lo, lo, hi, hi};
     spec.draw.background = {150, 175, 205, 255};
+    add_game_overlays(spec.draw);
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 10);

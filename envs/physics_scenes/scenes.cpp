@@ -6,7 +6,7 @@
 
 #include "envs/options.hpp"
 #include "physics/module.hpp"
-#include "render/physics_draw.hpp"
+#include "physics/draw.hpp"
 
 namespace physics_scenes {
 

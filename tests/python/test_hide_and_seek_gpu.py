@@ -67,8 +67,15 @@ def test_pettingzoo_parallel_api_test_passes_on_the_variant():
 
     from orrery.pettingzoo import OrreryParallelEnv
 
+    from orrery import hide_and_seek as hs
+
     env = OrreryParallelEnv("hide_and_seek", **GPU)
     parallel_api_test(env, num_cycles=300)
+    env.close()
+    env = hs.parallel_env(**GPU)  # observations as the dict of gpu_hideseek's parts
+    parallel_api_test(env, num_cycles=100)
+    obs, _ = env.reset(seed=1)
+    assert obs["agent_0"]["box_data"].shape == (9, 7) and obs["agent_0"]["agent_type"][0] == 1.0
     env.close()
 
 
@@ -80,7 +87,13 @@ def test_gymnasium_make_vec_gives_one_row_per_agent_within_its_space():
     for _ in range(3):
         obs, reward, term, trunc, _ = vec.step(vec.action_space.sample())
     assert reward.shape == (10,) and vec.single_action_space.contains(vec.action_space.sample()[0])
-    vec.close()
+    from orrery import hide_and_seek as hs
+
+    parts = hs.dict_observations(vec)  # the same vector env with the dict of parts
+    obs, _ = parts.reset(seed=0)
+    assert obs["lidar"].shape == (10, 30) and obs["ramp_data"].shape == (10, 2, 5)
+    assert parts.single_observation_space.contains({k: v[0] for k, v in obs.items()})
+    parts.close()
 
 
 def test_unknown_variant_and_options_of_the_other_variant_are_refused():
