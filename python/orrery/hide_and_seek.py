@@ -11,6 +11,15 @@ torch) into::
 
 ``dict_space(env)`` is one agent's observation as a Gymnasium ``Dict``. The
 layout comes from the env's declared entry names (envs/hide_and_seek/README.md).
+
+The adapters with dict observations (the flat row stays the default, for
+simple policies):
+
+    vec = hide_and_seek.dict_observations(gymnasium.make_vec("orrery/hide_and_seek-v0", num_envs=8))
+    par = hide_and_seek.parallel_env(hiders=2, seekers=2)     # PettingZoo, one world
+
+The env exports one flat column and the parts are views of it, not tensors of
+their own (README, Decisions: "One observation column").
 """
 
 from __future__ import annotations
@@ -19,7 +28,7 @@ from typing import Any, Dict, Tuple
 
 import numpy as np
 
-__all__ = ["layout", "split", "dict_space"]
+__all__ = ["layout", "split", "dict_space", "dict_observations", "parallel_env"]
 
 _PARTS = (("self", "self_"), ("agents", "agent"), ("boxes", "box"), ("ramps", "ramp"), ("lidar", "lidar"),
           ("mask_aa", "sees_agent"), ("mask_ab", "sees_box"), ("mask_ar", "sees_ramp"))
@@ -70,3 +79,40 @@ def dict_space(env: Any) -> Any:
         part: spaces.Box(*bounds.get(part, (-np.inf, np.inf)), shape=shape, dtype=np.float32)
         for part, (_, _, shape) in layout(env).items()
     })
+
+
+def dict_observations(vec: Any) -> Any:
+    """A Gymnasium vector env of hide_and_seek's agents as rows (``gymnasium.make_vec(
+    "orrery/hide_and_seek-v0")``) whose observations are the dict of parts: each
+    [num_envs, ...], views of the flat rows the wrapped env returns."""
+    from gymnasium.vector import VectorObservationWrapper
+    from gymnasium.vector.utils import batch_space
+
+    class DictObservations(VectorObservationWrapper):
+        def __init__(self, env: Any):
+            super().__init__(env)
+            self._orrery = env.unwrapped.env
+            self.single_observation_space = dict_space(self._orrery)
+            self.observation_space = batch_space(self.single_observation_space, env.num_envs)
+
+        def observations(self, observations: Any) -> Dict[str, Any]:
+            return split(self._orrery, observations)
+
+    return DictObservations(vec)
+
+
+def parallel_env(**env_kwargs: Any) -> Any:
+    """One world of hide_and_seek as a PettingZoo ParallelEnv whose observations
+    are the dict of parts (copies, as PettingZoo's one-world adapter returns)."""
+    from orrery.pettingzoo import OrreryParallelEnv
+
+    class DictParallelEnv(OrreryParallelEnv):
+        def __init__(self, **kwargs: Any):
+            super().__init__("hide_and_seek", **kwargs)
+            self._spaces = (dict_space(self.env), self._spaces[1])
+            self.metadata = dict(self.metadata, name="orrery_hide_and_seek_dict")
+
+        def _obs(self, obs: np.ndarray) -> Dict[str, Dict[str, np.ndarray]]:
+            return {agent: split(self.env, row) for agent, row in super()._obs(obs).items()}
+
+    return DictParallelEnv(**env_kwargs)
