@@ -17,12 +17,34 @@ enum class NodeKind : uint8_t {
     kApplyDestroys,  ///< built-in destruction barrier
     kPerWorldLanes,  ///< F(Ctx&, lane, lanes) per world, its lanes possibly at once
     kPerEntityLanes, ///< as kPerEntity, several entities of one world possibly at once
+    kPerWorldTeam,   ///< F(Ctx&, const Lanes&) per world, its lanes at once, meeting at Lanes::sync()
 };
 
 /// Nodes whose work the staged GPU megakernel spreads over a world's lanes.
 ORRERY_HD inline bool is_lane_kind(NodeKind k) {
-    return k == NodeKind::kPerWorldLanes || k == NodeKind::kPerEntityLanes;
+    return k == NodeKind::kPerWorldLanes || k == NodeKind::kPerEntityLanes || k == NodeKind::kPerWorldTeam;
 }
+
+/// One lane of a world's team (ORRERY_PER_WORLD_TEAM): which lane this call
+/// is, how many the world has, and the barrier between its phases.
+struct Lanes {
+    uint32_t lane = 0;              ///< 0..count-1
+    uint32_t count = 1;             ///< the world's lanes, chosen by the engine (1 on the CPU by default)
+    uint32_t mask = 0;              ///< GPU: the world's threads in their warp (__syncwarp's mask)
+    void (*wait_)(void*) = nullptr; ///< CPU with SimOptions::cpu_lanes > 1: the team's barrier
+    void* team_ = nullptr;
+
+    /// Waits until every lane of the world has reached this call, and makes
+    /// what each wrote before it visible to all after it. Every lane must make
+    /// the same sequence of calls (no sync under a lane-dependent branch).
+    ORRERY_HD void sync() const {
+#if defined(__CUDA_ARCH__)
+        if (count > 1) __syncwarp(mask);
+#else
+        if (wait_) wait_(team_);
+#endif
+    }
+};
 
 /// Which part of a step a node belongs to. kReobserve is the observe list run a
 /// second time, only in worlds reset late in the step (same-step autoreset).
@@ -135,6 +157,12 @@ template <auto F> ORRERY_HD void run_world(const Storage& s, uint32_t w) {
 template <auto F> ORRERY_HD void run_world_lane(const Storage& s, uint32_t w, uint32_t lane, uint32_t lanes) {
     Ctx ctx(s, w);
     F(ctx, lane, lanes);
+}
+
+/// Runs lane l.lane of per-world team system F on world w.
+template <auto F> ORRERY_HD void run_world_team(const Storage& s, uint32_t w, const Lanes& l) {
+    Ctx ctx(s, w);
+    F(ctx, l);
 }
 
 /// Runs per-entity system F over every live entity of world w whose archetype

@@ -272,7 +272,7 @@ struct ColorRule {
 
 /// One 3-D body per live entity of an archetype, from a pose (position and
 /// orientation quaternion) and a shape (kind and dims), lit and shadowed.
-/// Physics envs declare it with render/physics_draw.hpp's draw_physics_bodies<A>().
+/// Physics envs declare it with physics/draw.hpp's draw_physics_bodies<A>().
 struct BodyDraw {
     uint32_t archetype = 0;
     Field position;                                ///< first of three consecutive floats x, y, z (z up)
@@ -321,6 +321,15 @@ struct OverlayDraw {
     std::function<void(const Ctx& ctx, std::vector<Segment>& out)> segments;
 };
 
+/// A line the view shows while a state of the world lasts (hide-and-seek's
+/// preparation phase): `text(ctx)` returns it, or "" when the state does not
+/// hold. While it does, the background is mixed with `tint` by tint.a / 255, so
+/// recorded frames show it too.
+struct StatusDraw {
+    std::function<std::string(const Ctx& ctx)> text;
+    Rgba tint{0, 0, 0, 0};
+};
+
 /// Names of a component's elements for the viewer's inspector ("px py pz qw
 /// qx qy qz" for a pose), read in order; `types` empty: the component's own
 /// element type for all.
@@ -345,6 +354,7 @@ struct DrawSpec {
     std::vector<EntityDraw> entities; ///< then these, in order
     std::vector<BodyDraw> bodies;     ///< 3-D bodies (View::k3D)
     std::vector<OverlayDraw> overlays;
+    std::vector<StatusDraw> statuses; ///< shown in the panel while they hold, in order
     /// Direction towards the sun of the 3-D view (need not be unit length).
     std::array<float, 3> light = {0.5f, 0.3f, 0.6f};
     /// Names of components' elements, shown by the viewer's inspector.
@@ -379,6 +389,12 @@ struct DrawSpec {
     OverlayDraw& overlay(std::string name, std::function<void(const Ctx&, std::vector<Segment>&)> fn, bool on = false) {
         overlays.push_back({std::move(name), on, std::move(fn)});
         return overlays.back();
+    }
+    /// Adds a status line (`text` returns "" while it does not hold) and the
+    /// background tint that marks it.
+    StatusDraw& status(std::function<std::string(const Ctx&)> text, Rgba tint = {0, 0, 0, 0}) {
+        statuses.push_back({std::move(text), tint});
+        return statuses.back();
     }
     /// Names the elements of component C for the inspector; `types` gives each
     /// element's scalar type where they differ (a shape's u32 kind, then floats).

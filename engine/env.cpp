@@ -3,9 +3,11 @@
 #include "engine/env.hpp"
 
 #include <algorithm>
+#include <barrier>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
 
 namespace orrery {
 
@@ -43,6 +45,16 @@ const char* dtype_name(DType t) {
 }
 
 namespace detail {
+void run_lane_team(uint32_t lanes, const std::function<void(const Lanes&)>& body) {
+    std::barrier<> team(lanes);
+    auto wait = [](void* t) { static_cast<std::barrier<>*>(t)->arrive_and_wait(); };
+    std::vector<std::thread> threads;
+    for (uint32_t lane = 1; lane < lanes; ++lane)
+        threads.emplace_back([&, lane] { body(Lanes{lane, lanes, 0, wait, &team}); });
+    body(Lanes{0, lanes, 0, wait, &team});
+    for (std::thread& t : threads) t.join();
+}
+
 std::string short_type_name(const char* signature) {
     std::string sig = signature;
     size_t at = sig.rfind("T = ");

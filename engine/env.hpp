@@ -56,6 +56,18 @@ template <auto F> void cpu_each_lanes_node(const Storage& s, uint32_t b, uint32_
         if (phase_active(s, w, p))
             for (uint32_t lane = 0; lane < lanes; ++lane) run_each_lane<F>(s, w, lane, lanes);
 }
+/// Runs body(l) for every lane l of a team of `lanes`, each on a thread of
+/// its own, meeting at one barrier: how the CPU honours Lanes::sync() when
+/// SimOptions::cpu_lanes > 1 (a test of lane independence, not a speed-up).
+void run_lane_team(uint32_t lanes, const std::function<void(const Lanes&)>& body);
+template <auto F> void cpu_team_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes) {
+    auto worlds = [&](const Lanes& l) {
+        for (uint32_t w = b; w < e; ++w)
+            if (phase_active(s, w, p)) run_world_team<F>(s, w, l);
+    };
+    if (lanes == 1) return worlds(Lanes{});
+    run_lane_team(lanes, worlds);
+}
 inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p)) apply_destroys(s, w);
@@ -88,6 +100,19 @@ std::string short_type_name(const char* signature);
 #define ORRERY_PER_WORLD_LANES(fn)                                                                                     \
     ::orrery::SystemRef {                                                                                              \
 #fn, ::orrery::NodeKind::kPerWorldLanes, &::orrery::detail::cpu_lanes_node < &fn>,                             \
+            &::orrery::detail::system_signature < &fn>                                                                 \
+    }
+/// A per-world system whose lanes meet between phases: `void fn(orrery::Ctx&,
+/// const orrery::Lanes& l)` runs on l.count lanes of a world at once, and
+/// l.sync() is a barrier among them (the GPU's __syncwarp over the world's
+/// threads; the CPU runs one lane, where sync() does nothing, unless
+/// SimOptions::cpu_lanes asks for more, which it runs as threads). Between
+/// two syncs a lane writes only bytes no other lane reads or writes, so the
+/// result does not depend on l.count; every lane makes the same sync() calls.
+/// Use it for serial-looking work with wide phases (the physics step).
+#define ORRERY_PER_WORLD_TEAM(fn)                                                                                      \
+    ::orrery::SystemRef {                                                                                              \
+#fn, ::orrery::NodeKind::kPerWorldTeam, &::orrery::detail::cpu_team_node < &fn>,                               \
             &::orrery::detail::system_signature < &fn>                                                                 \
     }
 /// A per-entity system: `void fn(orrery::Ctx&, A&, const B&, orrery::Array<C>, ...)`.

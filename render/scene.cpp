@@ -490,13 +490,31 @@ void add_text(Scene& scene, const std::string& text, float cx, float cy, float h
     }
 }
 
+StatusLines status_of(const DrawSpec& draw, const Ctx& ctx) {
+    StatusLines out{{}, draw.background};
+    for (const StatusDraw& d : draw.statuses) {
+        std::string line = d.text ? d.text(ctx) : std::string();
+        if (line.empty()) continue;
+        out.lines.push_back(std::move(line));
+        // Mixed in integers, rounded: the same colour on every front end.
+        auto mix = [k = uint32_t(d.tint.a)](uint8_t a, uint8_t b) {
+            return uint8_t((uint32_t(a) * (255u - k) + uint32_t(b) * k + 127u) / 255u);
+        };
+        Rgba& bg = out.background;
+        bg = {mix(bg.r, d.tint.r), mix(bg.g, d.tint.g), mix(bg.b, d.tint.b), bg.a};
+    }
+    return out;
+}
+
 Scene build_scene(const DrawSpec& draw, const Ctx& ctx) { return build_scene(draw, ctx, default_scene_options(draw)); }
 
 Scene build_scene(const DrawSpec& draw, const Ctx& ctx, const SceneOptions& options) {
     Scene s;
     s.view = draw.view;
     s.bounds = draw.bounds;
-    s.background = draw.background;
+    StatusLines status = status_of(draw, ctx);
+    s.background = status.background;
+    s.status = std::move(status.lines);
     s.light = draw.light;
     for (const GridDraw& g : draw.grids) add_grid(s, g, ctx);
     for (const EntityDraw& e : draw.entities) add_entities(s, e, ctx);
@@ -508,6 +526,12 @@ Scene build_scene(const DrawSpec& draw, const Ctx& ctx, const SceneOptions& opti
         o.segments(ctx, segments);
         for (const Segment& g : segments) add_segment(s, g);
     }
+    // 3-D: the status lines as a heads-up display across the top of the frame
+    // (2-D marks are framed by the bounds over the 3-D view), so recordings show them.
+    const float w = draw.bounds[2] - draw.bounds[0], h = 0.045f * (draw.bounds[3] - draw.bounds[1]);
+    for (size_t i = 0; i < s.status.size() && s.view == DrawSpec::View::k3D; ++i)
+        add_text(s, s.status[i], draw.bounds[0] + 0.5f * w, draw.bounds[1] + (float(i) + 0.8f) * h, 0.7f * h,
+                 {255, 235, 120, 255}, 0.95f * w);
     return s;
 }
 

@@ -81,12 +81,13 @@ struct Scene {
     DrawSpec::View view = DrawSpec::View::k2D;
     std::array<float, 4> bounds = {0.0f, 0.0f, 1.0f, 1.0f};
     Rgba background;
-    std::vector<Instance2D> shapes;                                   ///< 2-D marks, in painter's order
+    std::vector<Instance2D> shapes; ///< 2-D marks, in painter's order (3-D: the status HUD, fixed to the frame)
     std::array<std::vector<Instance3D>, size_t(Mesh::kCount)> meshes; ///< 3-D marks by mesh
     std::vector<Vertex3D> hull_vertices;                              ///< triangles of hulls, body frame
     std::vector<HullInstance> hulls;
     std::vector<LineVertex> lines;                   ///< overlay segments, two vertices each, drawn over the bodies
     std::vector<BodyRef> bodies;                     ///< BodyDraw bodies in draw order
+    std::vector<std::string> status;                 ///< the DrawSpec::statuses that hold, their lines
     std::array<float, 3> light = {0.5f, 0.3f, 0.6f}; ///< towards the sun
 };
 
@@ -110,6 +111,14 @@ SceneOptions default_scene_options(const DrawSpec& draw);
 
 /// RGBA8 packed with r in the low byte (the layout of an R8G8B8A8 texel).
 inline uint32_t pack(Rgba c) { return uint32_t(c.r) | uint32_t(c.g) << 8 | uint32_t(c.b) << 16 | uint32_t(c.a) << 24; }
+
+/// The lines of the draw table's statuses that hold in the world `ctx` views,
+/// and the background they tint (DrawSpec::background when none does).
+struct StatusLines {
+    std::vector<std::string> lines;
+    Rgba background;
+};
+StatusLines status_of(const DrawSpec& draw, const Ctx& ctx);
 
 /// Checks a draw table against its env: archetypes, components and offsets
 /// exist. Throws orrery::Error naming the bad entry.

@@ -36,6 +36,9 @@ std::string lane_call(const Op& op, const std::string& w, const std::string& lan
     if (op.kind == OpKind::kClearOutputs)
         return "orrery::clear_outputs(s, " + w + ", orrery_cleared_outputs, ORRERY_NUM_CLEARED_OUTPUTS, " + lane +
                ", " + lanes + ");";
+    if (op.node->system.kind == NodeKind::kPerWorldTeam) // its lanes meet at __syncwarp (orrery_lanes' mask)
+        return "orrery::run_world_team<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " +
+               (lanes == "1" ? std::string("orrery::Lanes{}") : "orrery_lanes(" + lane + ", " + lanes + ")") + ");";
     const char* run = op.node->system.kind == NodeKind::kPerEntityLanes ? "run_each_lane" : "run_world_lane";
     return std::string("orrery::") + run + "<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " + lane +
            ", " + lanes + ");";
@@ -78,11 +81,19 @@ unsigned pow2_at_least(unsigned n) {
     return p;
 }
 
+unsigned pow2_at_most(unsigned n) {
+    unsigned p = 1;
+    while (p * 2 <= n) p *= 2;
+    return p;
+}
+
 } // namespace
 
 unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit) {
     if (!is_lane_op(op)) return 1;
     unsigned want = kWorldLanes;
+    if (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam) // one warp: __syncwarp
+        return std::min(want, pow2_at_most(std::min(limit, 32u)));
     if (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerEntityLanes && op.node->system.query) {
         // As many lanes as the largest archetype it runs over has rows.
         std::vector<uint32_t> ids = op.node->system.query();
@@ -329,6 +340,17 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
             out, spec, ops, prologue_clear, "__syncthreads();", "if (w < count) {",
             [&](const Op& op) { out << "        " << op_statement(op, mode, check_inputs) << "\n"; },
             [&](const Op& op) {
+                if (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam) {
+                    // A barrier inside: each thread holds exactly one (world, lane), a
+                    // world's team is `team` threads aligned within one warp.
+                    out << "    { // " << op.node->system.name << ", in a team of lanes\n"
+                        << "        const unsigned team = orrery_team_lanes(lanes);\n"
+                        << "        if (threadIdx.x < count * team && orrery::phase_active(s, threadIdx.x / team, "
+                        << "orrery::Phase::" << phase_name(op.phase) << "))\n"
+                        << "            " << lane_call(op, "threadIdx.x / team", "threadIdx.x % team", "team")
+                        << "\n    }\n";
+                    return;
+                }
                 out << "    // " << (op.node ? op.node->system.name : "clear outputs") << ", in lanes\n"
                     << "    for (unsigned i = threadIdx.x; i < count * lanes; i += blockDim.x)\n"
                     << "        if (orrery::phase_active(s, i / lanes, orrery::Phase::" << phase_name(op.phase) << ")) "

@@ -40,6 +40,7 @@ struct Config {
     uint32_t quadrant;   ///< the quadrant game: a corner room, objects out of bounds cost -10
     uint32_t elongated;  ///< 0: every box is a cube (the quadrant game)
     uint32_t lock_ramps; ///< 0: ramps cannot be locked (the quadrant game)
+    uint32_t gpu;        ///< 1: the gpu_hideseek variant (gpu_hideseek.hpp; flagged rules below)
     uint32_t off_agents, off_boxes, off_ramps, off_lidar, off_aa, off_ab, off_ar, obs_size;
 };
 
@@ -87,9 +88,15 @@ ORRERY_ARCHETYPES(phys::OrreryArchetypes, Agent, Object, Wall, Arena);
 
 // ---------------------------------------------------------------- bodies
 
-/// The ramp's shape: a 0.5 m cube stands in for OpenAI's 45 degree wedge until
-/// convex hulls land in physics/ (swapping it is this one function).
-ORRERY_HD inline phys::Shape ramp_shape() { return {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}; }
+/// The ramp: OpenAI's 45 degree wedge, 0.5 x 0.5 x 0.5 m (phys::wedge_vertices),
+/// hull 0 of the env's hull table; its top rises toward +y of its own frame.
+inline constexpr uint32_t kRampHull = 0;
+ORRERY_HD inline phys::Shape ramp_shape() { return phys::hull_shape(kRampHull); }
+/// The ramp's own frame (origin at the middle of its bottom face) from its body
+/// pose (centroid, principal axes): the orientation turned about z only.
+ORRERY_HD inline Quat ramp_frame(const Ctx& ctx, Quat body) {
+    return body * phys::conj(phys::hull_set(ctx).info[kRampHull].frame);
+}
 
 /// Creates a rigid body of archetype A. mass 0: static. Damping is MuJoCo's
 /// joint damping of OpenAI's slide x, y, z and hinge z joints (N s/m, N m s).
@@ -101,7 +108,7 @@ ORRERY_HD inline Entity add_body(Ctx& ctx, phys::Shape shape, float mass, Vec3 p
     *ctx.get<phys::Pose>(e) = {p, q};
     bool dynamic = mass > 0.0f;
     ctx.get<phys::BodyType>(e)->kind = dynamic ? phys::BodyKind::kDynamic : phys::BodyKind::kStatic;
-    phys::MassProps mp = dynamic ? phys::mass_given(shape, mass) : phys::MassProps{};
+    phys::MassProps mp = dynamic ? phys::mass_given(shape, mass, phys::hull_set(ctx)) : phys::MassProps{};
     *ctx.get<phys::MassProps>(e) = mp;
     *ctx.get<phys::Shape>(e) = shape;
     *ctx.get<phys::Material>(e) = {friction, friction, 0.0f, 0.0f};
@@ -372,8 +379,10 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
         phys::Shape shape = ramp ? ramp_shape() : phys::Shape{phys::ShapeKind::kBox, half};
         const Spot& s = d.objects[row];
         float damping = ramp ? 0.1f : 0.01f;
-        Entity e = add_body<Object>(ctx, shape, 1.0f, {s.x, s.y, 0.25f}, id, ramp ? 0.01f : 0.2f,
-                                    {damping, damping, damping}, damping);
+        phys::Pose at{{s.x, s.y, 0.25f}, id}; // a ramp's bottom face on the floor, centred on its spot
+        if (ramp) at = phys::hull_pose(phys::hull_set(ctx).info[kRampHull], {s.x, s.y, 0.0f}, id);
+        Entity e =
+            add_body<Object>(ctx, shape, 1.0f, at.p, at.q, ramp ? 0.01f : 0.2f, {damping, damping, damping}, damping);
         if (e.is_null()) return;
         *ctx.get<Piece>(e) = {present ? kind : kNoPiece, 0, kAbsent, -1};
         if (!present) park(ctx, e, -2.0f - float(row));
@@ -390,10 +399,11 @@ ORRERY_SYSTEM void gather_scene(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
     scene.clear();
+    const phys::HullSet hulls = phys::hull_set(ctx);
     auto add = [&](Entity e) {
         const phys::Shape& s = *ctx.get<phys::Shape>(e);
         if (s.kind != phys::ShapeKind::kPlane)
-            scene.push(ray_body_of(s, ctx.get<phys::Pose>(e)->p, ctx.get<phys::Pose>(e)->q, e.index));
+            scene.push(ray_body_of(s, ctx.get<phys::Pose>(e)->p, ctx.get<phys::Pose>(e)->q, e.index, hulls));
     };
     ctx.each<Agent>([&](Entity e) {
         if (ctx.get<Team>(e)->value != kAbsent) add(e);
@@ -412,11 +422,12 @@ struct Hit {
 };
 ORRERY_HD inline Hit cast(const Ctx& ctx, Vec3 o, Vec3 dir, float range, uint32_t skip) {
     Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    const phys::HullSet hulls = phys::hull_set(ctx);
     Hit best{range, ~0u};
     for (uint32_t i = 0; i < scene.size(); ++i) {
         const RayBody& b = scene[i];
         if (b.index == skip) continue;
-        float t = ray_body(b, o, dir, best.t);
+        float t = ray_body(b, o, dir, best.t, hulls);
         if (t < best.t) best = {t, b.index};
     }
     return best;
@@ -436,9 +447,12 @@ ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
     if (!pa || !pb) return false;
     Vec3 d = pb->body.x - pa->body.x;
     Quat q = pa->body.q; // facing: the body's +x axis (agents turn about z only)
-    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y);
-    if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) return false;
-    float dist = phys::length(d);
+    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y), dist = phys::length(d);
+    if (ctx.config<Config>().gpu) { // gpu_hideseek: the body's +y, the cone in 3-D
+        if (phys::dot(phys::rotate(q, {0.0f, 1.0f, 0.0f}), d) < kCosHalfCone * dist) return false;
+    } else if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) {
+        return false;
+    }
     if (dist <= 0.0f) return true;
     return cast(ctx, pa->body.x, d * (1.0f / dist), dist + 1.0f, a.index).index == b.index;
 }
@@ -474,7 +488,8 @@ ORRERY_HD inline float reach_of(const Ctx& ctx, uint32_t row, uint32_t k) {
     Entity o = row_entity<Object>(ctx, k);
     if (ctx.get<Piece>(o)->kind == kNoPiece || !saw_object(ctx, row, k)) return kNoHit;
     const phys::Pose& p = *ctx.get<phys::Pose>(o);
-    float d = phys::distance_to_shape({*ctx.get<phys::Shape>(o), p.p, p.q}, ctx.at<Agent, phys::Pose>(row).p);
+    float d = phys::distance_to_shape({*ctx.get<phys::Shape>(o), p.p, p.q}, ctx.at<Agent, phys::Pose>(row).p,
+                                      phys::hull_set(ctx));
     return d <= kReach ? d : kNoHit;
 }
 
@@ -545,9 +560,9 @@ ORRERY_SYSTEM void grab_objects(Ctx& ctx) {
 
 /// Team rewards after the physics: hiders +1 when no seeker sees a hider, -1
 /// otherwise; seekers the opposite. An agent outside the 18 m square around
-/// the arena gets -10 instead; in the quadrant game every agent does while a
-/// box or ramp is outside [0.1, 5.9]. Zero during the preparation phase. Ends
-/// the episode at the horizon.
+/// the arena gets -10 instead (gpu_hideseek: -10 more at |x| or |y| >= 18);
+/// in the quadrant game every agent does while a box or ramp is outside
+/// [0.1, 5.9]. Zero during the preparation phase. Ends the episode at the horizon.
 ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     bool seen = false;
@@ -567,7 +582,9 @@ ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
         int32_t team = ctx.at<Agent, Team>(row).value;
         float r = team == kAbsent ? 0.0f : ((team == kHider) == seen ? -1.0f : 1.0f);
         Vec3 p = ctx.at<Agent, phys::Pose>(row).p;
-        if (team != kAbsent && (phys::abs_of(p.x - 3.0f) > 9.0f || phys::abs_of(p.y - 3.0f) > 9.0f)) r = -10.0f;
+        bool out = cfg.gpu ? phys::abs_of(p.x) >= 18.0f || phys::abs_of(p.y) >= 18.0f
+                           : phys::abs_of(p.x - 3.0f) > 9.0f || phys::abs_of(p.y - 3.0f) > 9.0f;
+        if (team != kAbsent && out) r = cfg.gpu ? r - 10.0f : -10.0f; // gpu_hideseek adds it
         if (team != kAbsent && object_out) r = -10.0f;
         ctx.at<Agent, Reward>(row).value = prep ? 0.0f : r;
     }
@@ -622,7 +639,9 @@ ORRERY_SYSTEM void observe(Ctx& ctx, const phys::Pose& pose, const phys::Velocit
         if (piece.kind == kNoPiece) continue;
         bool ramp = row >= cfg.max_boxes;
         float* b = o + (ramp ? cfg.off_ramps + kPerObject * (row - cfg.max_boxes) : cfg.off_boxes + kPerObject * row);
-        uint32_t n = write_motion(b, *ctx.get<phys::Pose>(e), *ctx.get<phys::Velocity>(e), true);
+        phys::Pose at = *ctx.get<phys::Pose>(e);
+        if (ramp) at.q = ramp_frame(ctx, at.q); // its yaw, not its principal axes' tilt
+        uint32_t n = write_motion(b, at, *ctx.get<phys::Velocity>(e), true);
         Vec3 size = ramp ? Vec3{0, 0, 0} : ctx.get<phys::Shape>(e)->dims * 2.0f;
         b[n++] = size.x, b[n++] = size.y, b[n++] = size.z;
         b[n++] = piece.locked && piece.locker == int32_t(me.row()) ? 1.0f : 0.0f;
@@ -637,3 +656,5 @@ ORRERY_SYSTEM void observe(Ctx& ctx, const phys::Pose& pose, const phys::Velocit
 }
 
 } // namespace hide_and_seek
+
+#include "envs/hide_and_seek/gpu_hideseek.hpp"

@@ -3,7 +3,9 @@
 // list (the ray scene) so lidar, vision and rewards walk it instead of the
 // entity tables. Each ray tests a body's bounding sphere first, then the
 // physics module's exact shape test (physics/query.hpp: MuJoCo's mj_ray
-// conventions). Plain float code in a fixed order (both backends agree).
+// conventions; the ramps' wedge hulls read from the shared hull table, passed
+// as `hulls`: phys::hull_set(ctx)). Plain float code in a fixed order (both
+// backends agree).
 
 #include "physics/query.hpp"
 
@@ -22,19 +24,19 @@ struct RayBody {
 };
 static_assert(sizeof(RayBody) == 52);
 
-ORRERY_HD inline RayBody ray_body_of(const phys::Shape& s, Vec3 x, Quat q, uint32_t index) {
-    return {{s, x, q}, phys::detail::query_bound(s), index};
+ORRERY_HD inline RayBody ray_body_of(const phys::Shape& s, Vec3 x, Quat q, uint32_t index, const phys::HullSet& hulls) {
+    return {{s, x, q}, phys::detail::query_bound(s, hulls), index};
 }
 
 /// Distance along unit `dir` from `o` to body b (where it leaves b when o is
 /// inside), or kNoHit; a body whose bounding sphere the ray misses, or meets
 /// beyond `best`, is skipped before the exact test.
-ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best) {
+ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best, const phys::HullSet& hulls) {
     Vec3 m = b.body.x - o;
     float proj = phys::dot(m, dir);
     if (proj + b.bound < 0.0f || proj - b.bound > best) return kNoHit;
     if (phys::dot(m, m) - proj * proj > b.bound * b.bound) return kNoHit;
-    phys::ShapeHit h = phys::ray_shape(b.body, o, dir, best);
+    phys::ShapeHit h = phys::ray_shape(b.body, o, dir, best, hulls);
     return h.hit ? h.distance : kNoHit;
 }
 

@@ -1,6 +1,7 @@
 // What the viewer draws for Overcooked (EnvSpec::draw): terrain by tile,
 // counter items and pot soups on their cells with a cooking bar, chefs by
-// index with a facing marker and the item they hold. Data only; render/ reads it.
+// index with a facing marker and the item they hold, and the names the
+// inspector gives each component's elements. Data only; render/ reads it.
 
 #include "envs/overcooked/overcooked.hpp"
 
@@ -63,6 +64,21 @@ void add_draw_table(orrery::EnvSpec& spec, const Config& cfg) {
         .at_cell(orrery::field(&Player::cell), cfg.width)
         .offset(0.22f, 0.22f)
         .style_of(orrery::field(&Player::held).masked(7), items(0.6f));
+    // The inspector's names of each component's elements (the world-state panel).
+    d.name_elements<Player>({"cell", "dir (0 N, 1 S, 2 E, 3 W)", "held (item byte)", "pad"});
+    d.name_elements<Action>({"action (0 N, 1 S, 2 E, 3 W, 4 stay, 5 interact)"});
+    d.name_elements<Reward>({"reward"});
+    d.name_elements<SparseReward>({"sparse_reward"});
+    d.name_elements<ShapedReward>({"shaped_reward"});
+    d.name_elements<Clock>({"timestep"});
+    std::vector<std::string> pots, counters;
+    for (const char* what : {"soup", "tick"})
+        for (uint32_t k = 0; k < kMaxPots; ++k) pots.push_back(what + std::to_string(k));
+    d.name_elements<Pots>(std::move(pots));
+    for (uint32_t k = 0; k < cfg.num_counters; ++k) // each counter's item byte, named by its cell
+        counters.push_back("counter@" + std::to_string(cfg.counter_cell[k] % cfg.width) + "," +
+                           std::to_string(cfg.counter_cell[k] / cfg.width));
+    d.name_elements<Counters>(std::move(counters));
     d.keys = {{orrery::Key::kUp, kNorth},  {orrery::Key::kDown, kSouth}, {orrery::Key::kRight, kEast},
               {orrery::Key::kLeft, kWest}, {orrery::Key::kNoop, kStay},  {orrery::Key::kInteract, kInteract}};
 }

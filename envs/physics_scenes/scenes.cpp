@@ -6,7 +6,7 @@
 
 #include "envs/options.hpp"
 #include "physics/module.hpp"
-#include "render/physics_draw.hpp"
+#include "physics/draw.hpp"
 
 namespace physics_scenes {
 
@@ -42,6 +42,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     cfg.ramp = opt.f32("ramp", 1.0f, 0.3f, 10.0f);
     cfg.rays = opt.u32("rays", 0, 0, 256);
     cfg.lidar_range = opt.f32("lidar_range", 6.0f, 0.01f, 1000.0f);
+    cfg.kicks = opt.u32("kicks", 0, 0, 64);
+    cfg.kick_speed = opt.f32("kick_speed", 2.0f, 0.0f, 100.0f);
     phys::PhysicsOptions po;
     po.dt = opt.f32("dt", 0.01f, 1e-4f, 0.1f);
     po.substeps = opt.u32("substeps", 4, 1, 64);
@@ -65,6 +67,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(push));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(switch_kinds));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(grab));
+    if (cfg.kicks > 0) spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(kick));
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(release), {nodes.simulate});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_time), {nodes.simulate});

@@ -51,6 +51,8 @@ struct Config {
     uint32_t holders;             ///< agents holding the box in the grab scene (1 or 2)
     uint32_t rays;                ///< lidar rays per agent (0: no lidar)
     float lidar_range;            ///< metres; a ray that hits nothing reads this
+    uint32_t kicks;               ///< random pushes per step (the playground: scene crowd, kicks > 0)
+    float kick_speed;             ///< m/s each push adds, horizontal, in a random direction
 };
 
 /// The agent pushes body 1: 0 none, 1 +x, 2 -x, 3 +y, 4 -y. // [worlds, 1] i32
@@ -256,6 +258,26 @@ ORRERY_SYSTEM void push(Ctx& ctx) {
     float F = ctx.config<Config>().push_force;
     float x = a == 1 ? F : a == 2 ? -F : 0.0f, y = a == 3 ? F : a == 4 ? -F : 0.0f;
     f->f += Vec3{x, y, 0.0f};
+}
+
+/// The playground's random pushes: `kicks` times a step, a dynamic body drawn
+/// at random gains `kick_speed` m/s in a random horizontal direction, before
+/// physics runs (drawn from the world's own stream, so any batch size and
+/// either backend push the same bodies the same way).
+ORRERY_SYSTEM void kick(Ctx& ctx) {
+    const Config& cfg = ctx.config<Config>();
+    if (cfg.kicks == 0) return;
+    uint32_t bodies = 0;
+    ctx.each<Body>([&](Entity) { ++bodies; });
+    Rng rng = ctx.rng(11);
+    for (uint32_t k = 0; k < cfg.kicks && bodies > 0; ++k) {
+        uint32_t pick = rng.below(bodies);
+        float angle = rng.uniform() * 2.0f * phys::kPi;
+        Entity e = body_at(ctx, pick);
+        if (e.is_null() || ctx.get<phys::BodyType>(e)->kind != phys::BodyKind::kDynamic) continue;
+        phys::SinCos d = phys::sin_cos(angle);
+        ctx.get<phys::Velocity>(e)->v += Vec3{d.c, d.s, 0.0f} * cfg.kick_speed;
+    }
 }
 
 /// The grab scene's holders (bodies 1 and 3) weld the box (body 2) to

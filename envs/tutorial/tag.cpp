@@ -106,6 +106,14 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         spec.facts.obs_low.insert(spec.facts.obs_low.end(), {-1, -1, -inf, -inf});
         spec.facts.obs_high.insert(spec.facts.obs_high.end(), {1, 1, inf, inf});
     }
+    // The inspector's names of each component's elements (the observation's are observe()'s).
+    spec.draw.name_elements<Position>({"x", "y"});
+    spec.draw.name_elements<Velocity>({"vx", "vy"});
+    spec.draw.name_elements<Role>({"role (0 pursuer, 1 evader)"});
+    spec.draw.name_elements<Action>({"action (0 noop, 1 up, 2 down, 3 left, 4 right)"});
+    spec.draw.name_elements<Reward>({"reward"});
+    spec.draw.name_elements<Obs>(spec.facts.obs_names);
+    spec.draw.name_elements<Score>({"tags", "steps"});
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, kNumActions - 1);

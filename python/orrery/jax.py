@@ -9,6 +9,23 @@ the actions XLA hands it into the simulator and the outputs into XLA's result
 buffers (XLA owns both). Where the FFI is unavailable (an old jax) it falls
 back to ``jax.experimental.io_callback(..., ordered=True)``, same results.
 
+Called eagerly (outside ``jax.jit``) on a CPU env, the step is zero-copy: it
+writes the actions into the simulator, steps it, and returns JAX arrays that
+are views of the simulator's own output tensors (``jax.dlpack``; the suite
+compares data pointers). JAX arrays are values, and these views are refreshed
+in place by the next step, so each call *lends* its arrays until the next one:
+the next call deletes them (using one afterwards raises JAX's "Array has been
+deleted") and, before stepping, waits until XLA has finished every computation
+already dispatched that reads them (the simulator's memory is released only
+then), so no computation sees a later step's values. Action values are
+checked first: a refused call raises with the lent arrays still valid. Copy what you keep
+(``jnp.array(obs, copy=True)``), or pass ``zero_copy=False`` for copies.
+
+Inside ``jax.jit`` (and ``lax.scan``) the outputs are copies, and must be: XLA
+allocates and owns a custom call's result buffers (the FFI cannot return
+memory it did not allocate), and a scan keeps every step's outputs as values
+while the next step overwrites the simulator's one buffer per tensor.
+
 On a CUDA env the actions must be on that GPU (jax's CUDA backend, the same
 device): the handler queues device-to-device copies on XLA's stream and orders
 the engine's step after and before it with CUDA events, so nothing waits on
@@ -19,11 +36,13 @@ the step (``env.world_errors()``). Needs jax (pip install 'orrery-rl[jax]').
 
 from __future__ import annotations
 
-from typing import Any, Callable, Tuple
+import threading
+import weakref
+from typing import Any, Callable, List, Tuple
 
 import numpy as np
 
-from orrery import _core
+from orrery import _actions, _core
 from orrery._extras import require
 
 __all__ = ["make_step", "FFI_TARGET"]
@@ -62,9 +81,41 @@ def _check_cuda(jax: Any, env: Any) -> None:
         raise ValueError(f"orrery.jax.make_step: the env is on {env.device}, but jax sees {len(gpus)} GPU(s)")
 
 
-def make_step(env: Any, use_ffi: bool = True) -> Callable[[Any], Tuple[Any, Any, Any, Any]]:
+class _Lent:
+    """The output arrays an eager step lends: JAX views of the simulator's
+    tensors, each through its own DLPack owner, whose release (when XLA drops
+    the buffer, after every computation reading it has run) sets an event."""
+
+    def __init__(self, jax: Any, tensors: List[Any]) -> None:
+        self._jax, self._tensors = jax, tensors
+        self._arrays: Tuple[Any, ...] = ()
+        self._released: List[threading.Event] = []
+
+    def lend(self) -> Tuple[Any, ...]:
+        arrays = []
+        for t in self._tensors:
+            owner = t.view(t.dtype, list(t.shape))  # a fresh owner per array: its release is this array's
+            released = threading.Event()
+            weakref.finalize(owner, released.set)
+            arrays.append(self._jax.dlpack.from_dlpack(owner))
+            self._released.append(released)
+        self._arrays = tuple(arrays)
+        return self._arrays
+
+    def take_back(self) -> None:
+        """Deletes the lent arrays and waits until XLA has let go of them."""
+        for a in self._arrays:
+            a.delete()  # returns at once; XLA frees the buffer once its pending readers have run
+        for released in self._released:
+            released.wait()  # releases the GIL: the owner is freed on XLA's thread
+        self._arrays, self._released = (), []
+
+
+def make_step(env: Any, use_ffi: bool = True, zero_copy: bool = True) -> Callable[[Any], Tuple[Any, Any, Any, Any]]:
     """A jit- and scan-safe ``step(actions) -> (obs, reward, terminated, truncated)`` of ``env``
-    (CPU or CUDA). use_ffi=False takes the io_callback path (for comparison; CPU envs only)."""
+    (CPU or CUDA). use_ffi=False takes the io_callback path (for comparison; CPU envs only).
+    Called eagerly on a CPU env with zero_copy=True, the step returns views of the
+    simulator's outputs, lent until the next call (see the module's notes)."""
     jax = require("jax", "orrery.jax")
     cuda = env.device != "cpu"
     if cuda:
@@ -96,9 +147,25 @@ def make_step(env: Any, use_ffi: bool = True) -> Callable[[Any], Tuple[Any, Any,
         def run(actions: Any) -> Tuple[Any, ...]:
             return tuple(io_callback(host_step, shapes, actions, ordered=True))
 
+    lent = _Lent(jax, [tensors[n] for n in _OUTPUTS]) if zero_copy and not cuda else None
+
+    def eager(actions: Any) -> Tuple[Any, ...]:
+        # The same step as the CPU handler's (actions cast to the tensor's dtype, then
+        # the simulator's step), outputs lent instead of copied. Values are checked
+        # first, so a refused call raises with the lent arrays still valid.
+        assert lent is not None
+        values = np.asarray(actions).astype(action_dtype, copy=False)
+        _actions._check_host_values(env, name, "actions", values, action_dtype)
+        lent.take_back()
+        np.copyto(env.host_view(name), values)
+        env._live().step()
+        return lent.lend()
+
     def step(actions: Any) -> Tuple[Any, Any, Any, Any]:
         if tuple(actions.shape) != action_shape:
             raise ValueError(f"actions has shape {tuple(actions.shape)}; expected {action_shape}")
+        if lent is not None and not isinstance(actions, jax.core.Tracer):
+            return eager(actions)
         return run(actions.astype(action_dtype))
 
     return step

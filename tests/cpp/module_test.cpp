@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 
 #include "engine/cuda/codegen.hpp"
 #include "engine/cuda/nvrtc_compiler.hpp"
@@ -61,7 +62,7 @@ std::vector<uint64_t> hashes(Simulator& sim) {
 TEST(Module, NamesComeFromTheTypesAndEveryKindIsRegistered) {
     EnvSpec s = spec();
     const auto& c = s.component_specs();
-    ASSERT_EQ(c.size(), orbit::OrreryComponents::size + 5);
+    ASSERT_EQ(c.size(), orbit::OrreryComponents::size + 7);
     EXPECT_EQ(c[component_id<orbit::Pos>].name, "Pos");
     EXPECT_EQ(c[component_id<planets::Trail>].name, "Trail");
     EXPECT_EQ(c[component_id<orbit::Hits>].kind, ComponentKind::kBuffer);
@@ -76,6 +77,7 @@ TEST(Module, BadTablesAreRefusedNamingTheComponent) {
     EnvSpec s = ORRERY_ENV_SPEC("nocap", "none.hpp");
     s.dims<Obs>({4});
     s.dims<Trail>({4});
+    s.dims<Heat>({4});
     s.archetype<orbit::Contact>(4);
     s.archetype<Planet>(1);
     s.archetype<Moon>(1);
@@ -237,6 +239,35 @@ TEST(Module, SameBytesWhateverTheLanesThreadsAndBatch) {
     }
 }
 
+/// warmth of every world (spread_heat's result, written by its lane 0).
+std::vector<float> warmth(Simulator& sim) {
+    const TensorView& t = sim.tensor("warmth");
+    std::vector<float> v(t.bytes() / 4);
+    sim.backend().copy_to_host(v.data(), t.data, t.bytes());
+    return v;
+}
+
+TEST(Module, ATeamGivesTheSameBytesForAnyLaneCount) {
+    // spread_heat's lanes read what the others wrote before each sync; on the
+    // CPU more than one lane runs as threads meeting at a real barrier.
+    std::vector<std::unique_ptr<Simulator>> sims;
+    for (uint32_t lanes : {1u, 2u, 3u, 8u, 32u})
+        sims.push_back(std::make_unique<Simulator>(spec(), options(5, "cpu", lanes, 2)));
+    std::vector<float> first;
+    for (uint32_t step = 0; step < 12; ++step) {
+        for (auto& s : sims) {
+            write_thrust(*s, step);
+            s->step();
+        }
+        for (size_t i = 1; i < sims.size(); ++i)
+            ASSERT_EQ(hashes(*sims[i]), hashes(*sims[0])) << "lanes " << i << " step " << step;
+        std::vector<float> w = warmth(*sims[0]);
+        for (float x : w) EXPECT_GT(x, 0.0f) << "step " << step;
+        if (step == 0) first = w;
+    }
+    EXPECT_NE(warmth(*sims[0]), first); // the bodies moved, so the heat changed
+}
+
 TEST(Module, DependenciesAreATopologicalOrder) {
     EnvSpec s = spec();
     auto step = s.ordered(Phase::kStep);
@@ -267,11 +298,16 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
             if (form != cuda::KernelForm::kStaged) {
                 const bool big = s.archetype_specs()[archetype_id<planets::Moon>].capacity > 32;
                 EXPECT_EQ(k.lanes, big ? 64u : 16u); // observe's 16, or integrate's 60 moons
+                EXPECT_NE(k.text.find("run_world_team<&planets::spread_heat>(s, w, orrery_lanes(lane, 16u))"),
+                          std::string::npos);
                 if (form == cuda::KernelForm::kDirect) {
                     EXPECT_NE(k.text.find(big ? "__syncthreads(); // before orbit::integrate"
                                               : "__syncwarp(group); // before orbit::integrate"),
                               std::string::npos);
                 }
+            }
+            if (form == cuda::KernelForm::kStaged) {
+                EXPECT_NE(k.text.find("spread_heat, in a team of lanes"), std::string::npos);
             }
             cuda::CompileRequest req = cuda::kernel_request(s, k, 90); // the env's header root: the source tree
             req.use_cache = false;

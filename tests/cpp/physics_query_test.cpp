@@ -16,6 +16,7 @@
 #include "envs/physics_scenes/scenes.hpp"
 #include "envs/registry.hpp"
 #include "gpu_support.hpp"
+#include "physics/module.hpp"
 #include "physics/query.hpp"
 
 namespace {
@@ -210,8 +211,10 @@ TEST(PhysicsQueryBatch, LidarRaysAtWorldFixedAngles) {
 }
 
 /// tests/data/physics/mujoco_rays.txt (tests/python/mujoco_rays.py): a scene and MuJoCo's mj_ray answers.
+/// Hulls are built from their vertex lists (build_hulls, as add_to does) and placed by hull_pose.
 struct MujocoRays {
     std::vector<Placed> geoms;
+    phys::HullTable hulls;
     struct Row {
         Vec3 origin, dir;
         double distance;
@@ -222,6 +225,8 @@ struct MujocoRays {
 MujocoRays mujoco_rays() {
     std::ifstream in(std::string(ORRERY_SOURCE_DIR) + "/tests/data/physics/mujoco_rays.txt");
     MujocoRays out;
+    std::vector<std::vector<Vec3>> hull_vertices;
+    std::vector<size_t> hull_geoms;
     std::string line;
     while (std::getline(in, line)) {
         std::istringstream ls(line);
@@ -229,12 +234,22 @@ MujocoRays mujoco_rays() {
         ls >> tag;
         if (tag == "geom") {
             Placed g{};
-            ls >> kind >> g.x.x >> g.x.y >> g.x.z >> g.q.w >> g.q.x >> g.q.y >> g.q.z >> g.shape.dims.x >>
-                g.shape.dims.y >> g.shape.dims.z;
-            g.shape.kind = kind == "sphere"    ? ShapeKind::kSphere
-                           : kind == "capsule" ? ShapeKind::kCapsule
-                           : kind == "box"     ? ShapeKind::kBox
-                                               : ShapeKind::kPlane;
+            ls >> kind >> g.x.x >> g.x.y >> g.x.z >> g.q.w >> g.q.x >> g.q.y >> g.q.z;
+            if (kind == "hull") {
+                uint32_t n = 0;
+                ls >> n;
+                std::vector<Vec3> v(n);
+                for (Vec3& p : v) ls >> p.x >> p.y >> p.z;
+                g.shape = phys::hull_shape(uint32_t(hull_vertices.size()));
+                hull_vertices.push_back(v);
+                hull_geoms.push_back(out.geoms.size());
+            } else {
+                ls >> g.shape.dims.x >> g.shape.dims.y >> g.shape.dims.z;
+                g.shape.kind = kind == "sphere"    ? ShapeKind::kSphere
+                               : kind == "capsule" ? ShapeKind::kCapsule
+                               : kind == "box"     ? ShapeKind::kBox
+                                                   : ShapeKind::kPlane;
+            }
             out.geoms.push_back(g);
         } else if (tag == "ray") {
             MujocoRays::Row r{};
@@ -242,34 +257,46 @@ MujocoRays mujoco_rays() {
             out.rays.push_back(r);
         }
     }
+    out.hulls = phys::build_hulls(hull_vertices);
+    for (size_t i = 0; i < hull_geoms.size(); ++i) { // the file gives the vertices' frame; bodies sit at the centroid
+        Placed& g = out.geoms[hull_geoms[i]];
+        phys::Pose body = phys::hull_pose(out.hulls.info[i], g.x, g.q);
+        g.x = body.p, g.q = body.q;
+    }
     return out;
 }
 
 TEST(PhysicsQueryRay, MatchesMuJoCoRays) {
     MujocoRays ref = mujoco_rays();
-    ASSERT_EQ(ref.geoms.size(), 26u) << "tests/data/physics/mujoco_rays.txt missing or changed";
+    ASSERT_EQ(ref.geoms.size(), 30u) << "tests/data/physics/mujoco_rays.txt missing or changed";
+    ASSERT_EQ(ref.hulls.info.size(), 4u);
     ASSERT_EQ(ref.rays.size(), 400u);
-    uint32_t hits = 0, inside = 0;
+    const phys::HullSet hulls = ref.hulls.view();
+    uint32_t hits = 0, inside = 0, kinds[5] = {};
     double worst = 0.0;
     for (size_t i = 0; i < ref.rays.size(); ++i) {
         const MujocoRays::Row& r = ref.rays[i];
         int geom = -1;
         float best = 1e6f; // mj_ray looks without limit
         for (size_t g = 0; g < ref.geoms.size(); ++g) {
-            ShapeHit h = phys::ray_shape(ref.geoms[g], r.origin, r.dir, best);
+            ShapeHit h = phys::ray_shape(ref.geoms[g], r.origin, r.dir, best, hulls);
             if (h.hit && (geom < 0 || h.distance < best)) best = h.distance, geom = int(g);
-            if (ref.geoms[g].shape.kind != ShapeKind::kPlane && phys::distance_to_shape(ref.geoms[g], r.origin) < 0)
+            if (ref.geoms[g].shape.kind != ShapeKind::kPlane &&
+                phys::distance_to_shape(ref.geoms[g], r.origin, hulls) < 0)
                 inside += 1;
         }
         ASSERT_EQ(geom, r.geom) << "ray " << i;
         if (geom < 0) continue;
         hits += 1;
+        kinds[uint32_t(ref.geoms[geom].shape.kind)] += 1;
         worst = std::max(worst, std::abs(double(best) - r.distance));
         EXPECT_NEAR(best, r.distance, 1e-4) << "ray " << i;
     }
-    std::printf("mj_ray: %u of %zu rays hit, %u start inside a solid; largest distance difference %.2e m\n", hits,
-                ref.rays.size(), inside, worst);
+    std::printf("mj_ray: %u of %zu rays hit (%u spheres, %u capsules, %u boxes, %u planes, %u hulls), %u start inside "
+                "a solid; largest distance difference %.2e m\n",
+                hits, ref.rays.size(), kinds[0], kinds[1], kinds[2], kinds[3], kinds[4], inside, worst);
     EXPECT_GT(hits, 300u);
+    EXPECT_GT(kinds[uint32_t(ShapeKind::kHull)], 20u) << "hulls are tested too";
 }
 
 // --- a world --------------------------------------------------------------------
@@ -381,7 +408,7 @@ phys::RayHit brute_force(const WorldView& w, const phys::Ray& r, phys::QueryFilt
         const phys::Shape s = *w.get<phys::Shape>(e);
         if ((f.skip & phys::kSkipPlanes) && s.kind == ShapeKind::kPlane) return;
         const phys::Pose p = *w.get<phys::Pose>(e);
-        ShapeHit h = phys::ray_shape({s, p.p, p.q}, r.origin, r.dir, r.max_distance);
+        ShapeHit h = phys::ray_shape({s, p.p, p.q}, r.origin, r.dir, r.max_distance, phys::hull_set(w));
         if (h.hit && (best.entity.is_null() || h.distance < best.distance)) best = {e, h.distance, h.normal};
     });
     return best;
@@ -486,7 +513,7 @@ TEST(PhysicsQueryLidar, OffByDefault) {
 
 TEST(PhysicsQueryLidar, ReadsTheFirstBodyAlongEachRayOrTheRange) {
     for (const char* name : {"crowd", "mixed"}) {
-        Simulator sim(scene(name, {{"rays", "30"}, {"count", "36"}, {"horizon", "1000"}}), options(3));
+        Simulator sim(scene(name, {{"rays", "30"}, {"count", "36"}, {"ramps", "2"}, {"horizon", "1000"}}), options(3));
         sim.reset(2);
         uint32_t walls = 0, open = 0;
         for (uint32_t step = 0; step < 40; ++step) {
@@ -531,7 +558,7 @@ TEST(PhysicsQueryLidar, ReadsTheFirstBodyAlongEachRayOrTheRange) {
 }
 
 TEST(PhysicsQueryLidar, SameBytesWhateverTheThreadsAndLanes) {
-    EnvOptions o{{"rays", "30"}, {"count", "36"}, {"horizon", "60"}};
+    EnvOptions o{{"rays", "30"}, {"count", "36"}, {"ramps", "2"}, {"horizon", "60"}}; // ramps: hulls too
     Simulator a(scene("crowd", o), options(7, 1, 1));
     Simulator b(scene("crowd", o), options(7, 2, 3));
     Simulator c(scene("crowd", o), options(7, 2, 32));
@@ -579,7 +606,7 @@ TEST(PhysicsQueryLidar, CompilesThroughNvrtcStagedAndDirect) {
 TEST(PhysicsQueryGpu, LidarMatchesTheCpuBitForBitInEveryKernelForm) {
     REQUIRE_GPU();
     for (const char* name : {"crowd", "mixed"}) {
-        EnvOptions o{{"rays", "30"}, {"count", "36"}, {"horizon", "150"}};
+        EnvOptions o{{"rays", "30"}, {"count", "36"}, {"ramps", "2"}, {"horizon", "150"}};
         Simulator cpu(scene(name, o), options(300, 2));
         SimOptions staged_o = options(300), direct_o = options(300), node_o = options(300);
         for (SimOptions* x : {&staged_o, &direct_o, &node_o}) x->device = "cuda";

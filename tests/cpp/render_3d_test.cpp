@@ -17,6 +17,7 @@
 #include <stb_image.h>
 
 #include "engine/simulator.hpp"
+#include "envs/hide_and_seek/hide_and_seek.hpp"
 #include "envs/physics_scenes/scenes.hpp"
 #include "envs/registry.hpp"
 #include "render/render.hpp"
@@ -191,6 +192,185 @@ TEST(Render3DScene, TheLidarOverlayDrawsEachRayToItsHit) {
     EXPECT_FLOAT_EQ(on.lines[1].p[1], o.y);
     EXPECT_LT(d[0], 6.0f) << "inside the walled room every ray hits something";
     EXPECT_EQ(on.lines[0].color, orrery::render::pack({255, 220, 80, 255}));
+}
+
+/// Hide-and-seek with `worlds` worlds, reset (seed 1), on one thread.
+std::unique_ptr<orrery::Simulator> hide_and_seek(uint32_t worlds, orrery::EnvOptions opts = {}) {
+    orrery::register_builtin_envs();
+    orrery::SimOptions so;
+    so.num_worlds = worlds;
+    so.threads = 1;
+    auto sim = std::make_unique<orrery::Simulator>(orrery::make_env_spec("hide_and_seek", opts), so);
+    sim->reset(1);
+    return sim;
+}
+
+SceneOptions only(const std::string& overlay) {
+    SceneOptions o;
+    o.overlays = {overlay};
+    return o;
+}
+
+bool same_point(const orrery::render::LineVertex& v, phys::Vec3 p) {
+    return std::fabs(v.p[0] - p.x) < 1e-5f && std::fabs(v.p[1] - p.y) < 1e-5f && std::fabs(v.p[2] - p.z) < 1e-5f;
+}
+
+TEST(Render3DScene, HideAndSeeksVisionOverlayDrawsEachConeAndWhomEachAgentSees) {
+    namespace hs = hide_and_seek;
+    auto sim = hide_and_seek(8);
+    sim->step();
+    const uint32_t white = orrery::render::pack({250, 250, 250, 255});
+    const uint32_t cone[2] = {orrery::render::pack({20, 100, 255, 255}), orrery::render::pack({255, 40, 20, 255})};
+    int seen_total = 0;
+    for (uint32_t w = 0; w < 8; ++w) {
+        Scene s = orrery::render::scene_of(*sim, w, only("vision"));
+        size_t at = 0;
+        sim->read_world(w, [&](orrery::Ctx& ctx) {
+            const hs::Config& cfg = ctx.config<hs::Config>();
+            for (uint32_t row = 0; row < cfg.agents; ++row) {
+                int32_t team = ctx.at<hs::Agent, hs::Team>(row).value;
+                if (team == hs::kAbsent) continue;
+                // The cone: its first edge, 8 arc pieces, its last edge, the last arc piece; edges 1 m long,
+                // 135 degrees apart, symmetric about the body's +x axis.
+                ASSERT_LE(at + 2 * 11, s.lines.size()) << "world " << w << " row " << row;
+                const phys::Pose p = ctx.at<hs::Agent, phys::Pose>(row);
+                const auto& first = s.lines[at + 1];
+                const auto& last = s.lines[at + 2 * 9 + 1];
+                EXPECT_TRUE(same_point(s.lines[at], p.p));
+                EXPECT_TRUE(same_point(s.lines[at + 2 * 9], p.p));
+                phys::Vec3 a{first.p[0] - p.p.x, first.p[1] - p.p.y, 0}, b{last.p[0] - p.p.x, last.p[1] - p.p.y, 0};
+                EXPECT_NEAR(phys::length(a), 1.0f, 1e-5f);
+                EXPECT_NEAR(phys::dot(a, b), -0.70710678f, 1e-5f) << "135 degrees between the edges";
+                phys::Vec3 facing = phys::rotate(p.q, {1, 0, 0});
+                EXPECT_NEAR(phys::dot(a, facing), phys::dot(b, facing), 1e-5f);
+                EXPECT_NEAR(phys::dot(a, facing), 0.38268343f, 1e-5f) << "67.5 degrees either side";
+                for (size_t k = at; k < at + 2 * 11; ++k) EXPECT_EQ(s.lines[k].color, cone[team]);
+                at += 2 * 11;
+                // Then a white line to each agent its observation says it sees, in row order.
+                orrery::Array<hs::Obs> obs = ctx.array_at<hs::Obs>(orrery::archetype_id<hs::Agent>, row);
+                for (uint32_t other = 0, slot = 0; other < cfg.agents; ++other) {
+                    if (other == row || obs[cfg.off_aa + slot++] < 0.5f) continue;
+                    ASSERT_LT(at + 1, s.lines.size());
+                    EXPECT_EQ(s.lines[at].color, white);
+                    EXPECT_TRUE(same_point(s.lines[at], p.p));
+                    EXPECT_TRUE(same_point(s.lines[at + 1], ctx.at<hs::Agent, phys::Pose>(other).p));
+                    at += 2, seen_total += 1;
+                }
+            }
+        });
+        EXPECT_EQ(at, s.lines.size()) << "world " << w;
+    }
+    EXPECT_GT(seen_total, 0) << "some agent of the 8 worlds sees another";
+}
+
+TEST(Render3DScene, HideAndSeeksLidarOverlayDrawsTheObservedRays) {
+    namespace hs = hide_and_seek;
+    auto sim = hide_and_seek(1);
+    sim->step();
+    Scene s = orrery::render::scene_of(*sim, 0, only("lidar"));
+    EXPECT_TRUE(orrery::render::scene_of(*sim, 0).lines.size() < s.lines.size() || s.lines.empty());
+    size_t at = 0;
+    int hits = 0;
+    sim->read_world(0, [&](orrery::Ctx& ctx) {
+        const hs::Config& cfg = ctx.config<hs::Config>();
+        for (uint32_t row = 0; row < cfg.agents; ++row) {
+            if (ctx.at<hs::Agent, hs::Team>(row).value == hs::kAbsent) continue;
+            const phys::Vec3 o = ctx.at<hs::Agent, phys::Pose>(row).p;
+            orrery::Array<hs::Obs> obs = ctx.array_at<hs::Obs>(orrery::archetype_id<hs::Agent>, row);
+            for (uint32_t r = 0; r < hs::kLidarRays; ++r) {
+                // Ray r leaves the centre at the world-fixed angle 2 pi r / 30, as far as observed.
+                float t = obs[cfg.off_lidar + r];
+                phys::SinCos sc = phys::sin_cos(6.28318531f * float(r) / 30.0f);
+                ASSERT_LT(at + 1, s.lines.size());
+                EXPECT_TRUE(same_point(s.lines[at], o));
+                EXPECT_TRUE(same_point(s.lines[at + 1], o + phys::Vec3{sc.c, sc.s, 0.0f} * t)) << "ray " << r;
+                bool hit = t < hs::kLidarRange;
+                EXPECT_EQ(s.lines[at].color, orrery::render::pack(hit ? orrery::Rgba{255, 220, 80, 255}
+                                                                      : orrery::Rgba{120, 120, 130, 255}));
+                at += hit ? 6 : 2; // a hit adds a small cross
+                hits += hit;
+            }
+        }
+    });
+    EXPECT_EQ(at, s.lines.size());
+    EXPECT_GT(hits, 0);
+}
+
+TEST(Render3DScene, HideAndSeeksHoldsOverlayMarksAGrabAndTheLockersTeam) {
+    namespace hs = hide_and_seek;
+    auto sim = hide_and_seek(1);
+    EXPECT_TRUE(orrery::render::scene_of(*sim, 0, only("grabs and locks")).lines.empty()) << "nothing held or locked";
+    // Hider row 0 holds box 1; the seekers have locked box 0.
+    phys::Vec3 agent{}, box0{}, box1{};
+    sim->edit_world(0, [&](orrery::Ctx& ctx) {
+        ctx.at<hs::Agent, hs::Grip>(0).held = hs::row_entity<hs::Object>(ctx, 1);
+        ctx.at<hs::Object, hs::Piece>(0) = {hs::kCube, 1, hs::kSeeker, 2};
+        agent = ctx.at<hs::Agent, phys::Pose>(0).p;
+        box0 = ctx.at<hs::Object, phys::Pose>(0).p;
+        box1 = ctx.at<hs::Object, phys::Pose>(1).p;
+        ASSERT_EQ((ctx.at<hs::Agent, hs::Team>(0).value), hs::kHider);
+        ASSERT_EQ((ctx.at<hs::Object, phys::Shape>(0).kind), phys::ShapeKind::kBox);
+    });
+    Scene s = orrery::render::scene_of(*sim, 0, only("grabs and locks"));
+    const uint32_t hider = orrery::render::pack({70, 130, 230, 255}), seeker = orrery::render::pack({220, 70, 60, 255});
+    ASSERT_EQ(s.lines.size(), 2u * (1 + 4 + 6)); // the weld's line and square, the lock's crossed square
+    EXPECT_TRUE(same_point(s.lines[0], agent));
+    EXPECT_TRUE(same_point(s.lines[1], box1));
+    for (size_t k = 0; k < 10; ++k) EXPECT_EQ(s.lines[k].color, hider);
+    EXPECT_NEAR(s.lines[2].p[2], box1.z + 0.25f + 0.05f, 1e-5f) << "over the held box's top";
+    for (size_t k = 10; k < 22; ++k) {
+        EXPECT_EQ(s.lines[k].color, seeker);
+        EXPECT_NEAR(s.lines[k].p[2], box0.z + 0.25f + 0.01f, 1e-5f) << "on the locked box's top";
+        EXPECT_NEAR(s.lines[k].p[0], box0.x, 0.1f + 1e-5f);
+        EXPECT_NEAR(s.lines[k].p[1], box0.y, 0.1f + 1e-5f);
+    }
+}
+
+TEST(Render3DScene, HideAndSeeksPreparationPhaseIsAStatusLineATintAndAHud) {
+    auto sim = hide_and_seek(1, {{"prep_steps", "2"}});
+    const orrery::Rgba sky{150, 175, 205, 255};
+    Scene prep = orrery::render::scene_of(*sim, 0);
+    ASSERT_EQ(prep.status.size(), 1u);
+    EXPECT_EQ(prep.status[0], "seekers frozen for 2 more steps");
+    // The sky mixed with (40, 50, 90) by 120 / 255, rounded.
+    EXPECT_EQ(orrery::render::pack(prep.background), orrery::render::pack({98, 116, 151, 255}));
+    EXPECT_FALSE(prep.shapes.empty()) << "the line is drawn over the 3-D view";
+    sim->step();
+    EXPECT_EQ(orrery::render::scene_of(*sim, 0).status[0], "seekers frozen for 1 more step");
+    sim->step();
+    Scene after = orrery::render::scene_of(*sim, 0);
+    EXPECT_TRUE(after.status.empty());
+    EXPECT_TRUE(after.shapes.empty());
+    EXPECT_EQ(orrery::render::pack(after.background), orrery::render::pack(sky));
+}
+
+TEST(Render3D, HideAndSeeksOverlaysAndPreparationHudShowInTheFrame) {
+    REQUIRE_VULKAN();
+    auto sim = hide_and_seek(1, {{"prep_steps", "1"}});
+    Camera cam;
+    cam.mode = Camera::Mode::kTop;
+    FrameRenderer fr({kSize, kSize, {}});
+    const orrery::Rgba kHiderCone{20, 100, 255, 255}, kRay{255, 220, 80, 255}, kHud{255, 235, 120, 255};
+    std::vector<uint8_t> none = fr.render(orrery::render::scene_of(*sim, 0, SceneOptions{}), cam);
+    EXPECT_EQ(count(none, kHiderCone), 0);
+    EXPECT_EQ(count(none, kRay), 0);
+    EXPECT_GT(count(none, kHud), 20) << "the preparation line";
+    // The line is a heads-up display: panning and zooming the camera leave it where it is.
+    Camera moved = cam;
+    moved.pan_x = 2.0f, moved.zoom = 2.0f;
+    std::vector<uint8_t> panned = fr.render(orrery::render::scene_of(*sim, 0, SceneOptions{}), moved);
+    int same = 0, hud = 0;
+    for (size_t i = 0; i < none.size(); i += 4) {
+        bool a = none[i] == kHud.r && none[i + 1] == kHud.g && none[i + 2] == kHud.b;
+        bool b = panned[i] == kHud.r && panned[i + 1] == kHud.g && panned[i + 2] == kHud.b;
+        hud += a, same += a && b;
+    }
+    EXPECT_EQ(same, hud);
+    EXPECT_EQ(count(panned, kHud), hud);
+    EXPECT_GT(count(fr.render(orrery::render::scene_of(*sim, 0, only("vision")), cam), kHiderCone), 20);
+    EXPECT_GT(count(fr.render(orrery::render::scene_of(*sim, 0, only("lidar")), cam), kRay), 20);
+    sim->step();
+    EXPECT_EQ(count(fr.render(orrery::render::scene_of(*sim, 0, SceneOptions{}), cam), kHud), 0) << "phase over";
 }
 
 TEST(Render3D, ABoxOnTheFloorLandsWhereTheProjectionSays) {

@@ -112,6 +112,53 @@ TEST(RenderView, RunningViewerDrawsFromLaggingWorldViews) {
     std::remove(shot.c_str());
 }
 
+/// orrery-view's inspector lines for `args` (an env and --inspect ARCH:ROW),
+/// paused for two frames under Xvfb.
+std::string inspect(const std::string& args, int& rc) {
+    const std::string log_path = temp_path("inspect.log");
+    std::string cmd = "xvfb-run -a -s '-screen 0 1024x768x24' " + std::string(ORRERY_VIEW_EXE) + " " + args +
+                      " --size 800x500 --paused --frames 2 >" + log_path + " 2>&1";
+    rc = std::system(cmd.c_str());
+    std::ifstream in(log_path);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::remove(log_path.c_str());
+    return cmd + "\n" + text.str();
+}
+
+TEST(RenderView, TheInspectorNamesOvercookedsAndTagsElements) {
+    if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
+    if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+    int rc = 0;
+    // cramped_room's standard start: chef 0 on (1, 2) = cell 11, facing north, empty-handed.
+    std::string log = inspect("overcooked --layout cramped_room --inspect Chef:0", rc);
+    ASSERT_EQ(rc, 0) << log;
+    EXPECT_NE(log.find("orrery-view: inspector: Chef 0"), std::string::npos) << log;
+    EXPECT_NE(log.find("Player: cell=11 dir (0 N, 1 S, 2 E, 3 W)=0 held (item byte)=0 pad=0"), std::string::npos)
+        << log;
+    EXPECT_NE(log.find("Reward: reward=0"), std::string::npos) << log;
+    EXPECT_NE(log.find("ShapedReward: shaped_reward=0"), std::string::npos) << log;
+    // The kitchen: its clock, the pot on (2, 0) idle, and counters named by their cells.
+    log = inspect("overcooked --layout cramped_room --inspect Kitchen:0", rc);
+    ASSERT_EQ(rc, 0) << log;
+    EXPECT_NE(log.find("Clock: timestep=0"), std::string::npos) << log;
+    EXPECT_NE(log.find("Pots: soup0=0 soup1=0"), std::string::npos) << log;
+    EXPECT_NE(log.find("tick7=0"), std::string::npos) << log;
+    EXPECT_NE(log.find("Counters: counter@0,0=0 counter@1,0=0"), std::string::npos) << log;
+    // Tag: agent 0 is a pursuer; its observation's entries carry observe()'s names.
+    log = inspect("tag --inspect Agent:0", rc);
+    ASSERT_EQ(rc, 0) << log;
+    EXPECT_NE(log.find("orrery-view: inspector: Agent 0"), std::string::npos) << log;
+    EXPECT_NE(log.find("Position: x="), std::string::npos) << log;
+    EXPECT_NE(log.find("Role: role (0 pursuer, 1 evader)=0"), std::string::npos) << log;
+    EXPECT_NE(log.find("Obs: role=0 x="), std::string::npos) << log;
+    EXPECT_NE(log.find(" pellet_dx="), std::string::npos) << log;
+    EXPECT_NE(log.find(" other0_vy="), std::string::npos) << log;
+    log = inspect("tag --inspect Arena:0", rc);
+    ASSERT_EQ(rc, 0) << log;
+    EXPECT_NE(log.find("Score: tags=0 steps=0"), std::string::npos) << log;
+}
+
 TEST(RenderView, NoDisplayIsAClearError) {
     const std::string log = temp_path("nodisplay.txt");
     std::string cmd =

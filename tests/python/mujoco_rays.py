@@ -1,7 +1,8 @@
 """MuJoCo reference for the physics module's ray casts (physics/query.hpp).
 
-Builds a seeded scene of spheres, capsules, boxes and two planes (a floor and
-a wall) in MuJoCo, casts seeded rays with mujoco.mj_ray and writes the scene,
+Builds a seeded scene of spheres, capsules, boxes, convex hulls (MuJoCo meshes
+of vertices: two wedge ramps, two random polytopes) and two planes (a floor
+and a wall) in MuJoCo, casts seeded rays with mujoco.mj_ray and writes the scene,
 the rays (most aimed near a solid) and MuJoCo's answers (distance and geom hit, or -1 and -1), which the
 C++ test (tests/cpp/physics_query_test.cpp, MatchesMuJoCoRays) casts in Orrery
 and compares (distance within 1e-4 m, the same geom):
@@ -45,7 +46,8 @@ def unit_quat(rng):
 
 
 def scene(rng):
-    """Geoms as (type, pos, quat, size): 8 of each solid, a floor and a wall plane."""
+    """Geoms as (type, pos, quat, size): a floor and a wall plane, 8 of each primitive solid, 4 hulls
+    (size: their vertices, flattened, in the frame pos and quat place)."""
     geoms = [("plane", f32([0, 0, 0]), f32([1, 0, 0, 0]), f32([0, 0, 1]))]
     # The wall x = 3.5 facing -x: the plane's +z turned onto -x (-90 degrees about y).
     s = np.sqrt(0.5)
@@ -60,18 +62,38 @@ def scene(rng):
             else:
                 size = f32(rng.uniform(0.05, 0.6, size=3))
             geoms.append((kind, pos, unit_quat(rng), size))
+    # Convex hulls (their own stream, so the solids above stay as they were): two of
+    # hide-and-seek's wedge ramps and two random polytopes of 10 points on an ellipsoid.
+    hull_rng = np.random.default_rng(SEED + 1)
+    for i in range(4):
+        pos = f32([hull_rng.uniform(-3, 3), hull_rng.uniform(-3, 3), hull_rng.uniform(0.2, 2.0)])
+        if i < 2:
+            w, l, h = hull_rng.uniform(0.3, 1.0, size=3)
+            v = [[sx * w / 2, sy * l / 2, 0] for sy in (-1, 1) for sx in (-1, 1)]
+            v += [[sx * w / 2, l / 2, h] for sx in (-1, 1)]
+        else:
+            axes = hull_rng.uniform(0.2, 0.6, size=3)
+            d = hull_rng.normal(size=(10, 3))
+            v = axes * d / np.linalg.norm(d, axis=1, keepdims=True)
+        geoms.append(("hull", pos, unit_quat(hull_rng), f32(v).reshape(-1)))
     return geoms
 
 
 def model_of(geoms):
     import mujoco
 
-    lines = []
+    fmt = lambda v: " ".join(repr(float(x)) for x in v)  # noqa: E731
+    lines, meshes = [], []
     for i, (kind, pos, quat, size) in enumerate(geoms):
+        where = f'pos="{fmt(pos)}" quat="{fmt(quat)}"'
+        if kind == "hull":  # a mesh of vertices only: MuJoCo takes their convex hull as its faces
+            meshes.append(f'<mesh name="m{i}" vertex="{fmt(size)}"/>')
+            lines.append(f'<geom name="g{i}" type="mesh" mesh="m{i}" {where}/>')
+            continue
         n = {"sphere": 1, "capsule": 2, "box": 3, "plane": 3}[kind]
-        fmt = lambda v: " ".join(repr(float(x)) for x in v)  # noqa: E731
-        lines.append(f'<geom name="g{i}" type="{kind}" pos="{fmt(pos)}" quat="{fmt(quat)}" size="{fmt(size[:n])}"/>')
-    xml = "<mujoco><worldbody>" + "".join(lines) + "</worldbody></mujoco>"
+        lines.append(f'<geom name="g{i}" type="{kind}" {where} size="{fmt(size[:n])}"/>')
+    xml = ("<mujoco><asset>" + "".join(meshes) + "</asset><worldbody>" + "".join(lines) +
+           "</worldbody></mujoco>")
     model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
@@ -115,8 +137,11 @@ def write(geoms, rays, path=OUT):
     lines = [f"# MuJoCo {mujoco.__version__} mj_ray reference for tests/cpp/physics_query_test.cpp;",
              "# regenerate with: python tests/python/mujoco_rays.py --write",
              "# geom <type> <pos x y z> <quat w x y z> <size 3>   (index = order)",
+             "# geom hull <pos> <quat> <n> <n vertices x y z>    (pose of the vertices' frame)",
              "# ray <origin x y z> <unit direction x y z> <distance, -1: none> <geom, -1: none>"]
-    lines += [f"geom {kind} {g(pos)} {g(quat)} {g(size)}" for kind, pos, quat, size in geoms]
+    for kind, pos, quat, size in geoms:
+        count = f"{len(size) // 3} " if kind == "hull" else ""
+        lines.append(f"geom {kind} {g(pos)} {g(quat)} {count}{g(size)}")
     lines += [f"ray {g(o)} {g(d)} {dist:.7f} {geom}" for o, d, dist, geom in rays]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
@@ -131,7 +156,8 @@ def read(path=OUT):
         f = line.split()
         if f[0] == "geom":
             v = [float(x) for x in f[2:]]
-            geoms.append((f[1], f32(v[0:3]), f32(v[3:7]), f32(v[7:10])))
+            size = v[8:] if f[1] == "hull" else v[7:10]  # a hull's vertices follow their count
+            geoms.append((f[1], f32(v[0:3]), f32(v[3:7]), f32(size)))
         else:
             v = [float(x) for x in f[1:7]]
             rays.append((f32(v[0:3]), f32(v[3:6]), float(f[7]), int(f[8])))

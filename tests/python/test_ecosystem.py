@@ -481,6 +481,63 @@ def test_jax_step_inside_jit_and_scan_matches_eager_steps(use_ffi):
     eager.close()
 
 
+def test_jax_eager_step_lends_views_of_the_simulators_outputs():
+    """Eager make_step on a CPU env is zero-copy: the arrays are the simulator's
+    tensors, lent until the next call, which deletes them and steps only after
+    XLA has run every computation already dispatched that reads them."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from orrery.jax import make_step
+
+    names = ("obs", "reward", "terminated", "truncated")
+    actions = np.random.default_rng(1).integers(0, 5, size=(4, 64, 4)).astype(np.int32)
+    twin = orrery.make("tag", num_worlds=64, device="cpu", seed=3, threads=1, horizon=2)
+    expected = [tuple(np.array(x) for x in twin.step(a)[:4]) for a in actions]
+    env = orrery.make("tag", num_worlds=64, device="cpu", seed=3, threads=1, horizon=2)
+    step = make_step(env)
+
+    out = step(jnp.asarray(actions[0]))
+    for a, n, want in zip(out, names, expected[0]):
+        assert a.unsafe_buffer_pointer() == env.host_view(n).ctypes.data, n  # the simulator's memory
+        np.testing.assert_array_equal(np.asarray(a), want)
+
+    # A slow computation that reads obs only after a long reduction of its own,
+    # dispatched (asynchronously) just before the next step: it sees step 1's obs.
+    # (jit compiles before it dispatches; the run itself is asynchronous.)
+    noise = jnp.full((500, 500), 0.002, jnp.float32)
+    slow = jax.jit(lambda obs, m: jnp.where(jnp.linalg.matrix_power(m, 12).sum() > -1.0, obs, 0.0).sum())
+    pending = slow(out[0], noise)
+    out2 = step(actions[1])  # NumPy actions: a JAX array would queue behind `pending` and hide a race
+    assert all(a.is_deleted() for a in out)
+    with pytest.raises(RuntimeError, match="deleted"):
+        np.asarray(out[0])
+    np.testing.assert_allclose(float(pending), expected[0][0].sum(), rtol=1e-5)
+    for a, want in zip(out2, expected[1]):
+        np.testing.assert_array_equal(np.asarray(a), want)
+
+    # A refused call (a bad value) raises before anything changes: the lent arrays stay valid.
+    with pytest.raises(ValueError, match="out of range"):
+        step(np.full((64, 4), 9, np.int32))
+    np.testing.assert_array_equal(np.asarray(out2[0]), expected[1][0])
+
+    # Donating a lent array does not let XLA write into the simulator.
+    before = env.host_view("obs").copy()
+    jax.block_until_ready(jax.jit(lambda x: x * 0.0, donate_argnums=0)(out2[0]))
+    np.testing.assert_array_equal(env.host_view("obs"), before)
+
+    # Inside jit the outputs are XLA's own buffers (copies), kept as values.
+    jitted = jax.jit(step)(jnp.asarray(actions[2]))
+    assert jitted[0].unsafe_buffer_pointer() != env.host_view("obs").ctypes.data
+    np.testing.assert_array_equal(np.asarray(jitted[0]), expected[2][0])
+    # zero_copy=False: eager copies too, which survive the next step.
+    kept = make_step(env, zero_copy=False)(jnp.asarray(actions[3]))
+    step(jnp.asarray(actions[0]))
+    for a, want in zip(kept, expected[3]):
+        np.testing.assert_array_equal(np.asarray(a), want)
+    env.close()
+    twin.close()
+
+
 # ----- item 9: the viewer shows names ------------------------------------------
 
 def test_orrery_view_passes_the_names_the_env_declares(monkeypatch):

@@ -69,3 +69,34 @@ def test_out_of_range_actions_are_refused_naming_the_tensor():
     with pytest.raises(ValueError, match=r"actions\[1, 2, 0\] = 11 is out of range; expected an integer in \[0, 10\]"):
         env.step(bad)
     env.close()
+
+
+def test_dict_observations_for_gymnasium_and_pettingzoo():
+    gym = pytest.importorskip("gymnasium")
+    from orrery import hide_and_seek as hs
+
+    vec = hs.dict_observations(gym.make_vec("orrery/hide_and_seek-v0", num_envs=8, seed=0))  # 2 worlds x 4 agents
+    obs, _ = vec.reset(seed=0)
+    obs, reward, _, _, _ = vec.step(vec.action_space.sample())
+    assert {k: v.shape for k, v in obs.items()} == {
+        "self": (8, 10), "agents": (8, 3, 10), "boxes": (8, 9, 15), "ramps": (8, 2, 15), "lidar": (8, 30),
+        "mask_aa": (8, 3), "mask_ab": (8, 9), "mask_ar": (8, 2)}
+    assert vec.observation_space.contains(obs) and reward.shape == (8,)
+    bases = {id(v.base) for v in obs.values() if v.base is not None}
+    assert len(bases) == 1 and all(v.base is not None for v in obs.values())  # views of one flat batch
+    vec.close()
+
+    pytest.importorskip("pettingzoo")
+    from pettingzoo.test import parallel_api_test
+
+    par = hs.parallel_env(seed=4)
+    parallel_api_test(par, num_cycles=60)
+    obs, _ = par.reset(seed=5)
+    flat = par.env.obs[0]
+    names = list(par.env.obs_names)
+    for i, agent in enumerate(par.possible_agents):
+        assert par.observation_space(agent).contains(obs[agent])
+        np.testing.assert_array_equal(obs[agent]["lidar"], flat[i, names.index("lidar0"):names.index("lidar29") + 1])
+        np.testing.assert_array_equal(obs[agent]["ramps"][1], flat[i, names.index("ramp1_x"):names.index("ramp1_locked") + 1])
+        assert obs[agent]["self"][8] == (1.0 if i < 2 else 0.0)  # hiders first
+    par.close()

@@ -250,6 +250,7 @@ void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& 
     ImGui::Text("episode %u, step %u%s%s%s", r.episode, r.step, r.terminated ? ", terminated" : "",
                 r.truncated ? ", truncated" : "", r.error ? ", error!" : "");
     if (r.error) ImGui::TextColored(ImVec4(1, 0.3f, 0.3f, 1), "error code %u in this world", r.error);
+    for (const std::string& line : r.status) ImGui::TextColored(ImVec4(1, 0.85f, 0.3f, 1), "%s", line.c_str());
     if (r.exact)
         ImGui::TextDisabled("view: after step %llu, exact (read_world)", (unsigned long long)r.sim_step);
     else
@@ -338,7 +339,12 @@ WorldReport report_of(const Simulator& sim, const ViewState& state, const Ctx& c
     r.truncated = s.truncated[ctx.world()] != 0;
     report_entities(sim.spec(), ctx, r);
     report_agent(sim.spec(), ctx, state.agent, r);
-    if (scene) *scene = build_scene(sim.spec().draw, ctx, state.scene);
+    if (scene) {
+        *scene = build_scene(sim.spec().draw, ctx, state.scene);
+        r.status = scene->status;
+    } else {
+        r.status = status_of(sim.spec().draw, ctx).lines;
+    }
     return r;
 }
 

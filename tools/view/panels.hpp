@@ -55,6 +55,7 @@ struct WorldReport {
         std::vector<std::string> lines; ///< "Player: 12 2 1 0"
     };
     std::vector<EntityLines> entities;
+    std::vector<std::string> status; ///< the draw table's status lines that hold (DrawSpec::statuses)
     uint32_t num_agents = 0;
     std::vector<float> rewards; ///< per agent, element 0 of the reward tensor's row
     std::vector<uint32_t> obs_dims;

@@ -316,6 +316,7 @@ int run(const ViewArgs& a) {
                         a.screenshot.c_str(), sw, sh, frame, window.device_name().c_str(),
                         report.exact ? "exact view" : "lagging view", (unsigned long long)report.sim_step,
                         (unsigned long long)report.lag);
+            for (const std::string& line : report.status) std::printf("orrery-view: status: %s\n", line.c_str());
         } else {
             window.end_frame(scene, cam, kPanelWidth);
         }

@@ -9,3 +9,22 @@ __constant__ __align__(16) unsigned char orrery_storage_bytes[sizeof(orrery::Sto
 __device__ __forceinline__ const orrery::Storage& orrery_storage() {
     return *reinterpret_cast<const orrery::Storage*>(orrery_storage_bytes);
 }
+
+// Lane `lane` of a world's team of `count` threads (a power of two up to 32,
+// consecutive and aligned within one warp): the Lanes an ORRERY_PER_WORLD_TEAM
+// system gets, its sync() a __syncwarp over exactly those threads.
+__device__ __forceinline__ orrery::Lanes orrery_lanes(unsigned lane, unsigned count) {
+    orrery::Lanes l;
+    l.lane = lane;
+    l.count = count;
+    l.mask = count >= 32u ? 0xffffffffu : ((1u << count) - 1u) << ((threadIdx.x & 31u) - lane);
+    return l;
+}
+
+// A team's size in the staged kernel, which gives each world `lanes` threads
+// (not always a power of two): the largest power of two within lanes and a warp.
+__device__ __forceinline__ unsigned orrery_team_lanes(unsigned lanes) {
+    unsigned p = 1u;
+    while (p * 2u <= lanes && p < 32u) p *= 2u;
+    return p;
+}

@@ -18,6 +18,7 @@ orrery::EnvSpec make_spec(uint32_t planets, uint32_t moons, uint32_t hit_capacit
     spec.capacity<orbit::Hits>(hit_capacity);
     spec.dims<Obs>({4 * (planets + moons)});
     spec.dims<Trail>({4});
+    spec.dims<Heat>({2 * (planets + moons)});
     spec.archetype<orbit::Contact>((planets + moons) * (planets + moons));
     spec.archetype<Planet>(planets);
     spec.archetype<Moon>(moons);
@@ -29,10 +30,12 @@ orrery::EnvSpec make_spec(uint32_t planets, uint32_t moons, uint32_t hit_capacit
     auto find = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(contacts), {move});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(keep_score), {find});
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe));
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_TEAM(spread_heat), {});
 
     spec.export_input<Planet, Thrust>("thrust");
     spec.input_range("thrust", 0, 4);
     spec.export_output<Sky, Obs>("obs", orrery::Output::kRewrittenEachStep);
+    spec.export_output<Sky, Warmth>("warmth");
     spec.export_output<Planet, orbit::Pos>("planet_position");
     spec.export_output<Moon, orbit::Pos>("moon_position");
     return spec;

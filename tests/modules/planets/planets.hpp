@@ -25,11 +25,16 @@ struct Score {
 };
 struct Obs : ArrayOf<float> {};        // [worlds, 1, 4 * (planets + moons)] f32
 struct Trail : ArrayOf<orbit::Pos> {}; // per planet: its last 4 positions (structs)
+struct Heat : ArrayOf<float> {}; // [worlds, 1, 2 * (planets + moons)] f32: two halves, one read while one is written
+struct Warmth {                  // [worlds, 1, 1] f32
+    using Element = float;
+    float total;
+};
 
-ORRERY_COMPONENTS(orbit::OrreryComponents, Kind, Thrust, Score, Obs, Trail);
+ORRERY_COMPONENTS(orbit::OrreryComponents, Kind, Thrust, Score, Obs, Trail, Heat, Warmth);
 ORRERY_ARCHETYPE(Planet, orbit::Body, Kind, Thrust, Trail);
 ORRERY_ARCHETYPE(Moon, orbit::Body, Kind);
-ORRERY_ARCHETYPE(Sky, Score, Obs, orbit::Hits);
+ORRERY_ARCHETYPE(Sky, Score, Obs, orbit::Hits, Heat, Warmth);
 ORRERY_ARCHETYPES(orbit::OrreryArchetypes, Planet, Moon, Sky);
 
 ORRERY_SYSTEM void spawn(Ctx& ctx) {
@@ -75,6 +80,34 @@ ORRERY_SYSTEM void observe(Ctx& ctx, uint32_t lane, uint32_t lanes) {
         }
         ++i;
     });
+}
+
+/// A team system (its lanes meet at syncs): each body's speed seeds a ring
+/// of cells, a few rounds spread each cell into its neighbours (every round
+/// reads what other lanes wrote in the last), and lane 0 sums the ring.
+ORRERY_SYSTEM void spread_heat(Ctx& ctx, const Lanes& l) {
+    Array<Heat> heat = ctx.array_at<Heat>(archetype_id<Sky>, 0);
+    const uint32_t n = heat.size / 2;
+    uint32_t i = 0;
+    ctx.each_with<orbit::Pos, orbit::Vel>([&](Entity e) {
+        const orbit::Vel v = *ctx.get<orbit::Vel>(e);
+        if (i % l.count == l.lane && i < n) heat[i] = v.x * v.x + v.y * v.y;
+        ++i;
+    });
+    for (uint32_t k = i + l.lane; k < n; k += l.count) heat[k] = 0.0f;
+    l.sync();
+    const uint32_t rounds = 2 + ctx.step() % 3;
+    for (uint32_t r = 0; r < rounds; ++r) {
+        const float* from = &heat[(r % 2) * n];
+        float* to = &heat[((r + 1) % 2) * n];
+        for (uint32_t k = l.lane; k < n; k += l.count)
+            to[k] = 0.5f * from[k] + 0.25f * (from[(k + n - 1) % n] + from[(k + 1) % n]) + 0.01f * float(k);
+        l.sync();
+    }
+    if (l.lane != 0) return;
+    float total = 0.0f;
+    for (uint32_t k = 0; k < n; ++k) total += heat[(rounds % 2) * n + k] * float(k + 1);
+    ctx.single<Sky, Warmth>().total = total;
 }
 
 } // namespace planets

@@ -3,7 +3,7 @@
 // its bodies drawn from phys::Pose and phys::Shape, their velocities, the
 // names of the physics components' elements for the inspector, hulls' meshes
 // from the shared hull table, and the per-world Contacts and Joints buffers as
-// overlays. Header-only and free of Vulkan: an
+// overlays. Host-only (std::function), header-only and free of Vulkan: an
 // env's registration file includes it whether or not render/ is built.
 
 #include "engine/draw.hpp"
