@@ -426,6 +426,7 @@ TEST(HideAndSeekValidation, EveryStateTheGameMakesIsAccepted) {
     // Random actions press grab and lock most steps: grips, welds and locks come and go.
     expect_accepted("hide_and_seek", {{"horizon", "20"}, {"prep_steps", "2"}}, 45);
     expect_accepted("hide_and_seek", {{"game", "quadrant"}, {"prep_steps", "2"}}, 30);
+    expect_accepted("hide_and_seek", {{"variant", "gpu_hideseek"}, {"horizon", "20"}, {"prep_steps", "2"}}, 45);
 }
 
 // --- checkpoints name the world --------------------------------------------------------
