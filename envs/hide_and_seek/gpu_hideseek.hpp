@@ -34,10 +34,11 @@ struct GpuPlan {
 /// Cuts a door `door` wide from wall k at 30-70 % of [a0 + door, a1 - door]:
 /// the wall keeps the part before it, a new wall takes the part after.
 ORRERY_HD inline void cut_door(Rng& rng, GpuPlan& p, uint32_t k, float door) {
+    if (p.n >= kGpuMaxWalls) return; // never: kGpuMaxWalls counts every wall the operations can add
     GpuWall& w = p.w[k];
     float lo = w.a0 + door, hi = w.a1 - door;
     float at = lo + (0.3f + 0.4f * rng.uniform()) * (hi - lo);
-    if (p.n < kGpuMaxWalls) p.w[p.n++] = {w.c, at + 0.5f * door, w.a1, w.hz};
+    p.w[p.n++] = {w.c, at + 0.5f * door, w.a1, w.hz};
     p.w[k].a1 = at - 0.5f * door;
 }
 

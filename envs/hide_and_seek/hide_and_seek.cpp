@@ -200,8 +200,9 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 10);
-    // Kept, not rewritten: grab and lock read last step's visibility masks from it.
-    spec.export_output<Agent, Obs>("obs");
+    // The default variant's grab and lock read last step's visibility masks from
+    // it (kept); observe_gpu writes every entry of every row (rewritten).
+    spec.export_output<Agent, Obs>("obs", gpu ? orrery::Output::kRewrittenEachStep : orrery::Output::kKept);
     spec.export_output<Agent, Reward>("reward");
     spec.export_output<Agent, Team>("team");
     spec.export_output<Agent, phys::Pose>("agent_pose");

@@ -302,7 +302,8 @@ TEST(GpuHideSeekWorld, RampsAreWedgesTwoWideThreeLongTwoHighStandingOnTheFloor) 
                 const phys::Pose& p = *ctx.get<phys::Pose>(e);
                 Quat frame = ramp_frame(ctx, p.q); // turned about z only: its yaw
                 EXPECT_NEAR(frame.x * frame.x + frame.y * frame.y, 0.0f, 1e-6f);
-                phys::Convex c = phys::convex_of(*ctx.get<phys::Shape>(e), phys::hull_set(ctx));
+                const phys::HullSet hulls = phys::hull_set(ctx); // the Convex keeps a pointer to it
+                phys::Convex c = phys::convex_of(*ctx.get<phys::Shape>(e), hulls);
                 Vec3 lo{1e9f, 1e9f, 1e9f}, hi{-1e9f, -1e9f, -1e9f};
                 for (uint32_t i = 0; i < c.num_vertices(); ++i) {
                     Vec3 world = p.p + phys::rotate(p.q, c.vertex(i)), own = phys::unrotate(frame, world - p.p);
