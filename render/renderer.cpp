@@ -664,7 +664,9 @@ void Renderer::begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D 
         vkCmdDraw(cmd, n_lines_, 1, 0, 0);
     }
     if (n2d_) {
-        Transform2D t = frame_bounds(scene.bounds, cam, extent.width, extent.height);
+        // In a 3-D view the 2-D marks are the heads-up display: framed by the bounds, never panned or zoomed.
+        const bool hud = scene.view == DrawSpec::View::k3D;
+        Transform2D t = frame_bounds(scene.bounds, hud ? Camera{} : cam, extent.width, extent.height);
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_GRAPHICS, shapes_);
         vkCmdPushConstants(cmd, layout2d_, VK_SHADER_STAGE_VERTEX_BIT, 0, sizeof(t), &t);
         VkDeviceSize zero = 0;

@@ -81,7 +81,7 @@ struct Scene {
     DrawSpec::View view = DrawSpec::View::k2D;
     std::array<float, 4> bounds = {0.0f, 0.0f, 1.0f, 1.0f};
     Rgba background;
-    std::vector<Instance2D> shapes;                                   ///< 2-D marks, in painter's order
+    std::vector<Instance2D> shapes; ///< 2-D marks, in painter's order (3-D: the status HUD, fixed to the frame)
     std::array<std::vector<Instance3D>, size_t(Mesh::kCount)> meshes; ///< 3-D marks by mesh
     std::vector<Vertex3D> hull_vertices;                              ///< triangles of hulls, body frame
     std::vector<HullInstance> hulls;

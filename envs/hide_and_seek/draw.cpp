@@ -54,18 +54,19 @@ void square(std::vector<Segment>& out, Vec3 c, float h, Rgba col, bool crossed) 
     if (crossed) out.push_back(seg(k[0], k[2], col)), out.push_back(seg(k[1], k[3], col));
 }
 
-/// Each present agent's 135 degree cone around its facing (its body's +x), and
-/// a white line to each agent its observation says it sees.
+/// Each present agent's 135 degree cone around its facing (its body's +x;
+/// gpu_hideseek's +y), and a white line to each agent its observation says it sees.
 void vision(const Ctx& ctx, std::vector<Segment>& out) {
     const Config& cfg = ctx.config<Config>();
     for (uint32_t row = 0; row < cfg.agents; ++row) {
         int32_t team = ctx.at<Agent, Team>(row).value;
         if (team == kAbsent) continue;
         const phys::Pose& p = ctx.at<Agent, phys::Pose>(row);
-        float yaw = yaw_of(p.q), half = 1.17809725f; // 3 pi / 8
+        float yaw = yaw_of(p.q) + (cfg.gpu ? 1.57079633f : 0.0f), half = 1.17809725f; // 3 pi / 8
+        float length = cfg.gpu ? 4.0f * kConeLength : kConeLength;                    // its agents are 2 m boxes
         Vec3 o = p.p, prev{};
         for (uint32_t i = 0; i <= kArcPieces; ++i) {
-            Vec3 at = o + planar(yaw - half + 2.0f * half * float(i) / float(kArcPieces)) * kConeLength;
+            Vec3 at = o + planar(yaw - half + 2.0f * half * float(i) / float(kArcPieces)) * length;
             if (i == 0 || i == kArcPieces) out.push_back(seg(o, at, kCone[team]));
             if (i > 0) out.push_back(seg(prev, at, kCone[team]));
             prev = at;
@@ -78,20 +79,23 @@ void vision(const Ctx& ctx, std::vector<Segment>& out) {
     }
 }
 
-/// Each present agent's 30 lidar rays at world-fixed angles, to the distance
-/// its observation reads: yellow with an orange cross at a hit, grey to the
-/// 6 m range where nothing was met.
+/// Each present agent's 30 lidar rays at world-fixed angles (gpu_hideseek:
+/// from its forward), to the distance its observation reads: yellow with an
+/// orange cross at a hit, grey to the 6 m range where nothing was met
+/// (gpu_hideseek, which reads 0 then: 10 m of its 200).
 void lidar(const Ctx& ctx, std::vector<Segment>& out) {
     const Config& cfg = ctx.config<Config>();
     for (uint32_t row = 0; row < cfg.agents; ++row) {
         if (ctx.at<Agent, Team>(row).value == kAbsent) continue;
-        Vec3 o = ctx.at<Agent, phys::Pose>(row).p;
+        const phys::Pose& p = ctx.at<Agent, phys::Pose>(row);
+        Vec3 o = p.p;
+        float first = cfg.gpu ? yaw_of(p.q) + 1.57079633f : 0.0f;
         orrery::Array<Obs> obs = ctx.array_at<Obs>(orrery::archetype_id<Agent>, row);
         for (uint32_t r = 0; r < kLidarRays; ++r) {
-            Vec3 dir = planar(6.28318531f * float(r) / float(kLidarRays));
+            Vec3 dir = planar(first + 6.28318531f * float(r) / float(kLidarRays));
             float t = obs[cfg.off_lidar + r];
-            bool hit = t < kLidarRange;
-            Vec3 end = o + dir * t;
+            bool hit = cfg.gpu ? t > 0.0f : t < kLidarRange;
+            Vec3 end = o + dir * (hit || !cfg.gpu ? t : 10.0f);
             out.push_back(seg(o, end, hit ? kRayHit : kRayMiss));
             if (!hit) continue;
             const float c = 0.04f;

@@ -34,11 +34,33 @@ std::vector<std::string> obs_names(const Config& c) {
     return n;
 }
 
-/// A team's size: `name` fixes it, or min_<name> and max_<name> give the range drawn per world.
-void team_size(orrery::OptionReader& opt, const std::string& name, uint32_t& lo, uint32_t& hi) {
+/// gpu_hideseek's observation row (gpu_hideseek.hpp's observe_gpu), named as its tensors' parts.
+std::vector<std::string> gpu_obs_names(const Config& c) {
+    std::vector<std::string> n;
+    const char* agent[] = {"x", "y", "vx", "vy"};
+    const char* box[] = {"x", "y", "vx", "vy", "size_x", "size_y", "yaw"};
+    const char* ramp[] = {"x", "y", "vx", "vy", "yaw"};
+    for (uint32_t a = 0; a < kGpuAgentSlots; ++a)
+        for (const char* m : agent) n.push_back("agent" + std::to_string(a) + "_" + m);
+    for (uint32_t b = 0; b < kGpuBoxSlots; ++b)
+        for (const char* m : box) n.push_back("box" + std::to_string(b) + "_" + m);
+    for (uint32_t r = 0; r < c.ramps; ++r)
+        for (const char* m : ramp) n.push_back("ramp" + std::to_string(r) + "_" + m);
+    for (uint32_t r = 0; r < kLidarRays; ++r) n.push_back("lidar" + std::to_string(r));
+    for (uint32_t a = 0; a < kGpuAgentSlots; ++a) n.push_back("sees_agent" + std::to_string(a));
+    for (uint32_t b = 0; b < kGpuBoxSlots; ++b) n.push_back("sees_box" + std::to_string(b));
+    for (uint32_t r = 0; r < c.ramps; ++r) n.push_back("sees_ramp" + std::to_string(r));
+    n.push_back("prep_counter");
+    n.push_back("agent_type");
+    return n;
+}
+
+/// A team's size: `name` fixes it, or min_<name> and max_<name> give the range
+/// drawn per world (`fallback` when neither is given).
+void team_size(orrery::OptionReader& opt, const std::string& name, uint32_t fallback, uint32_t& lo, uint32_t& hi) {
     uint32_t fixed = opt.u32(name, 0, 0, 3);
-    lo = opt.u32("min_" + name, fixed ? fixed : 2, 1, 3);
-    hi = opt.u32("max_" + name, fixed ? fixed : 2, 1, 3);
+    lo = opt.u32("min_" + name, fixed ? fixed : fallback, 1, 3);
+    hi = opt.u32("max_" + name, fixed ? fixed : fallback, 1, 3);
     if (fixed && (lo != fixed || hi != fixed))
         throw orrery::Error("hide_and_seek: " + name + "=" + std::to_string(fixed) + " conflicts with min_" + name +
                             "/max_" + name + "; give one or the other");
@@ -55,47 +77,69 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("hide_and_seek", options);
     Config cfg{};
     std::string variant = opt.str("variant", "openai");
-    if (variant != "openai") throw orrery::Error("hide_and_seek: variant=" + variant + " is unknown; expected openai");
-    std::string game = opt.str("game", "full");
+    if (variant != "openai" && variant != "gpu_hideseek")
+        throw orrery::Error("hide_and_seek: variant=" + variant + " is unknown; expected openai or gpu_hideseek");
+    // gpu_hideseek (Madrona's): its own arena and level generation, so no game,
+    // max_rooms or outer_wall_prob; 3 v 2, 3-8 boxes, 95 preparation steps.
+    bool gpu = variant == "gpu_hideseek";
+    cfg.gpu = gpu ? 1u : 0u;
+    std::string game = gpu ? "full" : opt.str("game", "full");
     if (game != "full" && game != "quadrant")
         throw orrery::Error("hide_and_seek: game=" + game + " is unknown; expected full or quadrant");
     // The quadrant game (OpenAI's hide_and_seek_quadrant): 2 v 2, two cubes in a
     // corner room, one ramp that cannot be locked, 80 steps (32 of preparation).
     bool quad = game == "quadrant";
     cfg.quadrant = quad ? 1u : 0u;
-    team_size(opt, "hiders", cfg.min_hiders, cfg.max_hiders);
-    team_size(opt, "seekers", cfg.min_seekers, cfg.max_seekers);
+    team_size(opt, "hiders", gpu ? 3 : 2, cfg.min_hiders, cfg.max_hiders);
+    team_size(opt, "seekers", 2, cfg.min_seekers, cfg.max_seekers);
     cfg.min_boxes = opt.u32("min_boxes", quad ? 2 : 3, 0, 9);
-    cfg.max_boxes = opt.u32("max_boxes", quad ? 2 : 9, 0, 9);
+    cfg.max_boxes = opt.u32("max_boxes", quad ? 2 : gpu ? 8 : 9, 0, 9);
     if (cfg.min_boxes > cfg.max_boxes)
         throw orrery::Error("hide_and_seek: min_boxes=" + std::to_string(cfg.min_boxes) + " exceeds max_boxes=" +
                             std::to_string(cfg.max_boxes) + "; expected min_boxes <= max_boxes");
     cfg.elongated = opt.flag("elongated", !quad) ? 1u : 0u;
     cfg.ramps = opt.u32("ramps", quad ? 1 : 2, 0, 4);
     cfg.lock_ramps = opt.flag("lock_ramps", !quad) ? 1u : 0u;
-    cfg.max_rooms = opt.u32("max_rooms", 4, 1, 4);
+    cfg.max_rooms = gpu ? 7 : opt.u32("max_rooms", 4, 1, 4); // gpu_hideseek: 1 + up to 6 connects
     cfg.horizon = opt.u32("horizon", quad ? 80 : 240, 1, 1u << 20);
-    cfg.prep_steps = opt.u32("prep_steps", quad ? 32 : 96, 1, 1u << 20);
+    cfg.prep_steps = opt.u32("prep_steps", quad ? 32 : gpu ? 95 : 96, 1, 1u << 20);
     cfg.walls_block_rays = opt.flag("walls_block_rays", true) ? 1u : 0u;
-    cfg.outer_wall_prob = opt.f32("outer_wall_prob", quad ? 1.0f : 0.5f, 0.0f, 1.0f);
+    cfg.outer_wall_prob = gpu ? 1.0f : opt.f32("outer_wall_prob", quad ? 1.0f : 0.5f, 0.0f, 1.0f);
     cfg.agents = cfg.max_hiders + cfg.max_seekers;
-    cfg.off_agents = kSelf;
-    cfg.off_boxes = cfg.off_agents + kPerAgent * (cfg.agents - 1);
-    cfg.off_ramps = cfg.off_boxes + kPerObject * cfg.max_boxes;
-    cfg.off_lidar = cfg.off_ramps + kPerObject * cfg.ramps;
-    cfg.off_aa = cfg.off_lidar + kLidarRays;
-    cfg.off_ab = cfg.off_aa + cfg.agents - 1;
-    cfg.off_ar = cfg.off_ab + cfg.max_boxes;
-    cfg.obs_size = cfg.off_ar + cfg.ramps;
+    if (gpu) { // gpu_hideseek.hpp's observe_gpu: fixed slots, as its tensors
+        cfg.off_agents = 0;
+        cfg.off_boxes = kGpuPerAgent * kGpuAgentSlots;
+        cfg.off_ramps = cfg.off_boxes + kGpuPerBox * kGpuBoxSlots;
+        cfg.off_lidar = cfg.off_ramps + kGpuPerRamp * cfg.ramps;
+        cfg.off_aa = cfg.off_lidar + kLidarRays;
+        cfg.off_ab = cfg.off_aa + kGpuAgentSlots;
+        cfg.off_ar = cfg.off_ab + kGpuBoxSlots;
+        cfg.obs_size = cfg.off_ar + cfg.ramps + 2; // and the preparation counter, the agent type
+    } else {
+        cfg.off_agents = kSelf;
+        cfg.off_boxes = cfg.off_agents + kPerAgent * (cfg.agents - 1);
+        cfg.off_ramps = cfg.off_boxes + kPerObject * cfg.max_boxes;
+        cfg.off_lidar = cfg.off_ramps + kPerObject * cfg.ramps;
+        cfg.off_aa = cfg.off_lidar + kLidarRays;
+        cfg.off_ab = cfg.off_aa + cfg.agents - 1;
+        cfg.off_ar = cfg.off_ab + cfg.max_boxes;
+        cfg.obs_size = cfg.off_ar + cfg.ramps;
+    }
 
-    phys::PhysicsOptions po; // OpenAI: 15 MuJoCo substeps of 5 ms, gravity -50
-    po.dt = 0.075f;
-    po.substeps = opt.u32("substeps", 15, 1, 64);
-    po.gravity = {0.0f, 0.0f, -50.0f};
-    po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + kMaxWalls;
-    po.max_contacts = opt.u32("max_contacts", 128, 16, 4096);
-    po.max_joints = cfg.agents;                          // one weld per agent at most
-    po.hulls = {phys::wedge_vertices(0.5f, 0.5f, 0.5f)}; // kRampHull: OpenAI's 45 degree ramp
+    // OpenAI: 15 MuJoCo substeps of 5 ms, gravity -50. gpu_hideseek: 4
+    // substeps of 1/120 s, gravity -9.8, a pair's friction the mean of its two.
+    phys::PhysicsOptions po;
+    po.dt = gpu ? 1.0f / 30.0f : 0.075f;
+    po.substeps = opt.u32("substeps", gpu ? 4 : 15, 1, 64);
+    po.gravity = {0.0f, 0.0f, gpu ? -9.8f : -50.0f};
+    if (gpu) po.friction_rule = phys::Combine::kMean;
+    if (gpu) po.contact_hertz = 30.0f; // the module's bound for 120 substeps a second: a quarter of it
+    uint32_t walls = gpu ? kGpuMaxWalls + 1 : kMaxWalls;
+    po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + walls;
+    po.max_contacts = opt.u32("max_contacts", gpu ? 256 : 128, 16, 4096);
+    po.max_joints = cfg.agents; // one weld per agent at most
+    // kRampHull: OpenAI's 45 degree ramp, or gpu_hideseek's 2 wide, 3 long, 2 high (33.7 degrees)
+    po.hulls = {gpu ? phys::wedge_vertices(2.0f, 3.0f, 2.0f) : phys::wedge_vertices(0.5f, 0.5f, 0.5f)};
     opt.finish();
 
     orrery::EnvSpec spec = ORRERY_ENV_SPEC("hide_and_seek", "envs/hide_and_seek/hide_and_seek.hpp");
@@ -103,28 +147,41 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     opt.record(spec);
     spec.archetype<Agent>(cfg.agents);
     spec.archetype<Object>(cfg.max_boxes + cfg.ramps);
-    spec.archetype<Wall>(kMaxWalls);
+    spec.archetype<Wall>(walls);
     spec.archetype<Arena>(1, /*singleton=*/true);
     spec.dims<Obs>({cfg.obs_size});
-    spec.capacity<Scene>(cfg.agents + cfg.max_boxes + cfg.ramps + kMaxWalls);
+    spec.capacity<Scene>(cfg.agents + cfg.max_boxes + cfg.ramps + walls);
     spec.info()["variant"] = variant;
     spec.info()["game"] = game;
     spec.validate_world = hide_and_seek::validate_world; // after the physics module's check (add_to)
 
-    spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
-    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_agents));
-    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(lock_objects));
-    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(grab_objects));
+    // The variants differ in these nodes; vision, rewards and the ray scene are shared.
+    if (gpu) {
+        spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn_gpu));
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_gpu));
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(gather_scene)); // the forward rays of grab and lock
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(toggle_gpu));
+    } else {
+        spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_agents));
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(lock_objects));
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(grab_objects));
+    }
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
-    orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(gather_scene), {nodes.simulate});
+    orrery::NodeId after = nodes.simulate;
+    if (gpu) after = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(stop_agents), {nodes.simulate});
+    orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(gather_scene), {after});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(reward_teams), {scene});
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(gather_scene));
-    spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY_LANES(observe));
+    if (gpu)
+        spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY_LANES(observe_gpu));
+    else
+        spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY_LANES(observe));
 
     // Hiders and seekers are paid as teams, but each row is its own team's
     // sign, so rewards are per agent (as OpenAI returns them).
     spec.facts.reward = orrery::RewardMode::kPerAgent;
-    spec.facts.obs_names = obs_names(cfg);
+    spec.facts.obs_names = gpu ? gpu_obs_names(cfg) : obs_names(cfg);
 
     // The 3-D view: hiders blue, seekers red, boxes orange (grey when locked),
     // ramps green, walls grey on a sand floor; then the game's overlays.
@@ -136,14 +193,16 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         .color_by(orrery::field(&Piece::locked), {{1, Rgba{150, 150, 160, 255}}});
     orrery::draw_physics_bodies<Wall>(spec.draw, {185, 185, 190, 255})
         .color_by(orrery::field(&phys::Shape::kind), {{int32_t(phys::ShapeKind::kPlane), Rgba{215, 210, 195, 255}}});
-    spec.draw.bounds = {-0.3f, -0.3f, 6.3f, 6.3f};
+    float lo = gpu ? -kGpuHalf - 0.5f : -0.3f, hi = gpu ? kGpuHalf + 0.5f : 6.3f;
+    spec.draw.bounds = {lo, lo, hi, hi};
     spec.draw.background = {150, 175, 205, 255};
     add_game_overlays(spec.draw);
 
     spec.export_input<Agent, Action>("action");
     spec.input_range("action", 0, 10);
-    // Kept, not rewritten: grab and lock read last step's visibility masks from it.
-    spec.export_output<Agent, Obs>("obs");
+    // The default variant's grab and lock read last step's visibility masks from
+    // it (kept); observe_gpu writes every entry of every row (rewritten).
+    spec.export_output<Agent, Obs>("obs", gpu ? orrery::Output::kRewrittenEachStep : orrery::Output::kKept);
     spec.export_output<Agent, Reward>("reward");
     spec.export_output<Agent, Team>("team");
     spec.export_output<Agent, phys::Pose>("agent_pose");

@@ -40,6 +40,7 @@ struct Config {
     uint32_t quadrant;   ///< the quadrant game: a corner room, objects out of bounds cost -10
     uint32_t elongated;  ///< 0: every box is a cube (the quadrant game)
     uint32_t lock_ramps; ///< 0: ramps cannot be locked (the quadrant game)
+    uint32_t gpu;        ///< 1: the gpu_hideseek variant (gpu_hideseek.hpp; flagged rules below)
     uint32_t off_agents, off_boxes, off_ramps, off_lidar, off_aa, off_ab, off_ar, obs_size;
 };
 
@@ -446,9 +447,12 @@ ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
     if (!pa || !pb) return false;
     Vec3 d = pb->body.x - pa->body.x;
     Quat q = pa->body.q; // facing: the body's +x axis (agents turn about z only)
-    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y);
-    if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) return false;
-    float dist = phys::length(d);
+    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y), dist = phys::length(d);
+    if (ctx.config<Config>().gpu) { // gpu_hideseek: the body's +y, the cone in 3-D
+        if (phys::dot(phys::rotate(q, {0.0f, 1.0f, 0.0f}), d) < kCosHalfCone * dist) return false;
+    } else if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) {
+        return false;
+    }
     if (dist <= 0.0f) return true;
     return cast(ctx, pa->body.x, d * (1.0f / dist), dist + 1.0f, a.index).index == b.index;
 }
@@ -556,9 +560,9 @@ ORRERY_SYSTEM void grab_objects(Ctx& ctx) {
 
 /// Team rewards after the physics: hiders +1 when no seeker sees a hider, -1
 /// otherwise; seekers the opposite. An agent outside the 18 m square around
-/// the arena gets -10 instead; in the quadrant game every agent does while a
-/// box or ramp is outside [0.1, 5.9]. Zero during the preparation phase. Ends
-/// the episode at the horizon.
+/// the arena gets -10 instead (gpu_hideseek: -10 more at |x| or |y| >= 18);
+/// in the quadrant game every agent does while a box or ramp is outside
+/// [0.1, 5.9]. Zero during the preparation phase. Ends the episode at the horizon.
 ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     bool seen = false;
@@ -578,7 +582,9 @@ ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
         int32_t team = ctx.at<Agent, Team>(row).value;
         float r = team == kAbsent ? 0.0f : ((team == kHider) == seen ? -1.0f : 1.0f);
         Vec3 p = ctx.at<Agent, phys::Pose>(row).p;
-        if (team != kAbsent && (phys::abs_of(p.x - 3.0f) > 9.0f || phys::abs_of(p.y - 3.0f) > 9.0f)) r = -10.0f;
+        bool out = cfg.gpu ? phys::abs_of(p.x) >= 18.0f || phys::abs_of(p.y) >= 18.0f
+                           : phys::abs_of(p.x - 3.0f) > 9.0f || phys::abs_of(p.y - 3.0f) > 9.0f;
+        if (team != kAbsent && out) r = cfg.gpu ? r - 10.0f : -10.0f; // gpu_hideseek adds it
         if (team != kAbsent && object_out) r = -10.0f;
         ctx.at<Agent, Reward>(row).value = prep ? 0.0f : r;
     }
@@ -650,3 +656,5 @@ ORRERY_SYSTEM void observe(Ctx& ctx, const phys::Pose& pose, const phys::Velocit
 }
 
 } // namespace hide_and_seek
+
+#include "envs/hide_and_seek/gpu_hideseek.hpp"

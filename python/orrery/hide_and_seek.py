@@ -9,6 +9,13 @@ torch) into::
     ramps    [..., 2, 15]       lidar   [..., 30]
     mask_aa  [..., A - 1]       mask_ab [..., 9]           mask_ar [..., 2]
 
+The gpu_hideseek variant (``variant="gpu_hideseek"``) has its own parts, named
+as gpu_hideseek's tensors::
+
+    agent_data     [..., 5, 4]   box_data       [..., 9, 7]   ramp_data [..., 2, 5]
+    lidar          [..., 30]     visible_agents [..., 5]      visible_boxes [..., 9]
+    visible_ramps  [..., 2]      prep_counter   [..., 1]      agent_type [..., 1]
+
 ``dict_space(env)`` is one agent's observation as a Gymnasium ``Dict``. The
 layout comes from the env's declared entry names (envs/hide_and_seek/README.md).
 
@@ -32,6 +39,14 @@ __all__ = ["layout", "split", "dict_space", "dict_observations", "parallel_env"]
 
 _PARTS = (("self", "self_"), ("agents", "agent"), ("boxes", "box"), ("ramps", "ramp"), ("lidar", "lidar"),
           ("mask_aa", "sees_agent"), ("mask_ab", "sees_box"), ("mask_ar", "sees_ramp"))
+_GPU_PARTS = (("agent_data", "agent"), ("box_data", "box"), ("ramp_data", "ramp"), ("lidar", "lidar"),
+              ("visible_agents", "sees_agent"), ("visible_boxes", "sees_box"), ("visible_ramps", "sees_ramp"),
+              ("prep_counter", "prep_counter"), ("agent_type", "agent_type"))
+_ENTITY_PARTS = {"agents": 10, "boxes": 15, "ramps": 15, "agent_data": 4, "box_data": 7, "ramp_data": 5}
+
+
+def _gpu(env: Any) -> bool:
+    return env.env_info.get("variant") == "gpu_hideseek"
 
 
 def layout(env: Any) -> Dict[str, Tuple[int, int, Tuple[int, ...]]]:
@@ -41,16 +56,16 @@ def layout(env: Any) -> Dict[str, Tuple[int, int, Tuple[int, ...]]]:
         raise ValueError(f"orrery.hide_and_seek.layout needs a hide_and_seek env; got {env.name!r}")
     out: Dict[str, Tuple[int, int, Tuple[int, ...]]] = {}
     i = 0
-    for part, prefix in _PARTS:
+    for part, prefix in _GPU_PARTS if _gpu(env) else _PARTS:
         start = i
         entities = set()
         while i < len(names) and names[i].startswith(prefix):
             entities.add(names[i][len(prefix):].split("_")[0])  # "box3_x" -> "3"
             i += 1
         count = i - start
-        if part in ("agents", "boxes", "ramps"):
+        if part in _ENTITY_PARTS:
             n = len(entities)
-            out[part] = (start, i, (n, count // n) if n else (0, 15 if part != "agents" else 10))
+            out[part] = (start, i, (n, count // n) if n else (0, _ENTITY_PARTS[part]))
         else:
             out[part] = (start, i, (count,))
     if i != len(names):
@@ -71,10 +86,14 @@ def split(env: Any, obs: Any) -> Dict[str, Any]:
 
 
 def dict_space(env: Any) -> Any:
-    """One agent's observation as a gymnasium.spaces.Dict of Boxes (masks in [0, 1], lidar in [0, 6])."""
+    """One agent's observation as a gymnasium.spaces.Dict of Boxes (masks in [0, 1], lidar in [0, 6];
+    gpu_hideseek: lidar in [0, 200], the preparation counter in [0, prep_steps], the type 0 or 1)."""
     from gymnasium import spaces
 
-    bounds = {"lidar": (0.0, 6.0), "mask_aa": (0.0, 1.0), "mask_ab": (0.0, 1.0), "mask_ar": (0.0, 1.0)}
+    masks = ("mask_aa", "mask_ab", "mask_ar", "visible_agents", "visible_boxes", "visible_ramps", "agent_type")
+    bounds = {m: (0.0, 1.0) for m in masks}
+    bounds["lidar"] = (0.0, 200.0) if _gpu(env) else (0.0, 6.0)
+    bounds["prep_counter"] = (0.0, float(env.env_info.get("option.prep_steps", 95)))
     return spaces.Dict({
         part: spaces.Box(*bounds.get(part, (-np.inf, np.inf)), shape=shape, dtype=np.float32)
         for part, (_, _, shape) in layout(env).items()

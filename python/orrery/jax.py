@@ -17,7 +17,8 @@ in place by the next step, so each call *lends* its arrays until the next one:
 the next call deletes them (using one afterwards raises JAX's "Array has been
 deleted") and, before stepping, waits until XLA has finished every computation
 already dispatched that reads them (the simulator's memory is released only
-then), so no computation sees a later step's values. Copy what you keep
+then), so no computation sees a later step's values. Action values are
+checked first: a refused call raises with the lent arrays still valid. Copy what you keep
 (``jnp.array(obs, copy=True)``), or pass ``zero_copy=False`` for copies.
 
 Inside ``jax.jit`` (and ``lax.scan``) the outputs are copies, and must be: XLA
@@ -41,7 +42,7 @@ from typing import Any, Callable, List, Tuple
 
 import numpy as np
 
-from orrery import _core
+from orrery import _actions, _core
 from orrery._extras import require
 
 __all__ = ["make_step", "FFI_TARGET"]
@@ -149,11 +150,14 @@ def make_step(env: Any, use_ffi: bool = True, zero_copy: bool = True) -> Callabl
     lent = _Lent(jax, [tensors[n] for n in _OUTPUTS]) if zero_copy and not cuda else None
 
     def eager(actions: Any) -> Tuple[Any, ...]:
-        # The same step as the CPU handler's: actions in, the simulator's step (a bad
-        # value raises before any world changes), outputs lent instead of copied.
+        # The same step as the CPU handler's (actions cast to the tensor's dtype, then
+        # the simulator's step), outputs lent instead of copied. Values are checked
+        # first, so a refused call raises with the lent arrays still valid.
         assert lent is not None
+        values = np.asarray(actions).astype(action_dtype, copy=False)
+        _actions._check_host_values(env, name, "actions", values, action_dtype)
         lent.take_back()
-        np.copyto(env.host_view(name), np.asarray(actions), casting="unsafe")
+        np.copyto(env.host_view(name), values)
         env._live().step()
         return lent.lend()
 

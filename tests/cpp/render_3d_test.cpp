@@ -355,6 +355,18 @@ TEST(Render3D, HideAndSeeksOverlaysAndPreparationHudShowInTheFrame) {
     EXPECT_EQ(count(none, kHiderCone), 0);
     EXPECT_EQ(count(none, kRay), 0);
     EXPECT_GT(count(none, kHud), 20) << "the preparation line";
+    // The line is a heads-up display: panning and zooming the camera leave it where it is.
+    Camera moved = cam;
+    moved.pan_x = 2.0f, moved.zoom = 2.0f;
+    std::vector<uint8_t> panned = fr.render(orrery::render::scene_of(*sim, 0, SceneOptions{}), moved);
+    int same = 0, hud = 0;
+    for (size_t i = 0; i < none.size(); i += 4) {
+        bool a = none[i] == kHud.r && none[i + 1] == kHud.g && none[i + 2] == kHud.b;
+        bool b = panned[i] == kHud.r && panned[i + 1] == kHud.g && panned[i + 2] == kHud.b;
+        hud += a, same += a && b;
+    }
+    EXPECT_EQ(same, hud);
+    EXPECT_EQ(count(panned, kHud), hud);
     EXPECT_GT(count(fr.render(orrery::render::scene_of(*sim, 0, only("vision")), cam), kHiderCone), 20);
     EXPECT_GT(count(fr.render(orrery::render::scene_of(*sim, 0, only("lidar")), cam), kRay), 20);
     sim->step();

@@ -515,6 +515,11 @@ def test_jax_eager_step_lends_views_of_the_simulators_outputs():
     for a, want in zip(out2, expected[1]):
         np.testing.assert_array_equal(np.asarray(a), want)
 
+    # A refused call (a bad value) raises before anything changes: the lent arrays stay valid.
+    with pytest.raises(ValueError, match="out of range"):
+        step(np.full((64, 4), 9, np.int32))
+    np.testing.assert_array_equal(np.asarray(out2[0]), expected[1][0])
+
     # Donating a lent array does not let XLA write into the simulator.
     before = env.host_view("obs").copy()
     jax.block_until_ready(jax.jit(lambda x: x * 0.0, donate_argnums=0)(out2[0]))
