@@ -15,12 +15,12 @@ namespace phys {
 /// (scaled to metres); friction combines as in MuJoCo (the larger), so scenes
 /// port 1:1 from MuJoCo and OpenAI's hide-and-seek.
 struct PhysicsOptions {
-    float dt = 0.01f;                 ///< seconds of simulated time per env step
-    uint32_t substeps = 4;            ///< solver substeps per env step (Box2D: 4)
-    Vec3 gravity{0.0f, 0.0f, -9.81f}; ///< each world's gravity at reset (Gravity may change it)
-    uint32_t max_bodies = 64;         ///< rigid bodies per world (the solver's scratch)
-    uint32_t max_contacts = 256;      ///< contact points per world per step
-    uint32_t max_pairs = 0; ///< broadphase pairs per world per step (0: every pair of max_bodies, at most 1024)
+    float dt = 0.01f;                         ///< seconds of simulated time per env step
+    uint32_t substeps = 4;                    ///< solver substeps per env step (Box2D: 4)
+    Vec3 gravity{0.0f, 0.0f, -9.81f};         ///< each world's gravity at reset (Gravity may change it)
+    uint32_t max_bodies = 64;                 ///< rigid bodies per world (the solver's scratch)
+    uint32_t max_contacts = 256;              ///< contact points per world per step
+    uint32_t max_pairs = 0;                   ///< broadphase pairs kept per world per step (0: twice max_contacts)
     Combine friction_rule = Combine::kMax;    ///< how two shapes' friction combine
     Combine restitution_rule = Combine::kMax; ///< how two shapes' restitution combine
     float bounce_speed = 1.0f;                ///< no bounce below this approach speed, m/s (Box2D: 1)

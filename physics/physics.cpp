@@ -2,7 +2,6 @@
 
 #include "physics/module.hpp"
 
-#include <algorithm>
 #include <string>
 
 #include "physics/validate.hpp"
@@ -18,8 +17,7 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     if (o.substeps < 1 || o.substeps > 64) bad("substeps", std::to_string(o.substeps), "1..64");
     if (o.max_bodies < 1 || o.max_bodies > 4096) bad("max_bodies", std::to_string(o.max_bodies), "1..4096");
     if (o.max_contacts < 1 || o.max_contacts > 65536) bad("max_contacts", std::to_string(o.max_contacts), "1..65536");
-    if (o.max_pairs > 65536)
-        bad("max_pairs", std::to_string(o.max_pairs), "0..65536 (0: every pair of max_bodies, at most 1024)");
+    if (o.max_pairs > 65536) bad("max_pairs", std::to_string(o.max_pairs), "0..65536 (0: twice max_contacts)");
     if (!(o.match_distance >= 0.0f && o.match_distance <= 1.0f))
         bad("match_distance", std::to_string(o.match_distance), "0..1 m");
     if (!(o.margin >= 0.0f && o.margin <= 1.0f)) bad("margin", std::to_string(o.margin), "0..1 m");
@@ -63,8 +61,8 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     spec.capacity<Contacts>(o.max_contacts);
     spec.capacity<ContactCache>(o.max_contacts);
     spec.capacity<Joints>(o.max_joints);
-    const uint32_t every_pair = o.max_bodies * (o.max_bodies - 1) / 2;
-    const uint32_t pairs = o.max_pairs ? o.max_pairs : std::max(1u, std::min(every_pair, 1024u));
+    // A kept pair mostly holds a point or more; twice the points leaves room for near misses.
+    const uint32_t pairs = o.max_pairs ? o.max_pairs : 2 * o.max_contacts;
     spec.capacity<Pairs>(pairs);
     spec.capacity<SolveOrder>(pairs + o.max_joints); // every joint and pair: never short
     spec.archetype<PhysicsWorld>(1, /*singleton=*/true);
