@@ -10,12 +10,23 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "physics/module.hpp"
 
 namespace phys {
 namespace {
+
+constexpr float kMaxHullCoordinate = 1e6f; ///< m, on each axis of the given frame
+constexpr double kMinHullSize = 1e-4;      ///< m: the farthest vertex from the vertices' mean
+constexpr double kMaxHullSize = 1e5;
+
+std::string short_number(double v) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return b;
+}
 
 struct D3 {
     double x, y, z;
@@ -196,11 +207,16 @@ std::string add_hull(HullTable& t, const std::vector<Vec3>& given) {
         const Vec3& v = given[i];
         if (!std::isfinite(v.x) || !std::isfinite(v.y) || !std::isfinite(v.z))
             return "vertex " + std::to_string(i) + " is not finite";
+        if (std::max({std::abs(v.x), std::abs(v.y), std::abs(v.z)}) > kMaxHullCoordinate)
+            return "vertex " + std::to_string(i) + " lies beyond 1e6 m of the origin on an axis";
         p.push_back({v.x, v.y, v.z});
         mean = mean + p.back() * (1.0 / double(given.size()));
     }
     double scale = 0.0;
     for (const D3& q : p) scale = std::max(scale, len3(q - mean));
+    // Mass properties grow as size^5 (inertia): outside this range they leave a float.
+    if (!(scale >= kMinHullSize && scale <= kMaxHullSize))
+        return "reaches " + short_number(scale) + " m from its vertices' mean; expected 1e-4 to 1e5 m";
     double eps = 1e-6 * scale;
     for (size_t i = 0; i < p.size(); ++i)
         for (size_t j = i + 1; j < p.size(); ++j)
@@ -218,6 +234,17 @@ std::string add_hull(HullTable& t, const std::vector<Vec3>& given) {
     std::vector<Plane> planes;
     std::string why = faces_of(p, eps, planes);
     if (!why.empty()) return why;
+    // The width the test above estimates, measured: the least depth of the
+    // hull behind any face. A nearly flat set passes that test through a
+    // nearly collinear triple and comes back as two faces back to back
+    // (Euler's formula holds for them); found by fuzz_hull_build.
+    double width = planes.size() < 4 ? 0.0 : 1e300;
+    for (const Plane& f : planes) {
+        double depth = 0.0;
+        for (const D3& q : p) depth = std::max(depth, f.d - dot3(f.n, q));
+        width = std::min(width, depth);
+    }
+    if (width <= 1e-4 * scale) return "has coplanar vertices (no volume); a hull needs 4 not in one plane";
 
     double volume, cov[3][3], axes[3][3];
     D3 centroid;
@@ -288,6 +315,9 @@ std::string add_hull(HullTable& t, const std::vector<Vec3>& given) {
     h.inertia = {float(moments[0]), float(moments[1]), float(moments[2])};
     h.offset = f3(centroid);
     h.frame = quat_of(axes);
+    auto positive = [](float v) { return std::isfinite(v) && v > 0.0f; };
+    if (!positive(h.volume) || !positive(h.inertia.x) || !positive(h.inertia.y) || !positive(h.inertia.z))
+        return "has mass properties a float cannot hold (volume " + short_number(volume) + " m^3)";
     t.info.push_back(h);
     return "";
 }

@@ -52,7 +52,9 @@ struct HullTable {
 /// the vertices moved into the body frame (centroid, principal axes; HullInfo's
 /// offset and frame say where that lies in the given frame). Throws
 /// orrery::Error naming `field`[i] for fewer than 4 or more than 32 vertices,
-/// a coincident pair, coplanar vertices, one that is no corner of the hull
+/// one beyond 1e6 m on an axis, a hull reaching less than 1e-4 m or more than
+/// 1e5 m from its vertices' mean (its inertia would leave a float), a
+/// coincident pair, coplanar vertices, one that is no corner of the hull
 /// (inside it, or on an edge or face), or a face of more than 16 corners.
 HullTable build_hulls(const std::vector<std::vector<Vec3>>& hulls, const std::string& field = "hulls");
 

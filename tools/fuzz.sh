@@ -11,7 +11,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 seconds="${1:-60}"
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_layout fuzz_state_json fuzz_checkpoint fuzz_snapshot)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_layout fuzz_state_json fuzz_checkpoint fuzz_snapshot fuzz_hull_build)
 
 if ! command -v clang++ >/dev/null; then
   sudo_cmd=""

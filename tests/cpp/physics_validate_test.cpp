@@ -25,6 +25,7 @@
 #include "envs/hide_and_seek/hide_and_seek.hpp"
 #include "envs/physics_scenes/scenes.hpp"
 #include "envs/registry.hpp"
+#include "physics/module.hpp"
 #include "gpu_support.hpp"
 
 namespace {
@@ -425,6 +426,7 @@ TEST(HideAndSeekValidation, EveryStateTheGameMakesIsAccepted) {
     // Random actions press grab and lock most steps: grips, welds and locks come and go.
     expect_accepted("hide_and_seek", {{"horizon", "20"}, {"prep_steps", "2"}}, 45);
     expect_accepted("hide_and_seek", {{"game", "quadrant"}, {"prep_steps", "2"}}, 30);
+    expect_accepted("hide_and_seek", {{"variant", "gpu_hideseek"}, {"horizon", "20"}, {"prep_steps", "2"}}, 45);
 }
 
 // --- checkpoints name the world --------------------------------------------------------
@@ -453,6 +455,34 @@ TEST(PhysicsValidation, ACraftedCheckpointNamesItsWorldAndLoadsNothing) {
     EXPECT_NE(msg.find("world 1: archetype 'Body' row 2: Shape.dims.x (hull number) = 2"), std::string::npos) << msg;
     EXPECT_TRUE(state_of(sim) == before);
     std::remove(path.c_str());
+}
+
+// --- the hull builder: what fuzz_hull_build found -------------------------------------------
+
+std::vector<Vec3> cube(float half) {
+    std::vector<Vec3> v;
+    for (float x : {-half, half})
+        for (float y : {-half, half})
+            for (float z : {-half, half}) v.push_back({x, y, z});
+    return v;
+}
+
+TEST(PhysicsHullBuild, RefusesHullsWhoseMassPropertiesLeaveAFloat) {
+    // Before: a 1e10 m cube was built with inertia inf (a table the narrowphase reads blindly).
+    EXPECT_NE(error_of([] { phys::build_hulls({cube(5e9f)}); }).find("hulls[0] vertex 0 lies beyond 1e6 m"),
+              std::string::npos);
+    EXPECT_NE(error_of([] { phys::build_hulls({cube(1e5f)}); }).find("hulls[0] reaches 1.73e+05 m"), std::string::npos);
+    EXPECT_NE(error_of([] { phys::build_hulls({cube(1e-6f)}); }).find("expected 1e-4 to 1e5 m"), std::string::npos);
+    EXPECT_EQ(error_of([] { phys::build_hulls({cube(1e-4f), cube(2e4f)}); }), ""); // the ends of the range build
+}
+
+TEST(PhysicsHullBuild, RefusesANearlyFlatSetThatComesBackAsTwoFaces) {
+    // Before: four points 7e-4 m off one plane, 1 km long, passed the coplanar
+    // test through a nearly collinear triple and built as two faces back to back.
+    const std::vector<Vec3> flat = {{1, -1, -1}, {0, -1024, 0}, {0, 0, 0}, {-1.001f, -1, 1}};
+    EXPECT_NE(error_of([&] { phys::build_hulls({flat}); }).find("hulls[0] has coplanar vertices"), std::string::npos);
+    phys::HullTable wedge = phys::build_hulls({phys::wedge_vertices()}); // a real hull still builds
+    EXPECT_EQ(wedge.info[0].num_faces, 5u);
 }
 
 // --- a bad hull number inside a step (the device code's guard) ----------------------------

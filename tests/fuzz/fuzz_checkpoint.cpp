@@ -1,6 +1,7 @@
 // Fuzzes load_checkpoint as a forger would: the input's last four bytes are
 // replaced by the CRC-32 of the rest, so mutations get past the checksum and
-// reach the header, length and field checks. The first byte picks the env.
+// reach the header, length and field checks. The first byte picks the env
+// (fuzz::simulator_for: tag, Overcooked, two physics scenes, hide-and-seek).
 
 #include <zlib.h>
 
@@ -14,7 +15,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (size < 5) return 0;
-    orrery::Simulator& sim = orrery::fuzz::simulator(data[0] & 1 ? "overcooked" : "tag");
+    orrery::Simulator& sim = orrery::fuzz::simulator_for(data[0]);
     std::string file(reinterpret_cast<const char*>(data + 1), size - 1);
     uint32_t crc = uint32_t(crc32(0L, reinterpret_cast<const Bytef*>(file.data()), uInt(file.size() - 4)));
     std::memcpy(file.data() + file.size() - 4, &crc, 4);

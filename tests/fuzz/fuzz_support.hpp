@@ -15,7 +15,9 @@ namespace orrery::fuzz {
 
 inline Simulator& simulator(const std::string& env, EnvOptions options = {}) {
     static std::map<std::string, std::unique_ptr<Simulator>> sims;
-    std::unique_ptr<Simulator>& s = sims[env];
+    std::string key = env;
+    for (const auto& [k, v] : options) key += " " + k + "=" + v;
+    std::unique_ptr<Simulator>& s = sims[key];
     if (!s) {
         register_builtin_envs();
         SimOptions o;
@@ -25,6 +27,35 @@ inline Simulator& simulator(const std::string& env, EnvOptions options = {}) {
         for (int t = 0; t < 7; ++t) s->step(); // something in flight: moved chefs, eaten pellets
     }
     return *s;
+}
+
+/// The envs the snapshot and checkpoint targets fuzz, picked by an input's
+/// first byte modulo their count (0 tag and 1 Overcooked, as the committed
+/// corpus was written): then the physics module's grab scene (two welds,
+/// contacts) and hide-and-seek, and the crowd with its two wedge hulls. The
+/// physics envs are made small so that a world's bytes, and a two-world
+/// checkpoint, stay within the fuzzer's input length.
+inline Simulator& simulator_for(uint8_t pick) {
+    switch (pick % 5) {
+    case 0: return simulator("tag");
+    case 1: return simulator("overcooked");
+    case 2:
+        return simulator("physics_scenes",
+                         {{"scene", "grab"}, {"holders", "2"}, {"max_contacts", "24"}, {"max_joints", "4"}});
+    case 3:
+        return simulator("hide_and_seek", {{"hiders", "1"},
+                                           {"seekers", "1"},
+                                           {"min_boxes", "1"},
+                                           {"max_boxes", "2"},
+                                           {"ramps", "1"},
+                                           {"max_rooms", "2"},
+                                           {"max_contacts", "16"},
+                                           {"prep_steps", "2"}});
+    default:
+        return simulator(
+            "physics_scenes",
+            {{"scene", "crowd"}, {"count", "4"}, {"ramps", "2"}, {"max_contacts", "24"}, {"max_joints", "2"}});
+    }
 }
 
 inline std::vector<uint64_t> hashes(Simulator& sim) {
