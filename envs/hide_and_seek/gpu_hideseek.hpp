@@ -195,9 +195,10 @@ ORRERY_HD inline void gpu_body(Ctx& ctx, Entity e, float mu_s, float mu_d, uint3
 }
 
 /// Init: the floor (friction 0.1), the walls (static boxes 0.4 thick and 2.5
-/// tall, friction 0.5 / 2), the agents (2 m boxes of 1 kg turning about z
-/// only, friction 0.01), boxes (2 kg, 0.5 / 4) and ramps (2 kg, 0.5 / 1),
-/// every dynamic body free of damping, in the default variant's fixed rows.
+/// tall, friction 0.5 / 2), the agents (2 m boxes of 1 kg, friction 0.01),
+/// boxes (2 kg, 0.5 / 4) and ramps (2 kg, 0.5 / 1), every dynamic body free
+/// of damping and turning about z only (boxes and ramps too: README, "Boxes
+/// and ramps do not tip"), in the default variant's fixed rows.
 ORRERY_SYSTEM void spawn_gpu(Ctx& ctx) {
     const Config& cfg = ctx.config<Config>();
     GpuDraw d{};
@@ -234,7 +235,7 @@ ORRERY_SYSTEM void spawn_gpu(Ctx& ctx) {
         phys::Shape shape = ramp ? ramp_shape() : phys::Shape{phys::ShapeKind::kBox, gpu_half(kind)};
         Entity e = add_body<Object>(ctx, shape, 2.0f, at.p, at.q, 0.5f, {}, 0.0f);
         if (e.is_null()) return;
-        gpu_body(ctx, e, 0.5f, ramp ? 1.0f : 4.0f, 0);
+        gpu_body(ctx, e, 0.5f, ramp ? 1.0f : 4.0f, phys::kLockTurnX | phys::kLockTurnY);
         *ctx.get<Piece>(e) = {present ? kind : kNoPiece, 0, kAbsent, -1};
         if (!present) park(ctx, e, -30.0f - 9.0f * float(row));
     }

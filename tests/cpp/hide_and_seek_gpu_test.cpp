@@ -255,7 +255,8 @@ TEST(GpuHideSeekWorld, ThreeToEightBoxesWithTheElongatedCountRuleAndTwoRampsOfTw
                 Vec3 size = ctx.get<phys::Shape>(e)->dims * 2.0f;
                 const phys::Material& m = *ctx.get<phys::Material>(e);
                 EXPECT_FLOAT_EQ(ctx.get<phys::MassProps>(e)->inv_mass, 0.5f);
-                EXPECT_EQ(ctx.get<phys::Locks>(e)->mask, 0u); // free bodies
+                // Turning about z only (README: free tumbling bodies break the solver today).
+                EXPECT_EQ(ctx.get<phys::Locks>(e)->mask, uint32_t(phys::kLockTurnX | phys::kLockTurnY));
                 EXPECT_FLOAT_EQ(m.static_friction, 0.5f);
                 if (piece.kind == kRamp) {
                     ++ramps;
@@ -710,6 +711,32 @@ TEST(GpuHideSeekWorld, DoneAtStep239ThenAutoReset) {
     });
 }
 
+// Random play stays physical: no body faster than 30 m/s or 60 rad/s (agents
+// push at 480 N and lose their speed every step) in 48 worlds over 250 steps,
+// sampled every 10, and no world error. With boxes free to tumble, 36 of 256
+// worlds blew up within 480 steps.
+TEST(GpuHideSeekWorld, RandomPlayStaysPhysical) {
+    Simulator sim(gpu_spec(), options(48, 2, 1, true));
+    sim.reset(21);
+    for (uint32_t t = 0; t < 250; ++t) {
+        sim.step();
+        if (t % 10 != 9) continue;
+        float fastest = 0.0f, spin = 0.0f;
+        for (uint32_t w = 0; w < 48; ++w)
+            sim.read_world(w, [&](Ctx& ctx) {
+                auto check = [&](Entity e) {
+                    fastest = std::max(fastest, phys::length(ctx.get<phys::Velocity>(e)->v));
+                    spin = std::max(spin, phys::length(ctx.get<phys::Velocity>(e)->w));
+                };
+                ctx.each<Object>(check);
+                ctx.each<Agent>(check);
+            });
+        ASSERT_LT(fastest, 30.0f) << "step " << t;
+        ASSERT_LT(spin, 60.0f) << "step " << t;
+    }
+    EXPECT_EQ(sim.errors(), std::vector<uint32_t>(48, 0));
+}
+
 TEST(GpuHideSeekOptions, OptionsOfTheDefaultVariantsLevelsAreRefused) {
     register_builtin_envs();
     for (const char* key : {"game", "max_rooms", "outer_wall_prob"}) {
@@ -757,7 +784,7 @@ TEST(GpuHideSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
 
 // The state of 4 worlds after 150 random-action steps, seed 3. A change of
 // results changes it: update it in the same commit, saying why.
-constexpr uint64_t kPinnedHash = 0x1ce4797aa89f7fad;
+constexpr uint64_t kPinnedHash = 0xed44cb01bd6b4661;
 
 TEST(GpuHideSeekDeterminism, PinnedHash) {
     Simulator sim(gpu_spec(), options(4, 2, 1, true));
