@@ -32,7 +32,7 @@ inline Simulator& simulator(const std::string& env, EnvOptions options = {}) {
 /// The envs the snapshot and checkpoint targets fuzz, picked by an input's
 /// first byte modulo their count (0 tag and 1 Overcooked, as the committed
 /// corpus was written): then the physics module's grab scene (two welds,
-/// contacts) and hide-and-seek, and the crowd with its two wedge hulls. The
+/// contacts) and hide-and-seek, and the crowd (one piece) with its two wedge hulls. The
 /// physics envs are made small so that a world's bytes, and a two-world
 /// checkpoint, stay within the fuzzer's input length.
 inline Simulator& simulator_for(uint8_t pick) {
@@ -41,7 +41,7 @@ inline Simulator& simulator_for(uint8_t pick) {
     case 1: return simulator("overcooked");
     case 2:
         return simulator("physics_scenes",
-                         {{"scene", "grab"}, {"holders", "2"}, {"max_contacts", "24"}, {"max_joints", "4"}});
+                         {{"scene", "grab"}, {"holders", "2"}, {"max_contacts", "8"}, {"max_joints", "4"}});
     case 3:
         return simulator("hide_and_seek", {{"hiders", "1"},
                                            {"seekers", "1"},
@@ -54,7 +54,7 @@ inline Simulator& simulator_for(uint8_t pick) {
     default:
         return simulator(
             "physics_scenes",
-            {{"scene", "crowd"}, {"count", "4"}, {"ramps", "2"}, {"max_contacts", "24"}, {"max_joints", "2"}});
+            {{"scene", "crowd"}, {"count", "1"}, {"ramps", "2"}, {"max_contacts", "12"}, {"max_joints", "2"}});
     }
 }
 
