@@ -233,3 +233,64 @@ def test_reset_zeroes_the_reset_worlds_actions_as_documented():  # finding 10
     assert env.actions.tolist() == [[0] * 4, [0] * 4]
     assert "zeroed" in orrery.Env.step.__doc__ and "zeroes" in open(
         os.path.join(os.path.dirname(__file__), "..", "..", "docs", "python.md")).read()
+
+
+# The physics module's and hide-and-seek's surfaces (issue 19, item 4): their
+# snapshots, checkpoints, actions and options, each env as the fuzz targets make it.
+PHYSICS_ENVS = [
+    ("physics_scenes", dict(scene="grab", holders=2), ["scene", "count", "kicks", "kick_speed", "ramps", "rays",
+                                                        "friction", "substeps", "dt", "max_contacts", "max_joints",
+                                                        "gravity", "holders", "grab_at", "nope"]),
+    ("hide_and_seek", dict(max_boxes=3), ["variant", "game", "hiders", "seekers", "min_boxes", "max_boxes", "ramps",
+                                          "max_rooms", "horizon", "prep_steps", "substeps", "max_contacts",
+                                          "walls_block_rays", "outer_wall_prob", "nope"]),
+    ("hide_and_seek", dict(variant="gpu_hideseek"), ["variant", "hiders", "seekers", "max_boxes", "horizon"]),
+]
+
+
+@pytest.mark.parametrize("name,options,keys", PHYSICS_ENVS, ids=["physics_grab", "hide_and_seek", "gpu_hideseek"])
+def test_public_api_fuzz_of_the_physics_envs(tmp_path, name, options, keys):
+    rng = random.Random(23)
+    env = orrery.make(name, num_worlds=3, device="cpu", seed=4, threads=1, **options)
+    action_shape = tuple(env.tensors[env._action_name()].shape)
+    zeros = np.zeros(action_shape, np.int64)
+    env.step(zeros)
+    good_snapshot = env.save_world(1)
+    ckpt = tmp_path / "good.ckpt"
+    env.save_checkpoint(ckpt)
+    good_ckpt = ckpt.read_bytes()
+    accepted = 0
+    for case in range(600):
+        kind = case % 4
+        if kind == 0:  # snapshots with a few bytes changed, into any world index
+            snap = bytearray(good_snapshot)
+            for _ in range(rng.randrange(1, 4)):
+                snap[rng.randrange(len(snap))] = rng.randrange(256)
+            world = rng.choice([0, 1, 2, 2, -1, 3])
+            accepted += _try(env, lambda: env.restore_world(world, bytes(snap)))
+        elif kind == 1:  # checkpoints with changed bytes and a forged CRC
+            data = bytearray(good_ckpt[:-4])
+            for _ in range(rng.randrange(1, 3)):
+                data[rng.randrange(len(data))] = rng.randrange(256)
+            ckpt.write_bytes(bytes(data) + struct.pack("<I", zlib.crc32(bytes(data))))
+            accepted += _try(env, lambda: env.load_checkpoint(ckpt))
+        elif kind == 2:  # actions of any shape, dtype and value
+            shape = rng.choice([action_shape, action_shape, action_shape[::-1], (int(np.prod(action_shape)),)])
+            dtype = rng.choice([np.int64, np.int32, np.int8, np.uint8, np.float32, np.float64])
+            values = np.array([rng.choice([0, 1, 5, 10, 11, -1, 2**31, 0.5, np.nan])
+                               for _ in range(int(np.prod(shape)))])
+            with np.errstate(all="ignore"):
+                actions = values.astype(dtype).reshape(shape)
+            accepted += _try(env, lambda: env.step(actions))
+        else:  # env options: any of the env's keys, any value; make() either works or says why
+            key = rng.choice(keys)
+            value = rng.choice([0, 1, -1, 3, 9, 65, 2**31, 1e30, float("nan"), "", "crowd", "quadrant",
+                                "gpu_hideseek", "openai", True, None, [1]])
+            accepted += _try(env, lambda: orrery.make(name, num_worlds=1, device="cpu", **{**options, key: value})
+                             .close())
+        if case % 40 == 0:  # every world still steps cleanly
+            env.step(zeros)
+            assert not env._sim.errors().any(), env._sim.errors()
+    print(f"{name} {options}: {accepted} of 600 inputs accepted")
+    assert accepted > 0, "the fuzz never produced an accepted input"
+    env.close()
