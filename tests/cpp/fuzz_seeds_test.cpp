@@ -92,9 +92,7 @@ TEST(FuzzSeeds, EveryCommittedSeedIsAcceptedAndFitsTheInputLimit) {
         write_all(path, ckpt.substr(1));
         try {
             sim.load_checkpoint(path);
-        } catch (const Error& e) {
-            ADD_FAILURE() << "the checkpoint seed is refused: " << e.what();
-        }
+        } catch (const Error& e) { ADD_FAILURE() << "the checkpoint seed is refused: " << e.what(); }
         std::remove(path.c_str());
         // A seed of a world in error (a full contact list, say) would start
         // the fuzzer from a world that no longer steps.
@@ -110,9 +108,7 @@ TEST(FuzzSeeds, EveryCommittedSeedIsAcceptedAndFitsTheInputLimit) {
         std::memcpy(snap.bytes.data(), snap_bytes.data() + 1, std::min(snap_bytes.size() - 1, snap.bytes.size()));
         try {
             sim.restore_world(1, snap);
-        } catch (const Error& e) {
-            ADD_FAILURE() << "the snapshot seed is refused: " << e.what();
-        }
+        } catch (const Error& e) { ADD_FAILURE() << "the snapshot seed is refused: " << e.what(); }
     }
 }
 
