@@ -595,3 +595,12 @@ def main(argv=None):
 
 if __name__ == "__main__":
     main()
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1:
+        # Under torchrun, once main() has closed the env and the log and destroyed
+        # the process group, leave without the interpreter's teardown: Gloo's
+        # transport threads have aborted there once in CI (rank 0, after the
+        # summary) though every rank had finished. An error in main() still
+        # raises before this line and exits non-zero.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(0)
