@@ -17,6 +17,7 @@
 #include "engine/simulator.hpp"
 #include "envs/hide_and_seek/hide_and_seek.hpp"
 #include "envs/registry.hpp"
+#include "batch_support.hpp"
 #include "gpu_support.hpp"
 
 namespace {
@@ -40,14 +41,6 @@ EnvSpec gpu_spec(EnvOptions extra = {}) {
     return make_env_spec("hide_and_seek", extra);
 }
 
-template <class T> std::vector<T> fetch(Simulator& sim, const std::string& name) {
-    sim.synchronize();
-    const TensorView& t = sim.tensor(name);
-    std::vector<T> out(t.bytes() / sizeof(T));
-    sim.backend().copy_to_host(out.data(), t.data, t.bytes());
-    return out;
-}
-
 void act(Simulator& sim, const std::vector<Action>& per_agent) {
     const TensorView& t = sim.tensor("action");
     std::vector<Action> all(t.bytes() / sizeof(Action));
@@ -56,50 +49,6 @@ void act(Simulator& sim, const std::vector<Action>& per_agent) {
 }
 
 const Action kStill{5, 5, 5, 0, 0};
-
-uint64_t batch_hash(Simulator& sim) {
-    uint64_t h = 14695981039346656037ull;
-    for (uint32_t w = 0; w < sim.num_worlds(); ++w) h = (h ^ sim.state_hash(w)) * 1099511628211ull;
-    return h;
-}
-
-/// Every byte of the batch's state, what state_hash covers, one copy per
-/// column (state_hash copies world by world and region by region: on a GPU,
-/// mostly memcpy calls); as hide_and_seek_test.cpp's.
-std::vector<uint8_t> state_bytes(Simulator& sim) {
-    sim.synchronize();
-    const Storage& s = sim.backend().storage();
-    const size_t W = s.num_worlds;
-    std::vector<uint8_t> out;
-    auto add = [&](const void* src, size_t n) {
-        size_t at = out.size();
-        out.resize(at + n);
-        sim.backend().copy_to_host(out.data() + at, src, n);
-    };
-    for (uint32_t a = 0; a < s.num_archetypes; ++a) {
-        const ArchetypeTable& t = s.tables[a];
-        for (uint32_t c = 0; c < s.num_components; ++c)
-            if (t.columns[c]) add(t.columns[c], size_t(t.capacity) * s.row_bytes[c] * W);
-        add(t.generation, sizeof(uint32_t) * t.capacity * W);
-        add(t.alive, size_t(t.capacity) * W);
-        add(t.doomed, size_t(t.capacity) * W);
-        add(t.free_rows, sizeof(uint32_t) * t.capacity * W);
-        for (const void* counter : {static_cast<const void*>(t.free_top), static_cast<const void*>(t.high_water),
-                                    static_cast<const void*>(t.live)})
-            add(counter, sizeof(uint32_t) * W);
-    }
-    add(s.meta, sizeof(WorldMeta) * W);
-    add(s.errors, sizeof(uint32_t) * W);
-    add(s.terminated, W);
-    add(s.truncated, W);
-    return out;
-}
-std::string first_difference(const std::vector<uint8_t>& a, const std::vector<uint8_t>& b) {
-    if (a.size() != b.size()) return "sizes " + std::to_string(a.size()) + " and " + std::to_string(b.size());
-    for (size_t i = 0; i < a.size(); ++i)
-        if (a[i] != b[i]) return "byte " + std::to_string(i) + " of " + std::to_string(a.size());
-    return "";
-}
 
 Config config_of(Simulator& sim) {
     Config c{};

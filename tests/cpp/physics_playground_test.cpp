@@ -12,6 +12,7 @@
 #include "engine/simulator.hpp"
 #include "envs/physics_scenes/scenes.hpp"
 #include "envs/registry.hpp"
+#include "batch_support.hpp"
 
 namespace {
 using namespace orrery;
@@ -79,8 +80,7 @@ TEST(PhysicsPlayground, PinnedHash) {
     Simulator sim(playground(4), cpu(4, 2));
     sim.reset(3);
     for (uint32_t i = 0; i < 150; ++i) sim.step();
-    uint64_t h = 14695981039346656037ull;
-    for (uint32_t w = 0; w < 4; ++w) h = (h ^ sim.state_hash(w)) * 1099511628211ull;
+    uint64_t h = batch_hash(sim);
     EXPECT_EQ(h, kPlaygroundPin) << "now hashes to 0x" << std::hex << h;
 }
 

@@ -58,13 +58,10 @@ def simulate(agent_x, ctrl, steps, extra, asset=""):
     model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
     data.ctrl[:] = ctrl
-    per = int(round(mujoco_reference.OPENAI_STEP / model.opt.timestep))
-    rows = []
-    for _ in range(steps + 1):
-        rows.append((agent_x + float(data.qpos[0]), float(data.qpos[1]), 0.15 + float(data.qpos[2])))
-        for _ in range(per):
-            mujoco.mj_step(model, data)
-    return rows
+    return mujoco_reference.sample(
+        model, data, steps, lambda i, data: (agent_x + float(data.qpos[0]), float(data.qpos[1]),
+                                             0.15 + float(data.qpos[2])),
+        every=mujoco_reference.OPENAI_STEP)
 
 
 def climb_track():
@@ -109,13 +106,8 @@ def reference():
 
 
 def write(values, path=OUT):
-    import mujoco
-
-    lines = [f"# MuJoCo {mujoco.__version__} reference for tests/python/test_hide_and_seek_mujoco.py;",
-             "# regenerate with: python tests/python/mujoco_hide_and_seek.py --write"]
-    lines += [f"{k} {v:.6f}" for k, v in values.items()]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(lines) + "\n")
+    mujoco_reference.write(values, path, "tests/python/test_hide_and_seek_mujoco.py",
+                           "tests/python/mujoco_hide_and_seek.py")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,21 @@ import pathlib
 OUT = pathlib.Path(__file__).resolve().parents[1] / "data" / "physics" / "mujoco_reference.txt"
 STEP = 0.01  # Orrery's env step in these scenes (PhysicsOptions.dt)
 
+def sample(model, data, count, read, every=STEP):
+    """read(data) at t = 0 and after each of `count` spans of `every` seconds,
+    MuJoCo stepping at its own timestep in between: a list of count + 1 rows."""
+    import mujoco
+
+    per = int(round(every / model.opt.timestep))
+    rows = []
+    for i in range(count + 1):
+        rows.append(read(i, data))
+        if i < count:
+            for _ in range(per):
+                mujoco.mj_step(model, data)
+    return rows
+
+
 SCENE = """
 <mujoco>
   <option timestep="0.001" cone="elliptic" integrator="implicitfast"/>
@@ -45,13 +60,8 @@ def simulate(shape, size, z, seconds, vx=0.0, mu=0.5):
     model = mujoco.MjModel.from_xml_string(SCENE.format(shape=shape, size=size, z=z, mu=mu))
     data = mujoco.MjData(model)
     data.qvel[0] = vx
-    per = int(round(STEP / model.opt.timestep))
-    rows = []
-    for i in range(int(round(seconds / STEP)) + 1):
-        rows.append((i * STEP, float(data.qpos[2]), float(data.qpos[0]), float(data.qvel[0])))
-        for _ in range(per):
-            mujoco.mj_step(model, data)
-    return rows
+    return sample(model, data, int(round(seconds / STEP)),
+                  lambda i, d: (i * STEP, float(d.qpos[2]), float(d.qpos[0]), float(d.qvel[0])))
 
 
 # Three 0.2 m cubes of 1 kg stacked on the floor, friction 0.5 (physics_scenes
@@ -75,13 +85,8 @@ def stack(seconds):
            '<geom type="box" size="0.1 0.1 0.1" mass="1" friction="0.5 0.005 0.0001"/></body>')
     model = mujoco.MjModel.from_xml_string(STACK.format(boxes="\n".join(box.format(z=0.1 + 0.2 * i) for i in range(3))))
     data = mujoco.MjData(model)
-    per = int(round(STEP / model.opt.timestep))
-    rows = []
-    for i in range(int(round(seconds / STEP)) + 1):
-        rows.append((i * STEP, [float(x) for x in data.qpos[14:17]]))
-        for _ in range(per):
-            mujoco.mj_step(model, data)
-    return rows
+    return sample(model, data, int(round(seconds / STEP)),
+                  lambda i, data: (i * STEP, [float(x) for x in data.qpos[14:17]]))
 
 
 # A 0.2 m cube of 1 kg on a plane tilted `angle` about x (physics_scenes scene
@@ -109,14 +114,9 @@ def incline(mu, seconds, angle=0.3):
     down = (0.0, -math.cos(angle), -math.sin(angle))
     model = mujoco.MjModel.from_xml_string(INCLINE.format(quat=quat, mu=mu, pos=" ".join(str(0.1 * u) for u in up)))
     data = mujoco.MjData(model)
-    per = int(round(STEP / model.opt.timestep))
     start = [float(x) for x in data.qpos[:3]]
-    out = []
-    for _ in range(int(round(seconds / STEP)) + 1):
-        out.append(sum((float(data.qpos[k]) - start[k]) * down[k] for k in range(3)))
-        for _ in range(per):
-            mujoco.mj_step(model, data)
-    return out
+    return sample(model, data, int(round(seconds / STEP)),
+                  lambda i, data: sum((float(data.qpos[k]) - start[k]) * down[k] for k in range(3)))
 
 
 # A ball of radius 0.1 dropped from 1 m (physics_scenes scene `bounce`,
@@ -149,13 +149,7 @@ def bounce(seconds):
     k = 1e5
     model = mujoco.MjModel.from_xml_string(BOUNCE.format(solref=f"{-k} {-2 * zeta * math.sqrt(k)}"))
     data = mujoco.MjData(model)
-    per = int(round(STEP / model.opt.timestep))
-    rows = []
-    for i in range(int(round(seconds / STEP)) + 1):
-        rows.append((i * STEP, float(data.qpos[2])))
-        for _ in range(per):
-            mujoco.mj_step(model, data)
-    return rows
+    return sample(model, data, int(round(seconds / STEP)), lambda i, data: (i * STEP, float(data.qpos[2])))
 
 
 def bounce_restitution(z, first=0.1, drop=0.9, window=(50, 120)):
@@ -201,14 +195,9 @@ def ramp(mu, height, seconds, a=1.0):
                       pos=" ".join(str(p) for p in pos), quat=quat)
     model = mujoco.MjModel.from_xml_string(xml)
     data = mujoco.MjData(model)
-    per = int(round(STEP / model.opt.timestep))
     start = [float(x) for x in data.qpos[:3]]
-    out = []
-    for _ in range(int(round(seconds / STEP)) + 1):
-        out.append(sum((float(data.qpos[k]) - start[k]) * DOWN_SLOPE[k] for k in range(3)))
-        for _ in range(per):
-            mujoco.mj_step(model, data)
-    return out
+    return sample(model, data, int(round(seconds / STEP)),
+                  lambda i, data: sum((float(data.qpos[k]) - start[k]) * DOWN_SLOPE[k] for k in range(3)))
 # OpenAI's hide-and-seek agent (research/hideseek.md, section 1): a 1 kg
 # sphere of radius 0.15 on slide joints x, y (damping 10), z (damping 1) and a
 # hinge z (damping 10), driven by motors of gear 100 on x and y, friction 0.01,
@@ -258,14 +247,13 @@ def simulate_openai(steps, with_cube):
         OPENAI.format(agent_x=-0.45 if with_cube else 0.0, box=CUBE if with_cube else ""))
     data = mujoco.MjData(model)
     data.ctrl[0] = CTRL
-    per = int(round(OPENAI_STEP / model.opt.timestep))
-    rows = []
-    for _ in range(steps + 1):
+    offset = -0.45 if with_cube else 0.0
+
+    def read(_, data):
         cube_x = float(data.qpos[4]) if with_cube else 0.0  # the cube's x slide follows the agent's 4 joints
-        rows.append((float(data.qpos[0]) + (-0.45 if with_cube else 0.0), float(data.qvel[0]), cube_x))
-        for _ in range(per):
-            mujoco.mj_step(model, data)
-    return rows
+        return float(data.qpos[0]) + offset, float(data.qvel[0]), cube_x
+
+    return sample(model, data, steps, read, every=OPENAI_STEP)
 
 
 def drive_quantities(x):
@@ -322,11 +310,11 @@ def reference():
     return out
 
 
-def write(values, path=OUT):
+def write(values, path=OUT, checked_by="tests/cpp/physics_test.cpp", script="tests/python/mujoco_reference.py"):
     import mujoco
 
-    lines = [f"# MuJoCo {mujoco.__version__} reference for tests/cpp/physics_test.cpp;",
-             "# regenerate with: python tests/python/mujoco_reference.py --write"]
+    lines = [f"# MuJoCo {mujoco.__version__} reference for {checked_by};",
+             f"# regenerate with: python {script} --write"]
     lines += [f"{k} {v:.6f}" for k, v in values.items()]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
