@@ -36,9 +36,10 @@ std::vector<std::string> extra_compile_options(const std::string& text) {
     std::string o;
     // Options that change float results: with them the GPU would no longer
     // match the CPU bit for bit, which every env's tests and users rely on.
-    static const char* const kFloatChanging[] = {"-fmad", "--fmad", "-ftz", "--ftz", "-prec-div", "--prec-div",
-                                                 "-prec-sqrt", "--prec-sqrt", "-use_fast_math", "--use_fast_math",
-                                                 "--gpu-architecture", "-arch", "--std", "-std"};
+    static const char* const kFloatChanging[] = {
+        "-fmad",      "--fmad",      "-ftz",           "--ftz",           "-prec-div",          "--prec-div",
+        "-prec-sqrt", "--prec-sqrt", "-use_fast_math", "--use_fast_math", "--gpu-architecture", "-arch",
+        "--std",      "-std"};
     while (in >> o) {
         for (const char* bad : kFloatChanging) {
             size_t n = std::strlen(bad);
