@@ -147,6 +147,16 @@ def test_its_adam_is_torch_optim_adam_on_the_cpu_and_close_to_it_with_device_sca
             assert all(torch.allclose(p, q, rtol=1e-5, atol=1e-6) for p, q in pairs)
         else:
             assert all(torch.equal(p, q) for p, q in pairs)
+    # The CUDA form reads no value on the host (a CUDA graph capture would fail):
+    # on meta tensors, which hold no data, any .item() or host copy raises.
+    params = [torch.zeros(3, device="meta", requires_grad=True), torch.zeros(2, 2, device="meta", requires_grad=True)]
+    for p in params:
+        p.grad = torch.zeros_like(p)
+    opt = ippo.Adam(params, 1e-3, eps=1e-5, capturable=True)
+    opt.set_lr(5e-4)
+    opt.zero_grad()
+    opt.step()
+    assert opt.steps.device.type == "meta" and opt.lr.device.type == "meta"
 
 
 def test_as_a_script_it_prints_where_the_start_up_went_and_never_imports_dynamo(tmp_path):
