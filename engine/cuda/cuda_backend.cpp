@@ -42,6 +42,7 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     req.dump_source_dir = gpu.dump_source_dir;
     req.verbose = gpu.verbose;
     req.source_dir = gpu.source_dir;
+    req.extra_options = gpu.nvrtc_options;
     req.driver_version = driver_version();
     return req;
 }
