@@ -3,7 +3,8 @@
 # the GPU parity tests (tools/gpu_check.sh), run the parity tests (CPU = GPU
 # bit for bit, pinned hashes), then `orrery bench` of hide-and-seek under
 # kernel variants (the default direct megakernel, NVRTC register caps through
-# ORRERY_NVRTC_OPTIONS, the per-node form), gpu_hideseek and the physics
+# ORRERY_NVRTC_OPTIONS, teams of 8 and 32 lanes through ORRERY_CUDA_LANES,
+# the per-node form), gpu_hideseek and the physics
 # crowd. Every variant's kernel is compiled first, all at once (one NVRTC
 # compile per process, on the host's cores), so the timed rows start warm.
 # Prints a table; logs go to $OUT (default ./physics_gpu_out).
@@ -17,7 +18,7 @@ OUT=${OUT:-$ROOT/physics_gpu_out}
 BUILD=${BUILD:-/tmp/orrery_gpu_build}
 WORLDS=${WORLDS:-1024,16384,65536}
 STEPS=${STEPS:-40}
-VARIANTS=${VARIANTS:-default r128 r96 r64 per-node}
+VARIANTS=${VARIANTS:-default r128 r96 r64 l8 l32 per-node}
 mkdir -p "$OUT"
 export ORRERY_CACHE_DIR=${ORRERY_CACHE_DIR:-/tmp/orrery_physics_gpu_cache}
 BIN="$BUILD/tools/orrery"
@@ -27,11 +28,12 @@ OUT="$OUT" BUILD="$BUILD" STAGES="build" \
     "$ROOT/tools/gpu_check.sh" >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 grep -E "^(commit|gpu|build):" "$OUT/build.txt"
 
-# A variant: its name, then the ORRERY_NVRTC_OPTIONS and bench flags it runs with.
+# A variant: its name, then the environment and bench flags it runs with.
 variant_env() {
     case "$1" in
-    default | per-node) echo "" ;;
-    r*) echo "--maxrregcount=${1#r}" ;;
+    r*) echo "ORRERY_NVRTC_OPTIONS=--maxrregcount=${1#r}" ;;
+    l*) echo "ORRERY_CUDA_LANES=${1#l}" ;;
+    *) echo "" ;;
     esac
 }
 variant_flags() { [ "$1" = per-node ] && echo "--per-node" || echo ""; }
@@ -41,7 +43,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     # beside the variants' compiles, eight at a time; the GPU is shared, the results are bits.
     (cd "$BUILD" && ORRERY_CACHE_DIR=/tmp/orrery_test_cache XDG_CACHE_HOME=/tmp/orrery_test_xdg \
         ctest -j 8 --timeout 400 --output-on-failure \
-        -R 'Module\.Gpu|PhysicsGpu|HullGpu|PhysicsQueryGpu|PhysicsBadHull|HideAndSeekGpu|GpuHideSeekGpu|PinnedHash\.Cuda/(physics_crowd|hide_and_seek)' \
+        -R 'Module\.Gpu|Module\.WorldLanes|PhysicsGpu|HullGpu|PhysicsQueryGpu|PhysicsBadHull|HideAndSeekGpu|GpuHideSeekGpu|PinnedHash\.Cuda/(physics_crowd|hide_and_seek)' \
         >"$OUT/tests.log" 2>&1) &
     tests_pid=$!
 fi
@@ -49,7 +51,7 @@ fi
 # Warm every variant's kernel at once.
 pids=()
 for v in $VARIANTS; do
-    ORRERY_NVRTC_OPTIONS="$(variant_env "$v")" "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 \
+    env $(variant_env "$v") "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 \
         $(variant_flags "$v") >"$OUT/warm_$v.log" 2>&1 &
     pids+=($!)
 done
@@ -67,17 +69,17 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 
 echo "== hide_and_seek (env-steps/s), $STEPS steps a row"
-printf "%-10s %-24s" variant options
+printf "%-10s %-34s" variant environment
 IFS=, read -ra ws <<<"$WORLDS"
 for w in "${ws[@]}"; do printf " %12s" "$w"; done
 echo
-row() { # name, env options, then bench args
+row() { # name, environment, then bench args
     local name=$1 opts=$2
     shift 2
     local line
-    line=$(ORRERY_NVRTC_OPTIONS="$opts" timeout 200 "$BIN" bench "$@" --worlds "$WORLDS" --steps "$STEPS" 2>>"$OUT/bench.err" |
+    line=$(env $opts timeout 200 "$BIN" bench "$@" --worlds "$WORLDS" --steps "$STEPS" 2>>"$OUT/bench.err" |
         tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {printf " %12s", $NF}')
-    printf "%-10s %-24s%s\n" "$name" "${opts:--}" "$line"
+    printf "%-10s %-34s%s\n" "$name" "${opts:--}" "$line"
 }
 for v in $VARIANTS; do
     row "$v" "$(variant_env "$v")" hide_and_seek --device cuda $(variant_flags "$v")
