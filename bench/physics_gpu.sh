@@ -18,7 +18,7 @@ OUT=${OUT:-$ROOT/physics_gpu_out}
 BUILD=${BUILD:-/tmp/orrery_gpu_build}
 WORLDS=${WORLDS:-1024,16384,65536}
 STEPS=${STEPS:-40}
-VARIANTS=${VARIANTS:-default r128 r96 r64 l8 l32 per-node}
+VARIANTS=${VARIANTS:-default r128 r96 r64 l8 l32 split per-node}
 mkdir -p "$OUT"
 export ORRERY_CACHE_DIR=${ORRERY_CACHE_DIR:-/tmp/orrery_physics_gpu_cache}
 BIN="$BUILD/tools/orrery"
@@ -33,6 +33,7 @@ variant_env() {
     case "$1" in
     r*) echo "ORRERY_NVRTC_OPTIONS=--maxrregcount=${1#r}" ;;
     l*) echo "ORRERY_CUDA_LANES=${1#l}" ;;
+    split) echo "ORRERY_NVRTC_OPTIONS=--split-compile=0" ;;
     *) echo "" ;;
     esac
 }
@@ -67,6 +68,14 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     echo "parity tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
     grep -E '^\s*[0-9]+ - |\*\*\*Failed|Timeout' "$OUT/tests.log" | head -20
 fi
+
+# Cold start: one compile alone on an empty cache, as NVRTC's default and with
+# --split-compile=0 (NVRTC's optimiser on every host core).
+for split in "" "--split-compile=0"; do
+    c=$(mktemp -d)
+    ORRERY_CACHE_DIR=$c ORRERY_NVRTC_OPTIONS="$split" "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 \
+        2>&1 | grep -h "NVRTC compiled" | sed "s/^/  cold, ${split:-default options}: /"
+done
 
 echo "== hide_and_seek (env-steps/s), $STEPS steps a row"
 printf "%-10s %-34s" variant environment
