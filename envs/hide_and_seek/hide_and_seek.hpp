@@ -430,8 +430,16 @@ ORRERY_HD inline SceneView scene_view(const Ctx& ctx) {
     Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
     return {scene.size() ? &scene[0] : nullptr, scene.size()};
 }
-ORRERY_HD inline Hit cast_in(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
-                             uint32_t skip) {
+// On the device the ray loop is a function of its own: every caller in the
+// megakernel (observe's lanes, sees, forward_object) shares one copy of the
+// loop and its shape tests instead of inlining one each.
+#if defined(ORRERY_ON_DEVICE)
+#define ORRERY_RAY_LOOP __noinline__
+#else
+#define ORRERY_RAY_LOOP
+#endif
+ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
+                                             uint32_t skip) {
     const RayBody* __restrict__ bodies = scene.bodies;
     Hit best{range, ~0u};
     for (uint32_t i = 0; i < scene.n; ++i) {
@@ -458,10 +466,11 @@ struct SightRay {
 ORRERY_HD inline SightRay sight_ray(const Ctx& ctx, SceneView scene, uint32_t a, uint32_t b) {
     const RayBody* pa = nullptr;
     const RayBody* pb = nullptr;
-    for (uint32_t i = scene.n; i-- > 0 && !(pa && pb);) { // from the end: the last match, as a forward scan
+    // gather_scene lists a body once (agents first), so the scan stops at both.
+    for (uint32_t i = 0; i < scene.n && !(pa && pb); ++i) {
         const uint32_t index = scene.bodies[i].index;
-        if (!pa && index == a) pa = &scene.bodies[i];
-        if (!pb && index == b) pb = &scene.bodies[i];
+        if (index == a) pa = &scene.bodies[i];
+        if (index == b) pb = &scene.bodies[i];
     }
     SightRay no{0, {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}, 0.0f};
     if (!pa || !pb) return no;
