@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <set>
 
 #include "engine/cuda/codegen.hpp"
@@ -900,6 +901,33 @@ TEST(HideAndSeekNvrtc, CompilesTheDirectMegakernel) {
                                                                     "ELF");
         } catch (const Error& e) { FAIL() << e.what(); }
     }
+}
+
+// The direct megakernel with teams of 8 and 32 lanes (GpuOptions::world_lanes)
+// gives the CPU's bytes too: 70 steps past a reset, 256 worlds.
+TEST(HideAndSeekGpu, AnyTeamSizeGivesTheCpuBytes) {
+    REQUIRE_GPU();
+    EnvOptions o = {{"horizon", "60"}, {"prep_steps", "20"}};
+    Simulator cpu(spec(o), random_actions(256, "cpu", 8, 1));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (uint32_t lanes : {8u, 32u}) {
+        SimOptions g = random_actions(256, "cuda", 0, 1);
+        g.gpu.stage = false;
+        g.gpu.world_lanes = lanes;
+        gpus.push_back(std::make_unique<Simulator>(spec(o), g));
+    }
+    cpu.reset(20);
+    for (auto& g : gpus) g->reset(20);
+    for (uint32_t step = 0; step < 70; ++step) {
+        cpu.step();
+        std::vector<uint8_t> want = state_bytes(cpu);
+        for (auto& g : gpus) {
+            g->step();
+            ASSERT_EQ(first_difference(state_bytes(*g), want), "")
+                << g->backend().describe() << " differs at step " << step;
+        }
+    }
+    for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(256, 0));
 }
 
 // Every world's every byte after every step, 130 steps past two resets (60
