@@ -11,10 +11,14 @@
 # timed run after it starts warm. Needs torch with CUDA and the orrery package
 # (pip install --no-build-isolation .); no network, gymnasium or tensorboard.
 #
+# Each run's log holds its "startup:" line (when each start-up stage was
+# reached, seconds from process start) and, with ORRERY_VERBOSE=1, the kernel
+# cache's load time; the table at the end has one start-up row per run.
+#
 # Usage, from the repository root (each PART fits in 10 minutes):
-#   PART=cramped bash bench/ppo_gpu.sh   # cold run, then 5 seeds x 2 rule sets on cramped_room, 20 s each (~5.5 min)
+#   PART=cramped bash bench/ppo_gpu.sh   # cold run, then 5 seeds x 2 rule sets on cramped_room, 15 s each (~4 min)
 #   PART=others bash bench/ppo_gpu.sh    # the other four layouts, 60 s each (~4.5 min)
-#   bash bench/ppo_gpu.sh                # both (~10 min)
+#   bash bench/ppo_gpu.sh                # both (~9 min)
 #   SEEDS="1 2" CR_LIMIT=30 OTHER_LIMIT=60 CR_RULES=jaxmarl OTHER_RULES=overcooked_ai EXTRA="--num-worlds 128" ...
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,13 +28,14 @@ mkdir -p "$out"
 py=${PYTHON:-python}
 part=${PART:-all}
 seeds=${SEEDS:-1 2 3 4 5}
-cr_limit=${CR_LIMIT:-20}
+cr_limit=${CR_LIMIT:-15}
 cr_rules=${CR_RULES:-jaxmarl overcooked_ai}
 other_rules=${OTHER_RULES:-jaxmarl}
 other_limit=${OTHER_LIMIT:-60}
 others=${LAYOUTS:-asymmetric_advantages coordination_ring forced_coordination counter_circuit_o_1order}
 extra=${EXTRA:-}
 export PYTHONUNBUFFERED=1
+export ORRERY_VERBOSE=1  # the log says how long the kernel took to load (or compile)
 export ORRERY_CACHE_DIR="${ORRERY_CACHE_DIR:-$out/kernel_cache}"
 trainer=examples/ippo_overcooked.py
 

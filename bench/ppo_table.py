@@ -6,7 +6,10 @@
 One row per run (layout, seed, seconds from process start to the first mean
 sparse return >= target, env steps then, final and best return, env steps,
 env-steps/s), then the median per layout of the runs that reached the target (runs whose
-file name starts with "cold", made with an empty kernel cache, left out).
+file name starts with "cold", made with an empty kernel cache, left out), then
+the start-up of each run from its ``startup:`` line: when each stage was
+reached, in seconds from process start (STARTUP_STAGES; the env is made on a
+thread while torch imports, so "env_native" and "torch" overlap).
 """
 
 from __future__ import annotations
@@ -23,14 +26,28 @@ def parse_summary(line: str) -> dict:
     return dict(re.findall(r"(\S+?)=(\S+)", line.split("summary:", 1)[1]))
 
 
+# The stages of examples/ippo_overcooked.py's startup line, in the order they usually come.
+STARTUP_STAGES = ("script", "orrery", "env_native", "torch", "device", "env", "model", "first_iteration", "captured",
+                  "first_row")
+
+
+def parse_startup(line: str) -> dict:
+    """stage -> seconds from process start (and env_native_s) of one startup line."""
+    return {k: float(v) for k, v in re.findall(r"(\S+?)=(\S+)", line.split("startup:", 1)[1])}
+
+
 def read_runs(paths):
     runs = []
     for path in paths:
+        startup = None
         with open(path) as f:
             for line in f:
+                if line.startswith("startup:"):
+                    startup = parse_startup(line)
                 if line.startswith("summary:"):
                     run = parse_summary(line)
                     run["file"] = path
+                    run["startup"] = startup
                     runs.append(run)
     return runs
 
@@ -66,6 +83,16 @@ def table(runs, target: str) -> str:
                          f"median {med_s:.1f} s from process start, {med_steps / 1e6:.2f} M env steps")
         else:
             lines.append(f"- {layout} ({rules} rules): none of {len(mine)} runs reached {target}")
+    timed = [r for r in runs if r.get("startup")]
+    if timed:
+        lines += ["", "Start-up (s from process start at which each stage was reached; env_native_s: the simulator's "
+                      "own start, on the thread):", "",
+                  "| run | " + " | ".join(STARTUP_STAGES) + " | env_native_s |",
+                  "|---|" + "---:|" * (len(STARTUP_STAGES) + 1)]
+        for r in sorted(timed, key=lambda r: os.path.basename(r["file"])):
+            st = r["startup"]
+            cells = [f"{st[k]:.2f}" if k in st else "-" for k in STARTUP_STAGES + ("env_native_s",)]
+            lines.append(f"| {os.path.splitext(os.path.basename(r['file']))[0]} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

@@ -40,6 +40,8 @@ SimOptions options_from_environment(SimOptions base) {
     g.dump_source_dir = env_text("ORRERY_DUMP_SOURCE", g.dump_source_dir);
     if (std::getenv("ORRERY_VERBOSE")) g.verbose = true;
     g.source_dir = env_text("ORRERY_SOURCE_DIR", g.source_dir);
+    g.nvrtc_options = env_text("ORRERY_NVRTC_OPTIONS", g.nvrtc_options);
+    g.world_lanes = env_unsigned("ORRERY_CUDA_LANES", g.world_lanes);
     return base;
 }
 

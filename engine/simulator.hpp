@@ -49,6 +49,17 @@ struct GpuOptions {
     /// Where an env header not built into the library is also looked for
     /// (an env outside the tree). ORRERY_SOURCE_DIR.
     std::string source_dir;
+    /// More NVRTC options, whitespace-separated, after Orrery's own: for
+    /// tuning, e.g. "--maxrregcount=128". Part of the compile cache's key.
+    /// Options that would change float results (-fmad, -ftz, -prec-div,
+    /// -prec-sqrt, -use_fast_math) or the architecture or language are
+    /// refused with an error naming them. ORRERY_NVRTC_OPTIONS.
+    std::string nvrtc_options;
+    /// Threads a world's lane nodes get in the direct and per-node kernels (a
+    /// power of two from 1 to 32; an ORRERY_PER_WORLD_TEAM's team, the clears
+    /// of its outputs); 0 is the default, 16. Results do not depend on it.
+    /// ORRERY_CUDA_LANES.
+    uint32_t world_lanes = 0;
 };
 
 /// How a simulator is created.

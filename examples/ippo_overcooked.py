@@ -90,15 +90,13 @@ _IMPORT_TIME = time.time()
 import argparse  # noqa: E402
 import csv  # noqa: E402
 import functools  # noqa: E402
+import gc  # noqa: E402
 import math  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
+import threading  # noqa: E402
 
 import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import torch.nn as nn  # noqa: E402
-
-import orrery  # noqa: E402
 
 # The classic layouts of overcooked_ai's papers (the five JaxMARL trains on).
 CLASSIC_LAYOUTS = ("cramped_room", "asymmetric_advantages", "coordination_ring", "forced_coordination",
@@ -163,6 +161,117 @@ def parse_args(argv=None):
     return p.parse_args(argv)
 
 
+def env_options(args) -> dict:
+    """The Overcooked options of a run: --layout, --rules' own, then each --env-opt."""
+    options = {"layout": args.layout, **RULES[args.rules]}
+    for item in args.env_opt:
+        key, _, value = item.partition("=")
+        options[key] = value
+    return options
+
+
+def make_env(args, device: str, rank: int = 0):
+    """The run's Overcooked batch on `device` ("cpu", "cuda:N"), torch tensors."""
+    import orrery
+
+    return orrery.make("overcooked", num_worlds=args.num_worlds, device=device, seed=args.seed + 1000 * rank,
+                       autoreset="same_step", threads=args.threads, framework="torch", **env_options(args))
+
+
+class Startup:
+    """Start-up in parallel, and where its seconds go.
+
+    Run as a script, the env is made on a thread started before torch is
+    imported: the NVIDIA driver's start, the CUDA context, device memory and
+    the megakernel loaded from the compile cache (or compiled) run without the
+    GIL while the main thread imports torch, and torch then finds the context
+    made (both use the device's primary context). The device is guessed before
+    torch is there (--device, else cuda:LOCAL_RANK); main() uses the env only
+    when the device it settles on is that one, else it closes it and makes
+    another (auto on a machine without CUDA, or with a CPU-only torch).
+    Python's garbage collector is off until the start-up is over (torch's
+    import makes some hundred thousand objects; a collection then only walks
+    them), then everything made so far is frozen out of later collections.
+
+    `marks` holds (stage, seconds from process start) in the order reached."""
+
+    def __init__(self, argv=None, early_env=False):
+        self.t0 = process_start_time()
+        self.marks = [("script", _IMPORT_TIME - self.t0)]
+        self.env = self.env_error = None
+        self.env_marks = []
+        self.thread = None
+        self.gc_was_enabled = gc.isenabled()
+        if early_env:
+            gc.disable()
+            self.args = parse_args(argv)
+            self.device = early_device(self.args)
+            # orrery's import first, alone: on the thread it would share the GIL
+            # with torch's import and reach the native start-up several times later.
+            import orrery  # noqa: F401
+
+            self.mark("orrery")
+            self.thread = threading.Thread(target=self._make_env, name="orrery-make", daemon=True)
+            self.thread.start()
+
+    def mark(self, stage: str, at: float | None = None):
+        self.marks.append((stage, (time.time() if at is None else at) - self.t0))
+
+    def _make_env(self):
+        try:
+            started = time.time()
+            self.env = make_env(self.args, self.device, int(os.environ.get("RANK", "0")))
+            # When the native simulator was up (the env then waits for torch's import to wrap its tensors).
+            self.env_marks.append(("env_native", started + self.env.startup_seconds - self.t0))
+            self.env_marks.append(("env", time.time() - self.t0))
+        except Exception as e:  # noqa: BLE001 (main() makes the env again and reports what fails there)
+            self.env_error = e
+
+    def take_env(self, args, device):
+        """The env made on the thread, when it was made for these args on `device`; else None."""
+        if self.thread is None:
+            return None
+        self.thread.join()
+        self.thread = None
+        env, self.env = self.env, None
+        if env is not None and (vars(args) != vars(self.args) or env.device != str(device)):
+            env.close()
+            return None
+        return env
+
+    def done(self):
+        """Start-up is over: the garbage collector back on, what start-up made frozen out of it."""
+        if self.gc_was_enabled and not gc.isenabled():
+            gc.freeze()
+            gc.enable()
+
+    def fields(self) -> list:
+        """(stage, seconds) by time reached, the env thread's stages among them."""
+        return sorted(self.marks + self.env_marks, key=lambda m: m[1])
+
+    def line(self, native_s: float) -> str:
+        """startup: stage=seconds from process start ..., then env_native_s (how long the simulator took to start)."""
+        text = " ".join(f"{name}={at:.2f}" for name, at in self.fields())
+        return f"startup: {text} env_native_s={native_s:.2f}"
+
+
+def early_device(args) -> str:
+    """The env's device before torch is imported: --device, else this rank's GPU."""
+    if args.device == "cpu" or args.device.startswith("cuda:"):
+        return args.device
+    return f"cuda:{int(os.environ.get('LOCAL_RANK', '0'))}"
+
+
+# As a script: the env starts on a thread now, while torch imports (Startup).
+_STARTUP = Startup(early_env=True) if __name__ == "__main__" else None
+
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+
+if _STARTUP is not None:
+    _STARTUP.mark("torch")
+
+
 def setup_distributed(args):
     """(rank, world_size, device); one process per GPU under torchrun (NCCL), Gloo on the CPU."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
@@ -205,6 +314,72 @@ class ActorCritic(nn.Module):
         return self.actor(x), self.critic(x).squeeze(-1)
 
 
+class Adam:
+    """Adam (Kingma and Ba, 2015) with torch.optim.Adam's arithmetic and
+    defaults (betas 0.9, 0.999; eps added after the bias-corrected square
+    root), written here because making any torch.optim optimiser imports
+    torch._dynamo (torch.compile's machinery, unused here) on its first call:
+    2.6-3.4 s on the development machine, on the critical path of the start-up.
+
+    capturable=False: on the CPU, torch.optim.Adam's update bit for bit (its
+    single-tensor path; tests/python/test_ippo_example.py compares them).
+    capturable=True (CUDA): the learning rate and the step count are device
+    tensors and every parameter moves in a few foreach kernels, so a step
+    captured in a CUDA graph reads the annealed rate and counts on each replay."""
+
+    def __init__(self, params, lr: float, eps: float, capturable: bool, betas=(0.9, 0.999)):
+        self.params = list(params)
+        self.beta1, self.beta2 = betas
+        self.eps, self.capturable = eps, capturable
+        device = self.params[0].device
+        self.lr = torch.tensor(float(lr), device=device) if capturable else float(lr)
+        self.steps = torch.zeros((), device=device) if capturable else 0
+        self.exp_avg = [torch.zeros_like(p) for p in self.params]
+        self.exp_avg_sq = [torch.zeros_like(p) for p in self.params]
+
+    def set_lr(self, lr: float):
+        if self.capturable:
+            self.lr.fill_(lr)
+        else:
+            self.lr = float(lr)
+
+    def zero_grad(self):
+        """Zeroes the gradients in place (their addresses stay: a captured backward writes there)."""
+        grads = [p.grad for p in self.params if p.grad is not None]
+        if self.capturable and grads:
+            torch._foreach_zero_(grads)
+        else:
+            for g in grads:
+                g.zero_()
+
+    @torch.no_grad()
+    def step(self):
+        b1, b2 = self.beta1, self.beta2
+        grads = [p.grad for p in self.params]
+        if not self.capturable:
+            self.steps += 1
+            t = float(self.steps)
+            step_size = self.lr / (1 - b1**t)
+            bias2_sqrt = (1 - b2**t) ** 0.5
+            for p, g, m, v in zip(self.params, grads, self.exp_avg, self.exp_avg_sq):
+                m.lerp_(g, 1 - b1)
+                v.mul_(b2).addcmul_(g, g, value=1 - b2)
+                p.addcdiv_(m, (v.sqrt() / bias2_sqrt).add_(self.eps), value=-step_size)
+            return
+        self.steps += 1
+        torch._foreach_lerp_(self.exp_avg, grads, 1 - b1)
+        torch._foreach_mul_(self.exp_avg_sq, b2)
+        torch._foreach_addcmul_(self.exp_avg_sq, grads, grads, value=1 - b2)
+        step_size = self.lr / (1 - torch.pow(b1, self.steps))
+        bias2_sqrt = (1 - torch.pow(b2, self.steps)).sqrt()
+        denom = torch._foreach_sqrt(self.exp_avg_sq)
+        torch._foreach_div_(denom, bias2_sqrt)
+        torch._foreach_add_(denom, self.eps)
+        update = torch._foreach_div(self.exp_avg, denom)
+        torch._foreach_mul_(update, step_size)
+        torch._foreach_sub_(self.params, update)
+
+
 def channel_scale(env) -> torch.Tensor:
     """1 / the largest value of each of the grid's channels (from the env's channel names)."""
     names = env.obs_names or ()
@@ -235,18 +410,13 @@ class Trainer:
     """The state of one run: env, model, optimiser, fixed-address buffers, and the
     three steps of an iteration (rollout, advantages, update)."""
 
-    def __init__(self, args, rank=0, world_size=1, device=torch.device("cpu")):
+    def __init__(self, args, rank=0, world_size=1, device=torch.device("cpu"), env=None):
+        """env: the run's env when already made (make_env(args, str(device), rank)), else made here."""
         self.args, self.rank, self.world_size, self.device = args, rank, world_size, device
         self.cuda = device.type == "cuda"
         if args.torch_threads:
             torch.set_num_threads(args.torch_threads)
-        options = {"layout": args.layout, **RULES[args.rules]}
-        for item in args.env_opt:
-            key, _, value = item.partition("=")
-            options[key] = value
-        self.env = orrery.make("overcooked", num_worlds=args.num_worlds, device=str(device) if self.cuda else "cpu",
-                               seed=args.seed + 1000 * rank, autoreset="same_step", threads=args.threads,
-                               framework="torch", **options)
+        self.env = env if env is not None else make_env(args, str(device) if self.cuda else "cpu", rank)
         env = self.env
         self.N, self.A = args.num_worlds, env.num_agents
         self.R, self.T = self.N * self.A, args.num_steps
@@ -261,12 +431,9 @@ class Trainer:
             for p in self.model.parameters():
                 dist.broadcast(p.data, 0)
         self.params = list(self.model.parameters())
-        if self.cuda:  # lr as a device tensor, so a captured optimiser step reads the annealed value
-            self.lr = torch.tensor(args.lr, device=device)
-            self.opt = torch.optim.Adam(self.params, lr=self.lr, eps=1e-5, capturable=True, foreach=True)
-        else:
-            self.lr = None
-            self.opt = torch.optim.Adam(self.params, lr=args.lr, eps=1e-5)
+        # On CUDA the learning rate and the step count are device tensors, so a
+        # captured optimiser step reads the annealed rate and counts its steps.
+        self.opt = Adam(self.params, args.lr, eps=1e-5, capturable=self.cuda)
         torch.manual_seed(args.seed + 7919 * (rank + 1))  # sampling differs per rank
 
         scale = torch.ones(self.obs_shape[0]) if args.no_obs_scale else channel_scale(env)
@@ -390,7 +557,7 @@ class Trainer:
                     v_clipped = old_v + (value - old_v).clamp(-a.clip_coef, a.clip_coef)
                     v_loss = 0.5 * torch.max((value - ret) ** 2, (v_clipped - ret) ** 2).mean()
                 loss = pg_loss - a.ent_coef * entropy + a.vf_coef * v_loss
-                self.opt.zero_grad(set_to_none=False)
+                self.opt.zero_grad()
                 loss.backward()
                 if self.world_size > 1:
                     self._all_reduce_grads()
@@ -420,10 +587,7 @@ class Trainer:
         a = self.args
         frac = max(0.0, 1.0 - global_step / a.anneal_steps) if a.anneal_steps > 0 else 1.0
         coef = max(0.0, 1.0 - global_step / a.shaped_anneal_steps) if a.shaped_anneal_steps > 0 else 0.0
-        if self.lr is not None:
-            self.lr.fill_(a.lr * frac)
-        else:
-            self.opt.param_groups[0]["lr"] = a.lr * frac
+        self.opt.set_lr(a.lr * frac)
         self.shaped_coef.fill_(coef)
         return a.lr * frac, coef
 
@@ -516,10 +680,17 @@ class Log:
 
 
 def main(argv=None):
-    t_process = process_start_time()
+    startup = _STARTUP if argv is None and _STARTUP is not None else Startup()
+    t_process = startup.t0
     args = parse_args(argv)
     rank, world_size, device = setup_distributed(args)
-    trainer = Trainer(args, rank, world_size, device)
+    startup.mark("device")
+    env = startup.take_env(args, device)
+    if env is None:
+        env = make_env(args, str(device) if device.type == "cuda" else "cpu", rank)
+        startup.mark("env")
+    trainer = Trainer(args, rank, world_size, device, env=env)
+    startup.mark("model")
     per_iter = args.num_worlds * args.num_steps * world_size
     iterations = max(1, args.total_timesteps // per_iter)
     mode = args.cuda_graph
@@ -543,11 +714,17 @@ def main(argv=None):
                 mode = "none"
                 if rank == 0:
                     print(f"cuda graph capture failed ({type(e).__name__}: {e}); training eagerly", file=sys.stderr)
+        if it == 1 and trainer.graphs is not None:
+            startup.mark("captured")
         trainer.iteration()
         it += 1
         global_step += per_iter
         (episodes, sparse_sum, shaped_sum), losses = trainer.take_stats()
         now = time.time()
+        if it == 1:
+            startup.mark("first_iteration", now)
+        if it == 1 + (mode != "none"):  # the first iteration, and the captures when there are any
+            startup.done()
         if losses[4] > 0:
             loss_means = [v / losses[4] for v in losses[:4]]
         if episodes > 0:
@@ -556,6 +733,9 @@ def main(argv=None):
             if first is None and mean_sparse >= args.target:
                 first = (now - t_process, global_step)
             if rank == 0:
+                if len(history) == 1:
+                    startup.mark("first_row", now)
+                    print(startup.line(trainer.env.startup_seconds), flush=True)
                 sps = global_step / (now - t_train)
                 log.row([now - t_process, now - t_train, global_step, mean_sparse, shaped_sum / episodes,
                          int(episodes), sps] + loss_means + [lr, coef])
@@ -571,6 +751,9 @@ def main(argv=None):
             if stop.item() > 0:
                 break
     elapsed = time.time() - t_train
+    startup.done()
+    if rank == 0 and not history:
+        print(startup.line(trainer.env.startup_seconds), flush=True)
     spread = trainer.rank_spread() if world_size > 1 else 0.0
     if rank == 0:
         f_s, f_steps = (f"{first[0]:.2f}", str(first[1])) if first else ("none", "none")
@@ -590,7 +773,8 @@ def main(argv=None):
         dist.barrier()
         dist.destroy_process_group()
     return {"mean_sparse_return": mean_sparse, "steps": global_step, "seconds": elapsed, "history": history,
-            "first": first, "losses": loss_means, "graphs": mode, "rank_weight_spread": spread}
+            "first": first, "losses": loss_means, "graphs": mode, "rank_weight_spread": spread,
+            "startup": dict(startup.fields())}
 
 
 if __name__ == "__main__":

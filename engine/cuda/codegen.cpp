@@ -89,9 +89,9 @@ unsigned pow2_at_most(unsigned n) {
 
 } // namespace
 
-unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit) {
+unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit, unsigned world_lanes) {
     if (!is_lane_op(op)) return 1;
-    unsigned want = kWorldLanes;
+    unsigned want = world_lanes;
     if (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam) // one warp: __syncwarp
         return std::min(want, pow2_at_most(std::min(limit, 32u)));
     if (op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerEntityLanes && op.node->system.query) {
@@ -115,10 +115,10 @@ unsigned stage_storage_words(const EnvSpec& spec) {
     return unsigned((s.used_bytes() + 15) / 16 * 16 / 8);
 }
 
-unsigned direct_lanes(const EnvSpec& spec, const Plan& plan) {
+unsigned direct_lanes(const EnvSpec& spec, const Plan& plan, unsigned world_lanes) {
     unsigned n = 1;
     for (const std::vector<Op>* ops : {&plan.step, &plan.reset})
-        for (const Op& op : *ops) n = std::max(n, op_lanes(spec, op, kMaxWorldLanes));
+        for (const Op& op : *ops) n = std::max(n, op_lanes(spec, op, kMaxWorldLanes, world_lanes));
     return n;
 }
 
@@ -266,7 +266,7 @@ void emit_ordered(std::ostringstream& out, const EnvSpec& spec, const std::vecto
 }
 
 void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<Op>& ops, AutoReset mode,
-               const char* pass, KernelForm form, unsigned lanes, std::vector<std::string>& names,
+               const char* pass, KernelForm form, unsigned lanes, unsigned world_lanes, std::vector<std::string>& names,
                std::string& staged) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
@@ -299,7 +299,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     };
     auto lane_line = [&](const Op& op) {
         if (lanes == 1) return "    " + op_statement(op, mode, check_inputs) + "\n";
-        unsigned n = op_lanes(spec, op, lanes);
+        unsigned n = op_lanes(spec, op, lanes, world_lanes);
         return "    if (lane < " + std::to_string(n) +
                "u && orrery::phase_active(s, w, orrery::Phase::" + phase_name(op.phase) + ")) " +
                lane_call(op, "w", "lane", std::to_string(n) + "u") + " // " +
@@ -400,15 +400,18 @@ CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int ar
     return req;
 }
 
-KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form) {
+KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form, unsigned world_lanes) {
+    if (world_lanes == 0 || world_lanes > 32 || (world_lanes & (world_lanes - 1)) != 0)
+        throw Error("GpuOptions::world_lanes (ORRERY_CUDA_LANES) is " + std::to_string(world_lanes) +
+                    "; expected a power of two from 1 to 32");
     KernelSource k;
-    k.lanes = form == KernelForm::kStaged ? 1 : direct_lanes(spec, plan);
+    k.lanes = form == KernelForm::kStaged ? 1 : direct_lanes(spec, plan, world_lanes);
     for (const std::vector<Op>* ops : {&plan.step, &plan.reset})
         for (const Op& op : *ops)
             if (op.kind == OpKind::kNode && is_lane_op(op) &&
                 std::none_of(k.node_lanes.begin(), k.node_lanes.end(),
                              [&](const auto& n) { return n.first == op.node->system.name; }))
-                k.node_lanes.push_back({op.node->system.name, op_lanes(spec, op, k.lanes)});
+                k.node_lanes.push_back({op.node->system.name, op_lanes(spec, op, k.lanes, world_lanes)});
     const bool per_node = form == KernelForm::kPerNode;
     k.per_node = per_node;
     k.env_header = spec.source();
@@ -426,8 +429,10 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
             << "#define ORRERY_STAGE_STORAGE_WORDS " << stage_storage_words(spec) << "u\n"
             << kStageCuh;
     emit_input_helpers(out, spec);
-    emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, k.step_kernels, k.staged_step_kernel);
-    emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, k.reset_kernels, k.staged_reset_kernel);
+    emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
+              k.staged_step_kernel);
+    emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
+              k.staged_reset_kernel);
     k.text = out.str();
     return k;
 }

@@ -28,7 +28,8 @@ struct KernelSource {
     std::vector<std::pair<std::string, unsigned>> node_lanes;
 };
 
-/// Lanes a per-world lane node or output clear gets in the direct and per-node forms.
+/// Lanes a per-world lane node or output clear gets in the direct and per-node
+/// forms unless GpuOptions::world_lanes says otherwise.
 inline constexpr unsigned kWorldLanes = 16;
 /// Most lanes a world gets in the direct and per-node forms: up to 32 a group
 /// inside one warp, beyond that a block per world.
@@ -37,13 +38,13 @@ inline constexpr unsigned kMaxWorldLanes = 256;
 /// Lanes op `op` runs on in the direct and per-node forms, at most `limit`: 1
 /// for serial ops; for a per-entity lane node, the rows of the largest
 /// archetype it runs over (rounded up to a power of two; past 32 the world
-/// gets a block of its own); else kWorldLanes.
-unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit);
+/// gets a block of its own); else `world_lanes` (a team at most a warp).
+unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit, unsigned world_lanes = kWorldLanes);
 /// 8-byte words of Storage a staged block copies: the header and the env's
 /// tables (Storage::used_bytes, rounded up to 16 bytes).
 unsigned stage_storage_words(const EnvSpec& spec);
 /// Threads per world of the direct and per-node kernels: the most any op uses.
-unsigned direct_lanes(const EnvSpec& spec, const Plan& plan);
+unsigned direct_lanes(const EnvSpec& spec, const Plan& plan, unsigned world_lanes = kWorldLanes);
 
 /// Which kernels a module holds: only the form that will run is compiled, so
 /// a cold start pays NVRTC for one form.
@@ -92,8 +93,10 @@ inline constexpr const char* kStorageSymbol = "orrery_storage_bytes";
 
 /// Generates the kernels for `plan`: one kernel per pass (one thread per world),
 /// or with `per_node` one kernel per op, for comparison. Throws orrery::Error
-/// if a system's C++ name cannot be determined.
-KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form);
+/// if a system's C++ name cannot be determined. `world_lanes` (a power of two,
+/// 1 to 32) is what a per-world lane node gets in the direct and per-node forms.
+KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form,
+                              unsigned world_lanes = kWorldLanes);
 
 /// What compiling `k` (generated for `spec`) asks of NVRTC for sm_`arch`: its
 /// source, the env header and the folder headers outside the library are read

@@ -42,6 +42,7 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     req.dump_source_dir = gpu.dump_source_dir;
     req.verbose = gpu.verbose;
     req.source_dir = gpu.source_dir;
+    req.extra_options = gpu.nvrtc_options;
     req.driver_version = driver_version();
     return req;
 }
@@ -101,7 +102,8 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         source_ = generate_kernels(spec, plan,
                                    opts.per_node_launches ? KernelForm::kPerNode
                                    : stage_worlds         ? KernelForm::kStaged
-                                                          : KernelForm::kDirect);
+                                                          : KernelForm::kDirect,
+                                   gpu_.world_lanes ? gpu_.world_lanes : kWorldLanes);
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;

@@ -30,19 +30,46 @@
 
 namespace orrery::cuda {
 
+std::vector<std::string> extra_compile_options(const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    std::string o;
+    // Options that change float results: with them the GPU would no longer
+    // match the CPU bit for bit, which every env's tests and users rely on.
+    static const char* const kFloatChanging[] = {
+        "-fmad",      "--fmad",      "-ftz",           "--ftz",           "-prec-div",          "--prec-div",
+        "-prec-sqrt", "--prec-sqrt", "-use_fast_math", "--use_fast_math", "--gpu-architecture", "-arch",
+        "--std",      "-std"};
+    while (in >> o) {
+        for (const char* bad : kFloatChanging) {
+            size_t n = std::strlen(bad);
+            if (o.compare(0, n, bad) == 0 && (o.size() == n || o[n] == '=' || o[n] == ' '))
+                throw Error("GpuOptions::nvrtc_options (ORRERY_NVRTC_OPTIONS): '" + o +
+                            "' is set by Orrery itself (float contraction, denormals, division and square root "
+                            "stay IEEE so that the GPU matches the CPU bit for bit; the architecture and language "
+                            "come from the device and the engine); expected tuning options only, e.g. "
+                            "'--maxrregcount=128'");
+        }
+        out.push_back(o);
+    }
+    return out;
+}
+
 namespace {
 
 constexpr char kMagic[12] = {'O', 'R', 'R', 'E', 'R', 'Y', 'C', 'U', 'B', 'I', 'N', '1'};
 
-std::vector<std::string> compile_options(int arch) {
-    return {"--gpu-architecture=sm_" + std::to_string(arch),
-            "--std=c++20",
-            "-fmad=false", // bit-identical floats with the CPU build (-ffp-contract=off)
-            "-ftz=false",
-            "-prec-div=true",
-            "-prec-sqrt=true",
-            "-default-device",
-            "-lineinfo"};
+std::vector<std::string> compile_options(int arch, const std::string& extra = "") {
+    std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(arch),
+                                        "--std=c++20",
+                                        "-fmad=false", // bit-identical floats with the CPU build (-ffp-contract=off)
+                                        "-ftz=false",
+                                        "-prec-div=true",
+                                        "-prec-sqrt=true",
+                                        "-default-device",
+                                        "-lineinfo"};
+    for (std::string& o : extra_compile_options(extra)) options.push_back(std::move(o));
+    return options;
 }
 
 struct Header {
@@ -294,7 +321,7 @@ CompiledModule compile_module(const CompileRequest& req) {
     std::vector<std::string> roots = req.header_roots;
     if (!req.source_dir.empty()) roots.push_back(req.source_dir);
     std::vector<Header> headers = gather_headers(req.source, req.env_header, roots);
-    std::vector<std::string> options = compile_options(req.arch);
+    std::vector<std::string> options = compile_options(req.arch, req.extra_options);
 
     CompiledModule m;
     std::string dir = req.use_cache ? cache_directory(req.cache_dir) : "";

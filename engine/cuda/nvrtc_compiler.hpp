@@ -24,6 +24,7 @@ struct CompileRequest {
     std::string dump_source_dir; ///< when set, the source is written to DIR/orrery_kernels.cu first
     bool verbose = false;        ///< log cache hits too
     std::string source_dir;      ///< one more header root, searched last (GpuOptions::source_dir)
+    std::string extra_options;   ///< GpuOptions::nvrtc_options (extra_compile_options reads it)
 };
 
 /// A compiled module.
@@ -44,5 +45,13 @@ std::string cache_directory(const std::string& configured = "");
 
 /// The NVRTC options used for `arch` (deterministic float math: no FMA, no fast math).
 std::string compile_options_text(int arch);
+
+/// The options in `text` (GpuOptions::nvrtc_options: whitespace-separated
+/// NVRTC options appended to Orrery's own, for tuning, e.g.
+/// "--maxrregcount=128"; they are part of the compile cache's key). Throws an
+/// Error naming the option when it is one Orrery sets itself: those that
+/// change float results (-fmad, -ftz, -prec-div, -prec-sqrt, -use_fast_math),
+/// the architecture and the language standard.
+std::vector<std::string> extra_compile_options(const std::string& text);
 
 } // namespace orrery::cuda

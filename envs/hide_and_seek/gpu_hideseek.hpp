@@ -13,8 +13,7 @@ inline constexpr uint32_t kGpuMaxWalls = 4 + 6 * 4 + 6; ///< outer, 4 per connec
 inline constexpr float kGpuWallThick = 0.4f, kGpuWallHeight = 2.5f;
 inline constexpr float kGpuMove = 96.0f, kGpuTurn = 32.0f; ///< force (N) and torque (N m) per bin from the middle
 inline constexpr float kGpuReach = 2.5f;                   ///< grab and lock ray length
-inline constexpr float kGpuLidarRange = 200.0f;
-inline constexpr uint32_t kGpuSpawnTries = 21; ///< 20 rejections, then placed anyway
+inline constexpr uint32_t kGpuSpawnTries = 21;             ///< 20 rejections, then placed anyway
 /// Observation slots: other agents, boxes (padded as gpu_hideseek's tensors) and entries per slot.
 inline constexpr uint32_t kGpuAgentSlots = 5, kGpuBoxSlots = 9, kGpuPerAgent = 4, kGpuPerBox = 7, kGpuPerRamp = 5;
 
@@ -324,55 +323,56 @@ ORRERY_HD inline float gpu_yaw(Quat q) {
     return phys::angle_of(2.0f * (q.w * q.z + q.x * q.y), 1.0f - 2.0f * (q.y * q.y + q.z * q.z));
 }
 
-/// One agent's gpu_hideseek observation, flat: agent_data [5, 4] (other agents'
-/// position and velocity in its frame, x right and y forward), box_data [9, 7]
-/// (the same, size x, y, yaw relative to the agent), ramp_data [ramps, 5],
-/// lidar [30] (egocentric, ray 0 forward, counter-clockwise, 0 without a hit
-/// within 200), the visibility masks, the preparation steps left and its type
-/// (1 hider, 0 seeker). Absent rows and slots are zeros.
-ORRERY_SYSTEM void observe_gpu(Ctx& ctx, const phys::Pose& pose, const Team& team, Array<Obs> obs) {
+/// Agent `row`'s gpu_hideseek observation but for its ray block (lidar and
+/// masks: observe_ray), flat: agent_data [5, 4] (other agents' position and
+/// velocity in its frame, x right and y forward), box_data [9, 7] (the same,
+/// size x, y, yaw relative to the agent), ramp_data [ramps, 5], and after the
+/// masks the preparation steps left and its type (1 hider, 0 seeker). Absent
+/// rows and slots are zeros.
+ORRERY_HD inline void observe_gpu_agent(const Ctx& ctx, uint32_t row) {
     const Config& cfg = ctx.config<Config>();
-    for (uint32_t i = 0; i < cfg.obs_size; ++i) obs[i] = 0.0f;
-    if (team.value == kAbsent) return;
-    Entity me = ctx.self();
+    Array<Obs> obs = ctx.array_at<Obs>(archetype_id<Agent>, row);
     float* o = &obs[0];
-    auto relative = [&](float* out, Entity e) {
-        Vec3 p = phys::unrotate(pose.q, ctx.get<phys::Pose>(e)->p - pose.p);
-        Vec3 v = phys::unrotate(pose.q, ctx.get<phys::Velocity>(e)->v);
-        out[0] = p.x, out[1] = p.y, out[2] = v.x, out[3] = v.y;
+    for (uint32_t i = 0; i < cfg.off_lidar; ++i) o[i] = 0.0f;
+    o[cfg.obs_size - 2] = 0.0f, o[cfg.obs_size - 1] = 0.0f;
+    const int32_t team = ctx.at<Agent, Team>(row).value;
+    if (team == kAbsent) return;
+    const phys::Pose& pose = ctx.at<Agent, phys::Pose>(row);
+    auto relative = [&](float* out, const phys::Pose& p, const phys::Velocity& vel) {
+        Vec3 x = phys::unrotate(pose.q, p.p - pose.p);
+        Vec3 v = phys::unrotate(pose.q, vel.v);
+        out[0] = x.x, out[1] = x.y, out[2] = v.x, out[3] = v.y;
     };
     uint32_t slot = 0;
-    for (uint32_t row = 0; row < cfg.agents; ++row) {
-        if (row == me.row()) continue;
-        Entity e = row_entity<Agent>(ctx, row);
-        if (ctx.get<Team>(e)->value != kAbsent) {
-            relative(o + cfg.off_agents + kGpuPerAgent * slot, e);
-            o[cfg.off_aa + slot] = sees(ctx, me, e) ? 1.0f : 0.0f;
-        }
+    for (uint32_t other = 0; other < cfg.agents; ++other) {
+        if (other == row) continue;
+        if (ctx.at<Agent, Team>(other).value != kAbsent)
+            relative(o + cfg.off_agents + kGpuPerAgent * slot, ctx.at<Agent, phys::Pose>(other),
+                     ctx.at<Agent, phys::Velocity>(other));
         ++slot;
     }
-    for (uint32_t row = 0; row < cfg.max_boxes + cfg.ramps; ++row) {
-        Entity e = row_entity<Object>(ctx, row);
-        if (ctx.get<Piece>(e)->kind == kNoPiece) continue;
-        bool ramp = row >= cfg.max_boxes;
-        uint32_t k = ramp ? row - cfg.max_boxes : row;
+    for (uint32_t obj = 0; obj < cfg.max_boxes + cfg.ramps; ++obj) {
+        if (ctx.at<Object, Piece>(obj).kind == kNoPiece) continue;
+        bool ramp = obj >= cfg.max_boxes;
+        uint32_t k = ramp ? obj - cfg.max_boxes : obj;
         float* b = o + (ramp ? cfg.off_ramps + kGpuPerRamp * k : cfg.off_boxes + kGpuPerBox * k);
-        relative(b, e);
-        Quat q = ctx.get<phys::Pose>(e)->q;
-        Vec3 size = ctx.get<phys::Shape>(e)->dims * 2.0f;
+        const phys::Pose& at = ctx.at<Object, phys::Pose>(obj);
+        relative(b, at, ctx.at<Object, phys::Velocity>(obj));
+        Vec3 size = ctx.at<Object, phys::Shape>(obj).dims * 2.0f;
         if (!ramp) b[4] = size.x, b[5] = size.y;
-        b[ramp ? 4 : 6] = gpu_yaw(pose.q * phys::conj(ramp ? ramp_frame(ctx, q) : q)); // a ramp: its own frame
-        o[(ramp ? cfg.off_ar : cfg.off_ab) + k] = sees(ctx, me, e) ? 1.0f : 0.0f;
-    }
-    for (uint32_t r = 0; r < kLidarRays; ++r) { // ray r at 2 pi r / 30 counter-clockwise from forward
-        phys::SinCos sc = phys::sin_cos(6.28318531f * float(r) / float(kLidarRays));
-        Vec3 dir = phys::rotate(pose.q, {-sc.s, sc.c, 0.0f});
-        Hit h = cast(ctx, pose.p, dir, kGpuLidarRange, me.index);
-        o[cfg.off_lidar + r] = h.index == ~0u ? 0.0f : h.t;
+        b[ramp ? 4 : 6] = gpu_yaw(pose.q * phys::conj(ramp ? ramp_frame(ctx, at.q) : at.q)); // a ramp: its own frame
     }
     uint32_t done = ctx.step() < cfg.prep_steps ? ctx.step() : cfg.prep_steps;
     o[cfg.obs_size - 2] = float(cfg.prep_steps - done);
-    o[cfg.obs_size - 1] = team.value == kHider ? 1.0f : 0.0f;
+    o[cfg.obs_size - 1] = team == kHider ? 1.0f : 0.0f;
+}
+
+/// gpu_hideseek's observation, one row per agent (observe_gpu_agent's
+/// entries, then lidar [30] (egocentric, ray 0 forward, counter-clockwise, 0
+/// without a hit within 200) and the visibility masks, between them), every
+/// ray of every agent spread over the world's lanes.
+ORRERY_SYSTEM void observe_gpu(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+    observe_lanes(ctx, lane, lanes, [](const Ctx& c, uint32_t row) { observe_gpu_agent(c, row); });
 }
 
 } // namespace hide_and_seek

@@ -177,10 +177,11 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(gather_scene), {after});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(reward_teams), {scene});
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(gather_scene));
+    // Every agent's rays spread over the world's lanes (observe_lanes).
     if (gpu)
-        spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY_LANES(observe_gpu));
+        spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_gpu));
     else
-        spec.add(orrery::Phase::kObserve, ORRERY_PER_ENTITY_LANES(observe));
+        spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe));
 
     // Hiders and seekers are paid as teams, but each row is its own team's
     // sign, so rewards are per agent (as OpenAI returns them).

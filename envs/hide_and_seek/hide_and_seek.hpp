@@ -22,6 +22,7 @@ inline constexpr uint32_t kMaxSegments = 8;          ///< 4 outer walls and up t
 inline constexpr uint32_t kMaxWalls = 1 + 4 + 2 * 3; ///< floor, outer walls, two pieces per split
 inline constexpr uint32_t kLidarRays = 30;
 inline constexpr float kLidarRange = 6.0f;
+inline constexpr float kGpuLidarRange = 200.0f;     ///< gpu_hideseek's (gpu_hideseek.hpp)
 inline constexpr float kReach = 0.25f;              ///< grab and lock: surface within this of the agent's centre
 inline constexpr float kCosHalfCone = 0.382683432f; ///< cos(3 pi / 8): the 135 degree vision cone
 inline constexpr float kForcePerBin = 18.0f;        ///< linspace(-0.9, 0.9, 11) step times gear 100 (N, N m)
@@ -420,41 +421,79 @@ struct Hit {
     float t;
     uint32_t index; ///< Entity::index of the body hit; ~0u for none
 };
-ORRERY_HD inline Hit cast(const Ctx& ctx, Vec3 o, Vec3 dir, float range, uint32_t skip) {
+/// The scene as the ray loops read it: its n bodies, read only.
+struct SceneView {
+    const RayBody* __restrict__ bodies;
+    uint32_t n;
+};
+ORRERY_HD inline SceneView scene_view(const Ctx& ctx) {
     Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
-    const phys::HullSet hulls = phys::hull_set(ctx);
+    return {scene.size() ? &scene[0] : nullptr, scene.size()};
+}
+// On the device the ray loop is a function of its own: every caller in the
+// megakernel (observe's lanes, sees, forward_object) shares one copy of the
+// loop and its shape tests instead of inlining one each.
+#if defined(ORRERY_ON_DEVICE)
+#define ORRERY_RAY_LOOP __noinline__
+#else
+#define ORRERY_RAY_LOOP
+#endif
+ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
+                                             uint32_t skip) {
+    const RayBody* __restrict__ bodies = scene.bodies;
     Hit best{range, ~0u};
-    for (uint32_t i = 0; i < scene.size(); ++i) {
-        const RayBody& b = scene[i];
-        if (b.index == skip) continue;
-        float t = ray_body(b, o, dir, best.t, hulls);
-        if (t < best.t) best = {t, b.index};
+    for (uint32_t i = 0; i < scene.n; ++i) {
+        const uint32_t index = bodies[i].index;
+        if (index == skip) continue;
+        float t = ray_body(bodies[i], o, dir, best.t, hulls);
+        if (t < best.t) best = {t, index};
     }
     return best;
+}
+ORRERY_HD inline Hit cast(const Ctx& ctx, Vec3 o, Vec3 dir, float range, uint32_t skip) {
+    return cast_in(scene_view(ctx), phys::hull_set(ctx), o, dir, range, skip);
+}
+
+/// The line-of-sight ray of agent `a` toward body `b` (entity indices), or
+/// its answer without one: `answer` 0 (not seen: a body missing from the
+/// scene, or b outside the cone), 1 (seen: b at a's centre), or -1: cast
+/// (o, dir, range) skipping a, and b is seen when it is the first hit.
+struct SightRay {
+    int32_t answer;
+    Vec3 o, dir;
+    float range;
+};
+ORRERY_HD inline SightRay sight_ray(const Ctx& ctx, SceneView scene, uint32_t a, uint32_t b) {
+    const RayBody* pa = nullptr;
+    const RayBody* pb = nullptr;
+    // gather_scene lists a body once (agents first), so the scan stops at both.
+    for (uint32_t i = 0; i < scene.n && !(pa && pb); ++i) {
+        const uint32_t index = scene.bodies[i].index;
+        if (index == a) pa = &scene.bodies[i];
+        if (index == b) pb = &scene.bodies[i];
+    }
+    SightRay no{0, {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}, 0.0f};
+    if (!pa || !pb) return no;
+    Vec3 d = pb->body.x - pa->body.x;
+    Quat q = pa->body.q; // facing: the body's +x axis (agents turn about z only)
+    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y), dist = phys::length(d);
+    if (ctx.config<Config>().gpu) { // gpu_hideseek: the body's +y, the cone in 3-D
+        if (phys::dot(phys::rotate(q, {0.0f, 1.0f, 0.0f}), d) < kCosHalfCone * dist) return no;
+    } else if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) {
+        return no;
+    }
+    if (dist <= 0.0f) return {1, {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}, 0.0f};
+    return {-1, pa->body.x, d * (1.0f / dist), dist + 1.0f};
 }
 
 /// Whether agent `a` sees body `b` (as of the last gather_scene): b's centre
 /// within the 135 degree cone around a's facing (+x of its body, in the plane)
 /// and a ray from a's centre to b's centre meets b first.
 ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
-    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
-    const RayBody* pa = nullptr;
-    const RayBody* pb = nullptr;
-    for (uint32_t i = 0; i < scene.size(); ++i) {
-        if (scene[i].index == a.index) pa = &scene[i];
-        if (scene[i].index == b.index) pb = &scene[i];
-    }
-    if (!pa || !pb) return false;
-    Vec3 d = pb->body.x - pa->body.x;
-    Quat q = pa->body.q; // facing: the body's +x axis (agents turn about z only)
-    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y), dist = phys::length(d);
-    if (ctx.config<Config>().gpu) { // gpu_hideseek: the body's +y, the cone in 3-D
-        if (phys::dot(phys::rotate(q, {0.0f, 1.0f, 0.0f}), d) < kCosHalfCone * dist) return false;
-    } else if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) {
-        return false;
-    }
-    if (dist <= 0.0f) return true;
-    return cast(ctx, pa->body.x, d * (1.0f / dist), dist + 1.0f, a.index).index == b.index;
+    SceneView scene = scene_view(ctx);
+    SightRay r = sight_ray(ctx, scene, a.index, b.index);
+    if (r.answer >= 0) return r.answer == 1;
+    return cast_in(scene, phys::hull_set(ctx), r.o, r.dir, r.range, a.index).index == b.index;
 }
 
 /// Agent row `row`'s entity (rows are created in order at reset and never freed).
@@ -606,53 +645,123 @@ ORRERY_HD inline uint32_t write_motion(float* out, const phys::Pose& p, const ph
     return k;
 }
 
-/// One agent's observation (OpenAI's policy inputs, flattened): self, the other
-/// agents, boxes, ramps, lidar, and the visibility masks. Absent rows are zeros.
-ORRERY_SYSTEM void observe(Ctx& ctx, const phys::Pose& pose, const phys::Velocity& vel, const Team& team,
-                           Array<Obs> obs) {
+/// Whether row `row` of archetype A holds a live entity (the rows a per-entity system visits).
+template <class A> ORRERY_HD inline bool live_row(const Ctx& ctx, uint32_t row) {
+    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
+    return row < min_of(t.high_water[ctx.world()], t.capacity) && t.alive[ctx.slot(t, row)];
+}
+
+/// Entry `k` of agent `row`'s ray block (Config's off_lidar to off_ar +
+/// ramps: lidar, then the masks of the other agents' slots, boxes' slots and
+/// ramps), written by itself: one lidar ray or one line of sight, 0 for an
+/// absent agent or an empty slot. Both variants: gpu_hideseek's lidar is
+/// egocentric and reads 0 without a hit.
+ORRERY_HD inline void observe_ray(const Ctx& ctx, SceneView scene, const phys::HullSet& hulls, uint32_t row,
+                                  uint32_t k) {
     const Config& cfg = ctx.config<Config>();
-    for (uint32_t i = 0; i < cfg.obs_size; ++i) obs[i] = 0.0f;
+    float& out = ctx.array_at<Obs>(archetype_id<Agent>, row)[cfg.off_lidar + k];
+    out = 0.0f;
+    if (ctx.at<Agent, Team>(row).value == kAbsent) return;
+    const phys::Pose& pose = ctx.at<Agent, phys::Pose>(row);
+    const uint32_t me = row_entity<Agent>(ctx, row).index;
+    Vec3 o = pose.p, dir;
+    float range;
+    uint32_t target = ~0u; // a line of sight's body; ~0u: a lidar ray
+    if (k < kLidarRays) {  // world-fixed angles 2 pi k / 30; gpu_hideseek: from forward, counter-clockwise
+        phys::SinCos sc = phys::sin_cos(6.28318531f * float(k) / float(kLidarRays));
+        dir = cfg.gpu ? phys::rotate(pose.q, {-sc.s, sc.c, 0.0f}) : Vec3{sc.c, sc.s, 0.0f};
+        range = cfg.gpu ? kGpuLidarRange : kLidarRange;
+    } else {
+        uint32_t j = k - kLidarRays, agent_slots = cfg.off_ab - cfg.off_aa, box_slots = cfg.off_ar - cfg.off_ab;
+        if (j < agent_slots) { // the other agents in row order, skipping this one
+            uint32_t other = j < row ? j : j + 1;
+            if (other >= cfg.agents || ctx.at<Agent, Team>(other).value == kAbsent) return;
+            target = row_entity<Agent>(ctx, other).index;
+        } else {
+            j -= agent_slots;
+            uint32_t obj = j < box_slots ? j : cfg.max_boxes + (j - box_slots);
+            if ((j < box_slots && j >= cfg.max_boxes) || ctx.at<Object, Piece>(obj).kind == kNoPiece) return;
+            target = row_entity<Object>(ctx, obj).index;
+        }
+        SightRay s = sight_ray(ctx, scene, me, target);
+        if (s.answer >= 0) {
+            out = s.answer == 1 ? 1.0f : 0.0f;
+            return;
+        }
+        o = s.o, dir = s.dir, range = s.range;
+    }
+    Hit h = cast_in(scene, hulls, o, dir, range, me); // one call for both kinds: lanes meet in it
+    if (target != ~0u)
+        out = h.index == target ? 1.0f : 0.0f;
+    else
+        out = cfg.gpu && h.index == ~0u ? 0.0f : h.t;
+}
+
+/// An observation node's work spread over a world's lanes: every ray entry
+/// of every agent (observe_ray), then each agent's `rest` (its entries before
+/// off_lidar and any after the masks). Each item writes only its own entries,
+/// so any lane count gives the same bytes.
+template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lane, uint32_t lanes, Rest rest) {
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t per = cfg.off_ar + cfg.ramps - cfg.off_lidar, rays = cfg.agents * per;
+    const SceneView scene = scene_view(ctx);
+    const phys::HullSet hulls = phys::hull_set(ctx);
+    phys::for_lane_share(0, rays + cfg.agents, lane, lanes, [&](uint32_t i) {
+        uint32_t row = i < rays ? i / per : i - rays;
+        if (!live_row<Agent>(ctx, row)) return;
+        if (i < rays)
+            observe_ray(ctx, scene, hulls, row, i - row * per);
+        else
+            rest(ctx, row);
+    });
+}
+
+/// Agent `row`'s observation (OpenAI's policy inputs, flattened) but for its
+/// ray block: self, the other agents, boxes, ramps. Absent rows are zeros.
+ORRERY_HD inline void observe_agent(const Ctx& ctx, uint32_t row) {
+    const Config& cfg = ctx.config<Config>();
+    Array<Obs> obs = ctx.array_at<Obs>(archetype_id<Agent>, row);
+    for (uint32_t i = 0; i < cfg.off_lidar; ++i) obs[i] = 0.0f;
+    const Team& team = ctx.at<Agent, Team>(row);
     if (team.value == kAbsent) return;
-    Entity me = ctx.self();
     float* o = &obs[0];
     float prep = phys::min_f(1.0f, float(ctx.step()) / float(cfg.prep_steps));
-    uint32_t k = write_motion(o, pose, vel, false);
+    uint32_t k = write_motion(o, ctx.at<Agent, phys::Pose>(row), ctx.at<Agent, phys::Velocity>(row), false);
     o[k++] = team.value == kHider ? 1.0f : 0.0f;
     o[k++] = prep;
     uint32_t slot = 0;
-    for (uint32_t row = 0; row < cfg.agents; ++row) {
-        if (row == me.row()) continue;
-        Entity e = row_entity<Agent>(ctx, row);
-        int32_t t = ctx.get<Team>(e)->value;
+    for (uint32_t other = 0; other < cfg.agents; ++other) {
+        if (other == row) continue;
+        int32_t t = ctx.at<Agent, Team>(other).value;
         if (t != kAbsent) {
             float* a = o + cfg.off_agents + kPerAgent * slot;
-            uint32_t n = write_motion(a, *ctx.get<phys::Pose>(e), *ctx.get<phys::Velocity>(e), false);
+            uint32_t n = write_motion(a, ctx.at<Agent, phys::Pose>(other), ctx.at<Agent, phys::Velocity>(other), false);
             a[n++] = t == kHider ? 1.0f : 0.0f;
             a[n++] = prep;
-            o[cfg.off_aa + slot] = sees(ctx, me, e) ? 1.0f : 0.0f;
         }
         ++slot;
     }
-    for (uint32_t row = 0; row < cfg.max_boxes + cfg.ramps; ++row) {
-        Entity e = row_entity<Object>(ctx, row);
-        const Piece& piece = *ctx.get<Piece>(e);
+    for (uint32_t obj = 0; obj < cfg.max_boxes + cfg.ramps; ++obj) {
+        const Piece& piece = ctx.at<Object, Piece>(obj);
         if (piece.kind == kNoPiece) continue;
-        bool ramp = row >= cfg.max_boxes;
-        float* b = o + (ramp ? cfg.off_ramps + kPerObject * (row - cfg.max_boxes) : cfg.off_boxes + kPerObject * row);
-        phys::Pose at = *ctx.get<phys::Pose>(e);
+        bool ramp = obj >= cfg.max_boxes;
+        float* b = o + (ramp ? cfg.off_ramps + kPerObject * (obj - cfg.max_boxes) : cfg.off_boxes + kPerObject * obj);
+        phys::Pose at = ctx.at<Object, phys::Pose>(obj);
         if (ramp) at.q = ramp_frame(ctx, at.q); // its yaw, not its principal axes' tilt
-        uint32_t n = write_motion(b, at, *ctx.get<phys::Velocity>(e), true);
-        Vec3 size = ramp ? Vec3{0, 0, 0} : ctx.get<phys::Shape>(e)->dims * 2.0f;
+        uint32_t n = write_motion(b, at, ctx.at<Object, phys::Velocity>(obj), true);
+        Vec3 size = ramp ? Vec3{0, 0, 0} : ctx.at<Object, phys::Shape>(obj).dims * 2.0f;
         b[n++] = size.x, b[n++] = size.y, b[n++] = size.z;
-        b[n++] = piece.locked && piece.locker == int32_t(me.row()) ? 1.0f : 0.0f;
+        b[n++] = piece.locked && piece.locker == int32_t(row) ? 1.0f : 0.0f;
         b[n++] = piece.locked && piece.lock_team == team.value ? 1.0f : 0.0f;
         b[n++] = piece.locked ? 1.0f : 0.0f;
-        o[ramp ? cfg.off_ar + (row - cfg.max_boxes) : cfg.off_ab + row] = sees(ctx, me, e) ? 1.0f : 0.0f;
     }
-    for (uint32_t r = 0; r < kLidarRays; ++r) { // world-fixed angles 2 pi r / 30
-        phys::SinCos sc = phys::sin_cos(6.28318531f * float(r) / float(kLidarRays));
-        o[cfg.off_lidar + r] = cast(ctx, pose.p, {sc.c, sc.s, 0.0f}, kLidarRange, me.index).t;
-    }
+}
+
+/// The observation (OpenAI's policy inputs, flattened, one row per agent):
+/// self, the other agents, boxes, ramps, lidar, and the visibility masks,
+/// every ray of every agent spread over the world's lanes.
+ORRERY_SYSTEM void observe(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+    observe_lanes(ctx, lane, lanes, [](const Ctx& c, uint32_t row) { observe_agent(c, row); });
 }
 
 } // namespace hide_and_seek

@@ -16,6 +16,7 @@ import operator
 import os
 import re
 import subprocess
+import time
 import warnings
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Union
 
@@ -135,10 +136,13 @@ class MissingFrameworkError(ModuleNotFoundError, ValueError):
     the argument, a ModuleNotFoundError for the package."""
 
 
-def _check_framework_installed(framework: str) -> None:
-    """Raises MissingFrameworkError at make() time, before any simulator exists,
-    when the framework's package cannot be imported (rather than later, from
-    reset()), saying what to pip install."""
+def _check_framework_installed(framework: str, import_it: bool = True) -> None:
+    """Raises MissingFrameworkError at make() time, when the framework's package
+    is not installed (rather than later, from reset()), saying what to pip
+    install. With import_it=False only its presence is checked, which is cheap:
+    Env checks that before it starts the simulator and imports the package
+    after, so a make() on a thread overlaps the caller's own import of torch
+    (examples/ippo_overcooked.py) instead of waiting for it."""
     if framework not in ("torch", "jax"):
         return
     try:
@@ -149,7 +153,8 @@ def _check_framework_installed(framework: str) -> None:
     try:
         if absent:
             raise missing(framework, feature)
-        require(framework, feature)
+        if import_it:
+            require(framework, feature)
     except ModuleNotFoundError as e:
         raise MissingFrameworkError(f"{e} (or pass framework='dlpack' for orrery.Tensor objects)",
                                     name=e.name) from None
@@ -160,7 +165,10 @@ class Env:
 
     Attributes: ``num_worlds``, ``device`` ("cpu" or "cuda:N"), ``autoreset``,
     ``framework``, ``num_agents``, ``obs`` / ``actions`` (the live views),
-    ``tensors`` (every export as an orrery.Tensor, DLPack-capable).
+    ``tensors`` (every export as an orrery.Tensor, DLPack-capable),
+    ``startup_seconds`` (what starting the native simulator took; on CUDA the
+    driver, the context, device memory and the kernels compiled or loaded
+    from the compile cache).
     """
 
     def __init__(self, name: str, num_worlds: int = 1, device: str = "auto", seed: Optional[int] = None,
@@ -178,7 +186,7 @@ class Env:
             seed = _check_int("seed", seed, 0, 2**64 - 1)
         if framework is not None:
             framework = _check_choice("framework", framework, FRAMEWORKS)
-            _check_framework_installed(framework)
+            _check_framework_installed(framework, import_it=False)  # imported once the simulator exists
         if render_mode is not None:
             render_mode = _check_choice("render_mode", render_mode, RENDER_MODES)
         options = {k: _option_string(k, v) for k, v in env_kwargs.items()}
@@ -186,7 +194,9 @@ class Env:
         self._views: Dict[str, Any] = {}
         self._host: Dict[str, np.ndarray] = {}
         self._viewer: Optional[subprocess.Popen] = None
+        started = time.perf_counter()
         self._sim = _simulator(name, options, num_worlds, device, autoreset, threads)
+        self.startup_seconds = time.perf_counter() - started
         self._closed = False
         self.render_mode = render_mode
         self.threads = threads
@@ -196,7 +206,7 @@ class Env:
         self.autoreset = autoreset
         self.device = self._sim.device
         self.framework = framework or ("numpy" if self.device == "cpu" else "torch")
-        if framework is None and self.framework != "numpy":
+        if self.framework != "numpy":
             try:
                 _check_framework_installed(self.framework)
             except ValueError:

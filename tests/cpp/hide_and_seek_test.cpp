@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <set>
 
 #include "engine/cuda/codegen.hpp"
@@ -854,12 +855,19 @@ TEST(HideAndSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
         {"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "120"}};
     Simulator a(spec(o), random_actions(5, "cpu", 1, 1));
     Simulator b(spec(o), random_actions(5, "cpu", 2, 3));
+    // The GPU's 16 lanes (observe's rays spread over them; the physics as 16
+    // threads, slow here): through the first reset.
+    Simulator c(spec(o), random_actions(5, "cpu", 1, 16));
     a.reset(19);
     b.reset(19);
+    c.reset(19);
     for (uint32_t i = 0; i < 250; ++i) { // past two resets
         a.step();
         b.step();
         ASSERT_EQ(first_difference(state_bytes(a), state_bytes(b)), "") << "step " << i;
+        if (i >= 130) continue;
+        c.step();
+        ASSERT_EQ(first_difference(state_bytes(a), state_bytes(c)), "") << "step " << i;
         if (i % 50 == 0) { ASSERT_EQ(batch_hash(a), batch_hash(b)) << "step " << i; }
     }
     EXPECT_EQ(a.errors(), std::vector<uint32_t>(5, 0));
@@ -893,6 +901,33 @@ TEST(HideAndSeekNvrtc, CompilesTheDirectMegakernel) {
                                                                     "ELF");
         } catch (const Error& e) { FAIL() << e.what(); }
     }
+}
+
+// The direct megakernel with teams of 8 and 32 lanes (GpuOptions::world_lanes)
+// gives the CPU's bytes too: 70 steps past a reset, 256 worlds.
+TEST(HideAndSeekGpu, AnyTeamSizeGivesTheCpuBytes) {
+    REQUIRE_GPU();
+    EnvOptions o = {{"horizon", "60"}, {"prep_steps", "20"}};
+    Simulator cpu(spec(o), random_actions(256, "cpu", 8, 1));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (uint32_t lanes : {8u, 32u}) {
+        SimOptions g = random_actions(256, "cuda", 0, 1);
+        g.gpu.stage = false;
+        g.gpu.world_lanes = lanes;
+        gpus.push_back(std::make_unique<Simulator>(spec(o), g));
+    }
+    cpu.reset(20);
+    for (auto& g : gpus) g->reset(20);
+    for (uint32_t step = 0; step < 70; ++step) {
+        cpu.step();
+        std::vector<uint8_t> want = state_bytes(cpu);
+        for (auto& g : gpus) {
+            g->step();
+            ASSERT_EQ(first_difference(state_bytes(*g), want), "")
+                << g->backend().describe() << " differs at step " << step;
+        }
+    }
+    for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(256, 0));
 }
 
 // Every world's every byte after every step, 130 steps past two resets (60

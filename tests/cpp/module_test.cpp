@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <tuple>
 
 #include "engine/cuda/codegen.hpp"
 #include "engine/cuda/nvrtc_compiler.hpp"
@@ -325,6 +326,38 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
     EXPECT_THROW(cuda::compile_module(missing), Error); // no header root: not built in
 }
 
+TEST(Module, WorldLanesSizeTheTeamAndAreChecked) {
+    // GpuOptions::world_lanes sets a team's size in the direct and per-node
+    // forms; a per-entity lane node keeps its rows (4 here); the world gets
+    // the most any node uses. Needs NVRTC only.
+    EnvSpec s = spec();
+    Plan plan = make_plan(s, AutoReset::kSameStep);
+    for (auto [lanes, team, world] : {std::tuple{32u, 32u, 32u}, {4u, 4u, 4u}, {1u, 1u, 4u}}) {
+        cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kDirect, lanes);
+        EXPECT_EQ(k.lanes, world) << lanes;
+        std::string call =
+            "run_world_team<&planets::spread_heat>(s, w, orrery_lanes(lane, " + std::to_string(team) + "u))";
+        EXPECT_NE(k.text.find(call), std::string::npos) << lanes << ": " << call;
+        if (lanes != 32u) continue;
+        cuda::CompileRequest req = cuda::kernel_request(s, k, 90);
+        req.use_cache = false;
+        try {
+            EXPECT_EQ(cuda::compile_module(req).cubin.substr(0, 4), "\x7f"
+                                                                    "ELF");
+        } catch (const Error& e) { FAIL() << e.what(); }
+    }
+    for (unsigned bad : {0u, 3u, 64u}) {
+        try {
+            cuda::generate_kernels(s, plan, cuda::KernelForm::kDirect, bad);
+            ADD_FAILURE() << bad << " lanes were accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("world_lanes (ORRERY_CUDA_LANES) is " + std::to_string(bad)),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 /// Steps `make()`'s env on the CPU and in every GPU kernel form and compares
 /// every world's state hash after every step.
 void gpu_parity(EnvSpec (*make)(), uint32_t worlds, uint32_t steps, bool expect_staged) {
@@ -358,6 +391,29 @@ TEST(Module, GpuMatchesTheCpuInEveryKernelForm) {
     REQUIRE_GPU();
     gpu_parity(
         +[] { return spec(); }, 300, 120, true);
+}
+
+TEST(Module, GpuTeamsOfAnySizeMatchTheCpu) {
+    REQUIRE_GPU();
+    Simulator cpu(spec(), options(300, "cpu", 1, 2));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (uint32_t lanes : {1u, 2u, 8u, 32u}) {
+        SimOptions o = options(300, "cuda");
+        o.gpu.stage = false;
+        o.gpu.world_lanes = lanes;
+        gpus.push_back(std::make_unique<Simulator>(spec(), o));
+    }
+    cpu.reset(11);
+    for (auto& g : gpus) g->reset(11);
+    for (uint32_t step = 0; step < 60; ++step) {
+        write_thrust(cpu, step);
+        cpu.step();
+        for (auto& g : gpus) {
+            write_thrust(*g, step);
+            g->step();
+            ASSERT_EQ(hashes(*g), hashes(cpu)) << g->backend().describe() << " differs at step " << step;
+        }
+    }
 }
 
 TEST(Module, GpuLargeWorldsRunDirectWithABlockPerWorld) {

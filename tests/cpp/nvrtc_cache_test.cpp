@@ -15,6 +15,7 @@
 #include "engine/cuda/nvrtc_compiler.hpp"
 #include "engine/cuda/sha256.hpp"
 #include "engine/error.hpp"
+#include "engine/options.hpp"
 
 namespace {
 
@@ -130,6 +131,46 @@ TEST_F(Cache, DirectoryWritableByOthersIsNotUsed) {
     EXPECT_TRUE(a.cache_path.empty());
     EXPECT_FALSE(orrery::cuda::compile_module(request()).from_cache);
     EXPECT_TRUE(fs::is_empty(dir_ / "open"));
+}
+
+// GpuOptions::nvrtc_options (ORRERY_NVRTC_OPTIONS) adds tuning options to the
+// compile and to the cache key (a binary built with other options is never
+// loaded in its place), and refuses the options that would change float
+// results, naming the option.
+TEST_F(Cache, ExtraOptionsAreCompiledAndKeyedAndFloatChangingOnesRefused) {
+    EXPECT_TRUE(orrery::cuda::extra_compile_options("").empty());
+    EXPECT_EQ(orrery::cuda::extra_compile_options("  --maxrregcount=128 \t-Xptxas=-O2 "),
+              (std::vector<std::string>{"--maxrregcount=128", "-Xptxas=-O2"}));
+    for (const char* bad : {"-fmad=true", "--use_fast_math", "-ftz=true", "-prec-div=false", "-prec-sqrt=false",
+                            "--gpu-architecture=sm_80", "--std=c++17"}) {
+        try {
+            orrery::cuda::extra_compile_options(bad);
+            ADD_FAILURE() << bad << " was accepted";
+        } catch (const orrery::Error& e) {
+            EXPECT_NE(std::string(e.what()).find(std::string("'") + bad + "'"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find("nvrtc_options"), std::string::npos) << e.what();
+        }
+    }
+    EXPECT_EQ(orrery::cuda::extra_compile_options("-fmadness").size(), 1u) << "only whole option names are refused";
+
+    CompiledModule plain = orrery::cuda::compile_module(request());
+    CompileRequest tuned_request = request();
+    tuned_request.extra_options = "--maxrregcount=32";
+    CompiledModule tuned = orrery::cuda::compile_module(tuned_request);
+    EXPECT_FALSE(tuned.from_cache) << "a binary compiled with other options was loaded";
+    EXPECT_NE(tuned.cache_path, plain.cache_path);
+    EXPECT_TRUE(orrery::cuda::compile_module(tuned_request).from_cache);
+    tuned_request.extra_options = "-fmad=true";
+    EXPECT_THROW(orrery::cuda::compile_module(tuned_request), orrery::Error);
+
+    const char* old = std::getenv("ORRERY_NVRTC_OPTIONS");
+    std::string saved = old ? old : "";
+    setenv("ORRERY_NVRTC_OPTIONS", "--maxrregcount=64", 1);
+    EXPECT_EQ(orrery::options_from_environment().gpu.nvrtc_options, "--maxrregcount=64");
+    if (old)
+        setenv("ORRERY_NVRTC_OPTIONS", saved.c_str(), 1);
+    else
+        unsetenv("ORRERY_NVRTC_OPTIONS");
 }
 
 TEST_F(Cache, DirectoryIsTheConfiguredOneThenXdg) {

@@ -116,6 +116,76 @@ def test_time_limit_stops_the_run():
     assert result["steps"] == 64  # one iteration, then the (long past) limit stops it
 
 
+def test_its_adam_is_torch_optim_adam_on_the_cpu_and_close_to_it_with_device_scalars():
+    """The example's Adam (it spares the start-up torch.optim's import of
+    torch._dynamo): bit for bit torch.optim.Adam's CPU update, with the
+    learning rate changed between steps as the schedule does; the CUDA form
+    (learning rate and step count as tensors, foreach kernels), run here on
+    CPU tensors, within float rounding of it."""
+    ippo = load_example()
+
+    def model():
+        torch.manual_seed(0)
+        return ippo.ActorCritic(52, 6, 16)
+
+    x = torch.randn(32, 52, generator=torch.Generator().manual_seed(1))
+    for capturable in (False, True):
+        mine, ref = model(), model()
+        opt = ippo.Adam(list(mine.parameters()), 1e-3, eps=1e-5, capturable=capturable)
+        ref_opt = torch.optim.Adam(list(ref.parameters()), lr=1e-3, eps=1e-5)
+        for i in range(20):
+            opt.set_lr(1e-3 * (1 - i / 25))
+            ref_opt.param_groups[0]["lr"] = 1e-3 * (1 - i / 25)
+            for net, o in ((mine, opt), (ref, ref_opt)):
+                o.zero_grad()
+                logits, value = net(x)
+                (logits.square().sum() + value.sum()).backward()
+                o.step()
+        pairs = list(zip(mine.parameters(), ref.parameters()))
+        assert all(not torch.equal(p, q0) for (p, _), q0 in zip(pairs, model().parameters())), "the weights moved"
+        if capturable:
+            assert all(torch.allclose(p, q, rtol=1e-5, atol=1e-6) for p, q in pairs)
+        else:
+            assert all(torch.equal(p, q) for p, q in pairs)
+    # The CUDA form reads no value on the host (a CUDA graph capture would fail):
+    # on meta tensors, which hold no data, any .item() or host copy raises.
+    params = [torch.zeros(3, device="meta", requires_grad=True), torch.zeros(2, 2, device="meta", requires_grad=True)]
+    for p in params:
+        p.grad = torch.zeros_like(p)
+    opt = ippo.Adam(params, 1e-3, eps=1e-5, capturable=True)
+    opt.set_lr(5e-4)
+    opt.zero_grad()
+    opt.step()
+    assert opt.steps.device.type == "meta" and opt.lr.device.type == "meta"
+
+
+def test_as_a_script_it_prints_where_the_start_up_went_and_never_imports_dynamo(tmp_path):
+    """Run as a script (env made on a thread while torch imports; on a machine
+    without CUDA the thread's guess cuda:0 fails and main() makes it on the
+    CPU): one startup line with the stages in the order reached, and no
+    torch._dynamo, whose import is seconds of start-up."""
+    code = ("import runpy, sys\n"
+            f"sys.argv = [{str(EXAMPLE)!r}] + sys.argv[1:]\n"
+            f"runpy.run_path({str(EXAMPLE)!r}, run_name='__main__')\n"
+            "print('dynamo imported:', 'torch._dynamo' in sys.modules)\n")
+    cmd = [sys.executable, "-c", code, *SMALL, "--total-timesteps", "128", "--quiet"]
+    done = subprocess.run(cmd, cwd=tmp_path, env=dict(os.environ, PYTHONUNBUFFERED="1"), capture_output=True,
+                          text=True, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert "dynamo imported: False" in lines
+    startup = [line for line in lines if line.startswith("startup:")]
+    assert len(startup) == 1, done.stdout
+    fields = dict(item.split("=") for item in startup[0].split()[1:])
+    stages = [name for name in fields if name != "env_native_s"]
+    at = [float(fields[name]) for name in stages]
+    assert at == sorted(at) and 0 <= at[0] and at[-1] < 240
+    for stage in ("script", "orrery", "torch", "device", "env", "model", "first_iteration", "first_row"):
+        assert stage in stages, startup[0]
+    assert stages.index("torch") < stages.index("model") < stages.index("first_iteration") < stages.index("first_row")
+    assert float(fields["env_native_s"]) >= 0
+
+
 def _torchrun(tmp_path, device, extra=()):
     import torch.distributed as dist
 

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Physics and hide-and-seek on one GPU, in one call: build the C++ tools and
+# the GPU parity tests (tools/gpu_check.sh), run the parity tests (CPU = GPU
+# bit for bit, pinned hashes), then `orrery bench` of hide-and-seek under
+# kernel variants (the default direct megakernel, NVRTC register caps through
+# ORRERY_NVRTC_OPTIONS, teams of 8 and 32 lanes through ORRERY_CUDA_LANES,
+# the per-node form), gpu_hideseek and the physics
+# crowd. Every variant's kernel is compiled first, all at once (one NVRTC
+# compile per process, on the host's cores), so the timed rows start warm.
+# Prints a table; logs go to $OUT (default ./physics_gpu_out).
+#
+#   bash bench/physics_gpu.sh                    # everything (~5 min on one H200)
+#   SKIP_TESTS=1 WORLDS=1024,16384 bash bench/physics_gpu.sh
+#   VARIANTS="default r128" bash bench/physics_gpu.sh
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+OUT=${OUT:-$ROOT/physics_gpu_out}
+BUILD=${BUILD:-/tmp/orrery_gpu_build}
+WORLDS=${WORLDS:-1024,16384,65536}
+STEPS=${STEPS:-40}
+VARIANTS=${VARIANTS:-default r128 r96 r64 l8 l32 split per-node}
+mkdir -p "$OUT"
+export ORRERY_CACHE_DIR=${ORRERY_CACHE_DIR:-/tmp/orrery_physics_gpu_cache}
+BIN="$BUILD/tools/orrery"
+
+OUT="$OUT" BUILD="$BUILD" STAGES="build" \
+    TARGETS="module_test physics_test physics_hull_test physics_query_test physics_validate_test hide_and_seek_test hide_and_seek_gpu_test determinism_test orrery_cli" \
+    "$ROOT/tools/gpu_check.sh" >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
+grep -E "^(commit|gpu|build):" "$OUT/build.txt"
+
+# A variant: its name, then the environment and bench flags it runs with.
+variant_env() {
+    case "$1" in
+    r*) echo "ORRERY_NVRTC_OPTIONS=--maxrregcount=${1#r}" ;;
+    l*) echo "ORRERY_CUDA_LANES=${1#l}" ;;
+    split) echo "ORRERY_NVRTC_OPTIONS=--split-compile=0" ;;
+    *) echo "" ;;
+    esac
+}
+variant_flags() { [ "$1" = per-node ] && echo "--per-node" || echo ""; }
+
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+    # The parity tests compile their own kernels (three kernel forms each): run them
+    # beside the variants' compiles, eight at a time; the GPU is shared, the results are bits.
+    (cd "$BUILD" && ORRERY_CACHE_DIR=/tmp/orrery_test_cache XDG_CACHE_HOME=/tmp/orrery_test_xdg \
+        ctest -j 8 --timeout 400 --output-on-failure \
+        -R 'Module\.Gpu|Module\.WorldLanes|PhysicsGpu|HullGpu|PhysicsQueryGpu|PhysicsBadHull|HideAndSeekGpu|GpuHideSeekGpu|PinnedHash\.Cuda/(physics_crowd|hide_and_seek)' \
+        >"$OUT/tests.log" 2>&1) &
+    tests_pid=$!
+fi
+
+# Warm every variant's kernel at once.
+pids=()
+for v in $VARIANTS; do
+    env $(variant_env "$v") "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 \
+        $(variant_flags "$v") >"$OUT/warm_$v.log" 2>&1 &
+    pids+=($!)
+done
+"$BIN" bench hide_and_seek --device cuda --opt variant=gpu_hideseek --worlds 64 --steps 2 >"$OUT/warm_gpu.log" 2>&1 &
+pids+=($!)
+"$BIN" bench physics_scenes --device cuda --opt scene=crowd --worlds 64 --steps 2 >"$OUT/warm_crowd.log" 2>&1 &
+pids+=($!)
+for p in "${pids[@]}"; do wait "$p"; done
+grep -h "NVRTC compiled" "$OUT"/warm_*.log | sed 's/^/  /'
+
+if [ "${SKIP_TESTS:-0}" != 1 ]; then
+    wait "$tests_pid"
+    echo "parity tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
+    grep -E '^\s*[0-9]+ - |\*\*\*Failed|Timeout' "$OUT/tests.log" | head -20
+fi
+
+# Cold start: one compile alone on an empty cache, as NVRTC's default and with
+# --split-compile=0 (NVRTC's optimiser on every host core).
+for split in "" "--split-compile=0"; do
+    c=$(mktemp -d)
+    ORRERY_CACHE_DIR=$c ORRERY_NVRTC_OPTIONS="$split" "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 \
+        2>&1 | grep -h "NVRTC compiled" | sed "s/^/  cold, ${split:-default options}: /"
+done
+
+echo "== hide_and_seek (env-steps/s), $STEPS steps a row"
+printf "%-10s %-34s" variant environment
+IFS=, read -ra ws <<<"$WORLDS"
+for w in "${ws[@]}"; do printf " %12s" "$w"; done
+echo
+row() { # name, environment, then bench args
+    local name=$1 opts=$2
+    shift 2
+    local line
+    line=$(env $opts timeout 200 "$BIN" bench "$@" --worlds "$WORLDS" --steps "$STEPS" 2>>"$OUT/bench.err" |
+        tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {printf " %12s", $NF}')
+    printf "%-10s %-34s%s\n" "$name" "${opts:--}" "$line"
+}
+for v in $VARIANTS; do
+    row "$v" "$(variant_env "$v")" hide_and_seek --device cuda $(variant_flags "$v")
+done
+row gpu_hideseek "" hide_and_seek --device cuda --opt variant=gpu_hideseek
+row crowd "" physics_scenes --device cuda --opt scene=crowd
