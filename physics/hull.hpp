@@ -150,6 +150,8 @@ ORRERY_HD inline HullHit ray_vs_convex(const Convex& c, Vec3 origin, Vec3 dir, f
         } else if (t < t1) {
             t1 = t, n1 = F.n;
         }
+        // The span only narrows: empty, behind the ray or starting past max_t, it stays a miss.
+        if (t0 > t1 || t1 < 0.0f || t0 > max_t) return miss;
     }
     if (t0 > t1 || t1 < 0.0f) return miss;
     if (t0 >= 0.0f) return t0 <= max_t ? HullHit{true, t0, n0} : miss;

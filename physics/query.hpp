@@ -67,7 +67,11 @@ struct SlabSpan {
 };
 
 /// Axis-aligned box of half extents e at the origin (the box's own frame).
-ORRERY_HD inline SlabSpan box_span(Vec3 o, Vec3 d, Vec3 e) {
+/// The span only narrows axis by axis, so once it is empty, behind the ray
+/// (exit < 0) or starts past `reach`, the remaining axes cannot give a hit
+/// within reach and it returns empty at once: surface_param reads no hit
+/// either way (ray_shape's answer is the same bit for bit).
+ORRERY_HD inline SlabSpan box_span(Vec3 o, Vec3 d, Vec3 e, float reach = kFar) {
     SlabSpan s{{-kFar, kFar}, 3, 3};
     for (uint32_t i = 0; i < 3; ++i) {
         float oi = axis_of(o, i), di = axis_of(d, i), ei = axis_of(e, i);
@@ -82,6 +86,7 @@ ORRERY_HD inline SlabSpan box_span(Vec3 o, Vec3 d, Vec3 e) {
         }
         if (t1 > s.span.enter) s.span.enter = t1, s.enter_axis = i;
         if (t2 < s.span.exit) s.span.exit = t2, s.exit_axis = i;
+        if (s.span.enter > s.span.exit || s.span.exit < 0.0f || s.span.enter > reach) return {empty_span(), 3, 3};
     }
     return s;
 }
@@ -159,7 +164,7 @@ ORRERY_HD inline ShapeHit ray_shape(const Placed& s, Vec3 o, Vec3 d, float max_d
     }
     case ShapeKind::kBox: {
         Vec3 lo = unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
-        detail::SlabSpan sl = detail::box_span(lo, ld, s.shape.dims);
+        detail::SlabSpan sl = detail::box_span(lo, ld, s.shape.dims, max_distance);
         float t = detail::surface_param(sl.span);
         if (t < 0.0f || t > max_distance) return miss;
         bool entering = sl.span.enter >= 0.0f;
