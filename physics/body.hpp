@@ -14,6 +14,7 @@ using orrery::Ctx;
 using orrery::Entity;
 using orrery::Lanes;
 using orrery::min_of;
+using orrery::uint16_t;
 
 /// Position and orientation. // [worlds, bodies, 7] f32: px py pz qw qx qy qz
 struct Pose {
@@ -142,11 +143,10 @@ struct SolverBody {
 };
 /// One contact point, found at the step's start: bodies by index in Bodies,
 /// normal from a to b, anchors (world offsets from each body's centre, fixed
-/// for the step), and the solver's accumulated impulses.
+/// for the step), and the solver's accumulated impulses. Scratch of one step
+/// (what the next step reads of it is in ContactCache).
 struct Contact {
     uint32_t a, b;
-    Entity ea, eb; ///< the bodies, to match this point next step (warm starting)
-    Vec3 la;       ///< the point in a's body frame, likewise
     Vec3 n, t1, t2, ra, rb;
     float separation; ///< at the start, less the anchors' offset along n (< 0: overlapping)
     float normal_mass, t1_mass, t2_mass;
@@ -154,6 +154,20 @@ struct Contact {
     float approach; ///< normal velocity at the start (< 0: approaching), for restitution
     float static_mu, dynamic_mu, restitution;
 };
+
+/// What warm starting keeps of a contact point for the next step: its bodies
+/// (by index, to find a pair's points by binary search, and by entity, as the
+/// same index may hold another body next step), the point in a's body frame
+/// at the step's start, and its final impulses (friction as a world vector,
+/// t1 * t1_impulse + t2 * t2_impulse, projected onto the new point's tangents).
+struct CachedContact {
+    uint16_t a, b; ///< indices in Bodies (max_bodies <= 4096)
+    Entity ea, eb;
+    Vec3 la;
+    float normal_impulse;
+    Vec3 friction;
+};
+static_assert(sizeof(CachedContact) == 48, "CachedContact is plain data");
 
 inline constexpr uint32_t kMaxManifold = 4;
 
@@ -166,13 +180,14 @@ struct Manifold {
 };
 
 /// A pair of bodies the broadphase kept for a step (a < b; the list is in
-/// pair order), the narrowphase's manifold for it, and where its points
-/// start in Contacts and how many of them the list kept.
+/// pair order), where its points start in Contacts and how many of them the
+/// list kept (before the points are placed: how many the narrowphase found).
+/// The manifold itself is not kept: make_contacts finds it again (solver.hpp).
 struct Pair {
     uint32_t a, b;
     uint32_t first, count;
-    Manifold m;
 };
+static_assert(sizeof(Pair) == 16, "Pair is plain data");
 /// Colours of the step's constraints (joints and manifolds): no two of one
 /// colour share a dynamic body, so a world's lanes solve a colour at once.
 /// A constraint that needs more goes to colour kColours, which one lane
@@ -226,8 +241,9 @@ struct Gravity { // per world, [worlds, 1, 3] f32
 };
 struct Bodies : BufferOf<SolverBody> {};
 struct Contacts : BufferOf<Contact> {};
-/// Last step's contacts, matched to this step's to warm-start the solver.
-struct ContactCache : BufferOf<Contact> {};
+/// Last step's contact points as warm starting reads them (written at the
+/// end of each step, in Contacts' order), matched to this step's points.
+struct ContactCache : BufferOf<CachedContact> {};
 /// The world's joints, capacity PhysicsOptions::max_joints; systems add and
 /// remove them in any step (physics/joint.hpp). A full list records
 /// ErrorCode::kBufferOverflow for the world.

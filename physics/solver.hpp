@@ -155,14 +155,16 @@ ORRERY_HD inline Tangents tangents_of(Vec3 n) {
 ORRERY_HD inline float inverse_or_zero(float k) { return k > 0.0f ? 1.0f / k : 0.0f; }
 
 /// Warm starting across steps: the nearest of last step's points of the
-/// same two bodies, within `reach` in a's frame, lends c its impulses (its
-/// friction projected onto c's tangents). The cache is in pair order, so the
-/// pair's points are found by binary search; ties go to the first.
-ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, float reach) {
+/// same two bodies (a and b at indices ia, ib now), within `reach` in a's
+/// frame (la), lends c its impulses (its friction projected onto c's
+/// tangents). The cache is in pair order, so the pair's points are found by
+/// binary search; ties go to the first.
+ORRERY_HD inline void inherit_impulses(Contact& c, const SolverBody& a, const SolverBody& b, Vec3 la,
+                                       Buffer<ContactCache> cache, float reach) {
     uint32_t lo = 0, hi = cache.size(); // the first entry not before (c.a, c.b)
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        const Contact& o = cache[mid];
+        const CachedContact& o = cache[mid];
         if (o.a < c.a || (o.a == c.a && o.b < c.b))
             lo = mid + 1;
         else
@@ -171,18 +173,38 @@ ORRERY_HD inline void inherit_impulses(Contact& c, Buffer<ContactCache> cache, f
     float best = reach * reach;
     uint32_t found = cache.size();
     for (uint32_t k = lo; k < cache.size() && cache[k].a == c.a && cache[k].b == c.b; ++k) {
-        const Contact& o = cache[k];
+        const CachedContact& o = cache[k];
         // The same rows may hold other bodies now (created or destroyed since).
-        if (o.ea.index != c.ea.index || o.ea.gen != c.ea.gen || o.eb.index != c.eb.index || o.eb.gen != c.eb.gen)
+        if (o.ea.index != a.entity.index || o.ea.gen != a.entity.gen || o.eb.index != b.entity.index ||
+            o.eb.gen != b.entity.gen)
             continue;
-        Vec3 d = o.la - c.la;
+        Vec3 d = o.la - la;
         if (dot(d, d) < best) best = dot(d, d), found = k;
     }
     if (found == cache.size()) return;
-    const Contact& o = cache[found];
+    const CachedContact& o = cache[found];
     c.normal_impulse = o.normal_impulse;
-    Vec3 f = o.t1 * o.t1_impulse + o.t2 * o.t2_impulse;
-    c.t1_impulse = dot(f, c.t1), c.t2_impulse = dot(f, c.t2);
+    c.t1_impulse = dot(o.friction, c.t1), c.t2_impulse = dot(o.friction, c.t2);
+}
+
+/// The step's end, a lane's share of it: each contact point as the next step's
+/// warm start reads it (bodies, the point in a's frame at the step's start,
+/// the final impulses), in Contacts' order. The cache's capacity is Contacts':
+/// it never overflows.
+ORRERY_HD inline void remember_contacts(Buffer<Bodies> bodies, Buffer<Contacts> contacts, Buffer<ContactCache> cache,
+                                        const Lanes& l) {
+    for (uint32_t k = l.lane; k < contacts.size(); k += l.count) {
+        const Contact& c = contacts[k];
+        const SolverBody& a = bodies[c.a];
+        CachedContact o;
+        o.a = uint16_t(c.a), o.b = uint16_t(c.b);
+        o.ea = a.entity, o.eb = bodies[c.b].entity;
+        o.la = unrotate(a.q0, c.ra);
+        o.normal_impulse = c.normal_impulse;
+        o.friction = c.t1 * c.t1_impulse + c.t2 * c.t2_impulse;
+        cache[k] = o;
+    }
+    if (l.lane == 0) cache.resize(contacts.size());
 }
 
 /// What one world's step works in: its bodies, this and last step's
@@ -251,17 +273,16 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
 /// The narrowphase of pair p: its manifold, with points kept up to margin
 /// plus the distance both surfaces may move this step apart (speculative
 /// contacts: what would meet during the step is caught at its start).
-ORRERY_HD inline void collide_pair(Buffer<Bodies> bodies, Pair& p, const Params& prm, const HullSet& hulls) {
+ORRERY_HD inline Manifold manifold_of(Buffer<Bodies> bodies, const Pair& p, const Params& prm, const HullSet& hulls) {
     const SolverBody& a = bodies[p.a];
     const SolverBody& b = bodies[p.b];
-    p.m = collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, prm.margin + a.sweep + b.sweep, hulls);
+    return collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, prm.margin + a.sweep + b.sweep, hulls);
 }
 
-/// The contact points of pair p from its manifold, each inheriting last step's impulses.
-ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const Params& prm) {
+/// The contact points of pair p from its manifold m, each inheriting last step's impulses.
+ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const Manifold& m, const Params& prm) {
     const SolverBody& a = s.bodies[p.a];
     const SolverBody& b = s.bodies[p.b];
-    const Manifold& m = p.m;
     Tangents t = tangents_of(m.n);
     for (uint32_t k = 0; k < p.count; ++k) {
         Contact c{};
@@ -276,9 +297,7 @@ ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const P
         c.static_mu = combine(prm.friction_rule, a.material.static_friction, b.material.static_friction);
         c.dynamic_mu = combine(prm.friction_rule, a.material.dynamic_friction, b.material.dynamic_friction);
         c.restitution = combine(prm.restitution_rule, a.material.restitution, b.material.restitution);
-        c.ea = a.entity, c.eb = b.entity;
-        c.la = unrotate(a.q, c.ra);
-        inherit_impulses(c, s.cache, prm.match_distance);
+        inherit_impulses(c, a, b, unrotate(a.q, c.ra), s.cache, prm.match_distance);
         s.contacts[p.first + k] = c;
     }
 }
@@ -314,9 +333,10 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
     uint32_t total = 0, cap = s.contacts.capacity();
     for (uint32_t k = 0; k < s.pairs.size(); ++k) {
         Pair& p = s.pairs[k];
+        const uint32_t found = p.count; // the narrowphase's
         p.first = total;
-        p.count = total >= cap ? 0u : min_of(p.m.count, cap - total);
-        total += p.m.count;
+        p.count = total >= cap ? 0u : min_of(found, cap - total);
+        total += found;
     }
     s.contacts.resize(total);
     for (uint32_t k = 0; k < kMaxSolverLanes; ++k) s.colouring->lane_pairs[k] = 0; // the state hash holds no lane count
@@ -568,7 +588,7 @@ ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const Pa
 }
 
 /// The step's start, a lane's share of it: each body's pose and inertia now
-/// and how far it may move, and last step's contacts copied to the cache.
+/// and how far it may move.
 ORRERY_HD inline void begin_bodies(const StepBuffers& s, const Params& prm, const Lanes& l) {
     for (uint32_t i = l.lane; i < s.bodies.size(); i += l.count) {
         SolverBody& b = s.bodies[i];
@@ -577,20 +597,31 @@ ORRERY_HD inline void begin_bodies(const StepBuffers& s, const Params& prm, cons
         set_world_inertia(b);
         b.sweep = prm.dt * (length(b.v) + length(b.w) * max_f(b.bound, 0.0f));
     }
-    for (uint32_t k = l.lane; k < s.contacts.size(); k += l.count) s.cache[k] = s.contacts[k];
-    if (l.lane == 0) s.cache.resize(s.contacts.size());
 }
 
 /// Pairs, their manifolds, the colour order and the contact points, each
 /// phase shared by the lanes and ended by a sync (order_constraints on lane 0).
+/// The narrowphase runs twice, a pair per lane: first for each pair's number
+/// of points (where they go in Contacts needs every earlier pair's), then,
+/// for the pairs with points, again to make them. A pair keeps no manifold
+/// between the two (80 bytes of Pairs per pair); the second run is the same
+/// function of the same bodies, so it gives the same points.
 ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, const HullSet& hulls, const Lanes& l) {
     find_pairs(s, prm, l);
-    for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) collide_pair(s.bodies, s.pairs[k], prm, hulls);
-    l.sync();
-    if (l.lane == 0) order_constraints(s);
-    l.sync();
-    for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) make_contacts(s, s.pairs[k], prm);
-    l.sync();
+    for (uint32_t pass = 0; pass < 2; ++pass) {
+        for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) {
+            Pair& p = s.pairs[k];
+            if (pass == 1 && p.count == 0) continue;
+            const Manifold m = manifold_of(s.bodies, p, prm, hulls);
+            if (pass == 0)
+                p.count = m.count;
+            else
+                make_contacts(s, p, m, prm);
+        }
+        l.sync();
+        if (pass == 0 && l.lane == 0) order_constraints(s);
+        if (pass == 0) l.sync();
+    }
 }
 
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
@@ -598,7 +629,8 @@ ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g 
 
 /// One env step for gathered bodies: remember where each starts, find
 /// contacts, run the substeps (each pass over the constraints colour by
-/// colour), apply restitution. simulate() wraps it between gathering and
+/// colour), apply restitution, keep the points for the next step's warm
+/// start (remember_contacts). simulate() wraps it between gathering and
 /// scattering; tests call it on buffers of their own. The joints must have
 /// been resolved against the bodies (resolve_joints). Every lane of `l`
 /// calls it; it ends with a sync.
@@ -626,6 +658,8 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         for (uint32_t r = 0; r < prm.relax_iterations; ++r) pass_constraints(s, Pass::kRelax, pp, l);
     }
     pass_constraints(s, Pass::kRestitution, pp, l);
+    remember_contacts(s.bodies, s.contacts, s.cache, l);
+    l.sync();
 }
 
 /// A world's step buffers, all in its PhysicsWorld singleton.

@@ -136,7 +136,11 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     if (gpu) po.contact_hertz = 30.0f; // the module's bound for 120 substeps a second: a quarter of it
     uint32_t walls = gpu ? kGpuMaxWalls + 1 : kMaxWalls;
     po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + walls;
-    po.max_contacts = opt.u32("max_contacts", gpu ? 256 : 128, 16, 4096);
+    // Contact points per world per step; a full list records kBufferOverflow for
+    // the world. Peaks of random play (README, "Memory"): 98 points, 109 pairs
+    // (default variant, 512 worlds x 1,200 steps); 76 and 76 (gpu_hideseek, 384 x
+    // 1,200). Pairs get twice this (the module's default).
+    po.max_contacts = opt.u32("max_contacts", 128, 16, 4096);
     po.max_joints = cfg.agents; // one weld per agent at most
     // kRampHull: OpenAI's 45 degree ramp, or gpu_hideseek's 2 wide, 3 long, 2 high (33.7 degrees)
     po.hulls = {gpu ? phys::wedge_vertices(2.0f, 3.0f, 2.0f) : phys::wedge_vertices(0.5f, 0.5f, 0.5f)};

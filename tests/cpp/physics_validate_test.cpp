@@ -142,6 +142,7 @@ std::unique_ptr<Simulator> grab_scene() {
     WorldSnapshot s = sim.save_world(0);
     EXPECT_EQ((count_in<phys::PhysicsWorld, phys::Joints>(s, sim.spec())), 2u);
     EXPECT_GT((count_in<phys::PhysicsWorld, phys::Contacts>(s, sim.spec())), 0u);
+    EXPECT_GT((count_in<phys::PhysicsWorld, phys::ContactCache>(s, sim.spec())), 0u);
     sim.restore_world(1, s); // the untouched copy is accepted: each test below changes one field
     return made;
 }
@@ -254,6 +255,22 @@ TEST(PhysicsValidation, WorldBuffersAndContacts) {
                         edit_element<W, phys::Contacts>(s, spec, 0, [](auto& c) { c.normal_impulse = kNaN; });
                     },
                     {"Contacts[0]: a point, direction, mass or impulse = not finite"});
+    // The cache is what the next step warm-starts from.
+    expect_rejected(sim,
+                    [&](WorldSnapshot& s) {
+                        edit_element<W, phys::ContactCache>(s, spec, 0, [](auto& c) { std::swap(c.a, c.b); });
+                    },
+                    {"PhysicsWorld ContactCache[0]: (a, b) = (", "a < b < 48"});
+    expect_rejected(sim,
+                    [&](WorldSnapshot& s) {
+                        edit_element<W, phys::ContactCache>(s, spec, 0, [](auto& c) { c.friction.y = kNaN; });
+                    },
+                    {"ContactCache[0]: a point or impulse = not finite"});
+    expect_rejected(sim,
+                    [&](WorldSnapshot& s) {
+                        edit_element<W, phys::ContactCache>(s, spec, 0, [](auto& c) { c.normal_impulse = kInf; });
+                    },
+                    {"ContactCache[0]: a point or impulse = not finite"});
 }
 
 TEST(PhysicsValidation, Joints) {
