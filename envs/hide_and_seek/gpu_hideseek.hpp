@@ -281,7 +281,10 @@ ORRERY_SYSTEM void toggle_gpu(Ctx& ctx) {
         int32_t team = ctx.at<Agent, Team>(row).value;
         if (team == kAbsent) continue;
         const Action& a = ctx.at<Agent, Action>(row);
-        int32_t k = a.lock != 0 ? forward_object(ctx, row) : -1;
+        // One forward ray serves lock and grab (toggles move no body of the ray scene), cast when first needed.
+        int32_t ahead = -2;
+        auto forward = [&] { return ahead != -2 ? ahead : (ahead = forward_object(ctx, row)); };
+        int32_t k = a.lock != 0 ? forward() : -1;
         if (k >= 0) {
             Piece& piece = ctx.at<Object, Piece>(uint32_t(k));
             bool lockable = piece.kind != kRamp || cfg.lock_ramps;
@@ -298,7 +301,7 @@ ORRERY_SYSTEM void toggle_gpu(Ctx& ctx) {
         if (!g.held.is_null()) {
             phys::remove_joints(ctx, me, g.held);
             g.held = Entity{};
-        } else if ((k = forward_object(ctx, row)) >= 0 && !ctx.at<Object, Piece>(uint32_t(k)).locked) {
+        } else if ((k = forward()) >= 0 && !ctx.at<Object, Piece>(uint32_t(k)).locked) {
             Entity target = row_entity<Object>(ctx, uint32_t(k));
             if (phys::weld(ctx, me, target)) g.held = target;
         }

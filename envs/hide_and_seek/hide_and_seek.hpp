@@ -547,10 +547,12 @@ ORRERY_SYSTEM void move_agents(Ctx& ctx) {
 /// Lock, OpenAI's all_lock_team_specific: an object locks when an agent in
 /// reach that saw it presses lock, unless a teammate of the locker is in reach,
 /// saw it, and is not pressing; only the locking team can unlock it, the same
-/// way. Locked objects are static bodies, unlocked ones dynamic.
-ORRERY_SYSTEM void lock_objects(Ctx& ctx) {
+/// way. Locked objects are static bodies, unlocked ones dynamic. Objects are
+/// independent (object k's call reads and writes only k's rows besides the
+/// agents' actions, poses and masks), so they are spread over the lanes.
+ORRERY_SYSTEM void lock_objects(Ctx& ctx, uint32_t lane, uint32_t lanes) {
     const Config& cfg = ctx.config<Config>();
-    for (uint32_t k = 0; k < cfg.max_boxes + cfg.ramps; ++k) {
+    for (uint32_t k = lane; k < cfg.max_boxes + cfg.ramps; k += lanes) {
         Piece& piece = ctx.at<Object, Piece>(k);
         if (piece.kind == kNoPiece || (piece.kind == kRamp && !cfg.lock_ramps)) continue;
         int32_t first[2] = {-1, -1};
