@@ -141,19 +141,23 @@ struct SolverBody {
     Vec3 turn[3];      ///< rows of the rotation since the step's start (q conj(q0)), updated each substep
     uint32_t colours;  ///< the colours of constraints on it so far (colouring only)
 };
-/// One contact point, found at the step's start: bodies by index in Bodies,
-/// normal from a to b, anchors (world offsets from each body's centre, fixed
-/// for the step), and the solver's accumulated impulses. Scratch of one step
-/// (what the next step reads of it is in ContactCache).
+/// One contact point, found at the step's start: normal from body a to body
+/// b (the two of its Pair, whose points lie in Contacts at [first, first +
+/// count)) and tangent t1 (the second tangent is cross(n, t1): contact_t2),
+/// anchors (world offsets from each body's centre, fixed for the step), and
+/// the solver's accumulated impulses. The pair's friction and restitution are
+/// combined from the bodies' materials where they are used. Scratch of one
+/// step (what the next step reads of it is in ContactCache).
 struct Contact {
-    uint32_t a, b;
-    Vec3 n, t1, t2, ra, rb;
+    Vec3 n, t1, ra, rb;
     float separation; ///< at the start, less the anchors' offset along n (< 0: overlapping)
     float normal_mass, t1_mass, t2_mass;
     float normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
     float approach; ///< normal velocity at the start (< 0: approaching), for restitution
-    float static_mu, dynamic_mu, restitution;
 };
+static_assert(sizeof(Contact) == 84, "Contact is plain data");
+/// A contact's second tangent (tangents_of makes it so: the same bits).
+ORRERY_HD inline Vec3 contact_t2(const Contact& c) { return cross(c.n, c.t1); }
 
 /// What warm starting keeps of a contact point for the next step: its bodies
 /// (by index, to find a pair's points by binary search, and by entity, as the

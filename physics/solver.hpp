@@ -155,24 +155,24 @@ ORRERY_HD inline Tangents tangents_of(Vec3 n) {
 ORRERY_HD inline float inverse_or_zero(float k) { return k > 0.0f ? 1.0f / k : 0.0f; }
 
 /// Warm starting across steps: the nearest of last step's points of the
-/// same two bodies (a and b at indices ia, ib now), within `reach` in a's
+/// same two bodies (a and b, at indices ia, ib now), within `reach` in a's
 /// frame (la), lends c its impulses (its friction projected onto c's
-/// tangents). The cache is in pair order, so the pair's points are found by
-/// binary search; ties go to the first.
-ORRERY_HD inline void inherit_impulses(Contact& c, const SolverBody& a, const SolverBody& b, Vec3 la,
-                                       Buffer<ContactCache> cache, float reach) {
-    uint32_t lo = 0, hi = cache.size(); // the first entry not before (c.a, c.b)
+/// tangents t1 and t2). The cache is in pair order, so the pair's points are
+/// found by binary search; ties go to the first.
+ORRERY_HD inline void inherit_impulses(Contact& c, Vec3 t2, uint32_t ia, uint32_t ib, const SolverBody& a,
+                                       const SolverBody& b, Vec3 la, Buffer<ContactCache> cache, float reach) {
+    uint32_t lo = 0, hi = cache.size(); // the first entry not before (ia, ib)
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         const CachedContact& o = cache[mid];
-        if (o.a < c.a || (o.a == c.a && o.b < c.b))
+        if (o.a < ia || (o.a == ia && o.b < ib))
             lo = mid + 1;
         else
             hi = mid;
     }
     float best = reach * reach;
     uint32_t found = cache.size();
-    for (uint32_t k = lo; k < cache.size() && cache[k].a == c.a && cache[k].b == c.b; ++k) {
+    for (uint32_t k = lo; k < cache.size() && cache[k].a == ia && cache[k].b == ib; ++k) {
         const CachedContact& o = cache[k];
         // The same rows may hold other bodies now (created or destroyed since).
         if (o.ea.index != a.entity.index || o.ea.gen != a.entity.gen || o.eb.index != b.entity.index ||
@@ -184,25 +184,28 @@ ORRERY_HD inline void inherit_impulses(Contact& c, const SolverBody& a, const So
     if (found == cache.size()) return;
     const CachedContact& o = cache[found];
     c.normal_impulse = o.normal_impulse;
-    c.t1_impulse = dot(o.friction, c.t1), c.t2_impulse = dot(o.friction, c.t2);
+    c.t1_impulse = dot(o.friction, c.t1), c.t2_impulse = dot(o.friction, t2);
 }
 
-/// The step's end, a lane's share of it: each contact point as the next step's
+/// The step's end, a pair per lane: each contact point as the next step's
 /// warm start reads it (bodies, the point in a's frame at the step's start,
 /// the final impulses), in Contacts' order. The cache's capacity is Contacts':
 /// it never overflows.
-ORRERY_HD inline void remember_contacts(Buffer<Bodies> bodies, Buffer<Contacts> contacts, Buffer<ContactCache> cache,
-                                        const Lanes& l) {
-    for (uint32_t k = l.lane; k < contacts.size(); k += l.count) {
-        const Contact& c = contacts[k];
-        const SolverBody& a = bodies[c.a];
-        CachedContact o;
-        o.a = uint16_t(c.a), o.b = uint16_t(c.b);
-        o.ea = a.entity, o.eb = bodies[c.b].entity;
-        o.la = unrotate(a.q0, c.ra);
-        o.normal_impulse = c.normal_impulse;
-        o.friction = c.t1 * c.t1_impulse + c.t2 * c.t2_impulse;
-        cache[k] = o;
+ORRERY_HD inline void remember_contacts(Buffer<Bodies> bodies, Buffer<Pairs> pairs, Buffer<Contacts> contacts,
+                                        Buffer<ContactCache> cache, const Lanes& l) {
+    for (uint32_t k = l.lane; k < pairs.size(); k += l.count) {
+        const Pair& p = pairs[k];
+        const SolverBody& a = bodies[p.a];
+        for (uint32_t i = p.first; i < p.first + p.count; ++i) {
+            const Contact& c = contacts[i];
+            CachedContact o;
+            o.a = uint16_t(p.a), o.b = uint16_t(p.b);
+            o.ea = a.entity, o.eb = bodies[p.b].entity;
+            o.la = unrotate(a.q0, c.ra);
+            o.normal_impulse = c.normal_impulse;
+            o.friction = c.t1 * c.t1_impulse + contact_t2(c) * c.t2_impulse;
+            cache[i] = o;
+        }
     }
     if (l.lane == 0) cache.resize(contacts.size());
 }
@@ -286,7 +289,7 @@ ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const M
     Tangents t = tangents_of(m.n);
     for (uint32_t k = 0; k < p.count; ++k) {
         Contact c{};
-        c.a = p.a, c.b = p.b, c.n = m.n, c.t1 = t.t1, c.t2 = t.t2;
+        c.n = m.n, c.t1 = t.t1;
         c.ra = m.p[k] - a.x;
         c.rb = m.p[k] - b.x;
         c.separation = -m.depth[k] - dot(c.rb - c.ra, m.n);
@@ -294,10 +297,7 @@ ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const M
         c.t1_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t1) + inv_mass_along(b, c.rb, t.t1));
         c.t2_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t2) + inv_mass_along(b, c.rb, t.t2));
         c.approach = dot(relative_velocity(a, b, c.ra, c.rb), m.n);
-        c.static_mu = combine(prm.friction_rule, a.material.static_friction, b.material.static_friction);
-        c.dynamic_mu = combine(prm.friction_rule, a.material.dynamic_friction, b.material.dynamic_friction);
-        c.restitution = combine(prm.restitution_rule, a.material.restitution, b.material.restitution);
-        inherit_impulses(c, a, b, unrotate(a.q, c.ra), s.cache, prm.match_distance);
+        inherit_impulses(c, t.t2, p.a, p.b, a, b, unrotate(a.q, c.ra), s.cache, prm.match_distance);
         s.contacts[p.first + k] = c;
     }
 }
@@ -390,7 +390,7 @@ ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, 
 /// Each substep starts from the impulses the last one ended with: the n points at c.
 ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* c, uint32_t n) {
     for (uint32_t k = 0; k < n; ++k) {
-        Vec3 p = c[k].n * c[k].normal_impulse + c[k].t1 * c[k].t1_impulse + c[k].t2 * c[k].t2_impulse;
+        Vec3 p = c[k].n * c[k].normal_impulse + c[k].t1 * c[k].t1_impulse + contact_t2(c[k]) * c[k].t2_impulse;
         apply_impulse(a, b, p, c[k].ra, c[k].rb);
     }
 }
@@ -417,17 +417,26 @@ ORRERY_HD inline void solve_normal(SolverBody& a, SolverBody& b, Contact& c, flo
     apply_impulse(a, b, c.n * impulse, c.ra, c.rb);
 }
 
+/// A pair's static (s) and dynamic (d) friction, combined from its bodies' materials.
+struct PairFriction {
+    float s, d;
+};
+ORRERY_HD inline PairFriction pair_friction(const SolverBody& a, const SolverBody& b, Combine rule) {
+    return {combine(rule, a.material.static_friction, b.material.static_friction),
+            combine(rule, a.material.dynamic_friction, b.material.dynamic_friction)};
+}
+
 /// Coulomb friction of one point: it sticks while the impulse that stops it
-/// is within mu_s times the normal impulse `load`, else slides with mu_d.
-ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c, float load) {
-    Vec3 dv = relative_velocity(a, b, c.ra, c.rb);
-    float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, c.t2);
+/// is within mu.s times the normal impulse `load`, else slides with mu.d.
+ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c, float load, PairFriction mu) {
+    Vec3 dv = relative_velocity(a, b, c.ra, c.rb), t2 = contact_t2(c);
+    float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
     float len = sqrt_of(f1 * f1 + f2 * f2);
-    if (len > c.static_mu * load) {
-        float scale = len > 0.0f ? c.dynamic_mu * load / len : 0.0f;
+    if (len > mu.s * load) {
+        float scale = len > 0.0f ? mu.d * load / len : 0.0f;
         f1 = f1 * scale, f2 = f2 * scale;
     }
-    Vec3 p = c.t1 * (f1 - c.t1_impulse) + c.t2 * (f2 - c.t2_impulse);
+    Vec3 p = c.t1 * (f1 - c.t1_impulse) + t2 * (f2 - c.t2_impulse);
     c.t1_impulse = f1, c.t2_impulse = f2;
     apply_impulse(a, b, p, c.ra, c.rb);
 }
@@ -445,7 +454,7 @@ ORRERY_HD inline bool cannot_tip(const SolverBody& b) {
 /// would then turn the body: such a patch's friction takes the points' mean
 /// normal impulse, the symmetric share (MuJoCo's regularised solver finds it too).
 ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* c, uint32_t n, float inv_h, Softness soft,
-                                   Softness static_soft, bool push, float push_speed) {
+                                   Softness static_soft, bool push, float push_speed, PairFriction mu) {
     Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
     for (uint32_t k = 0; k < n; ++k) solve_normal(a, b, c[k], inv_h, sf, push, push_speed);
     float shared = -1.0f;
@@ -454,7 +463,7 @@ ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* c, uin
         for (uint32_t k = 0; k < n; ++k) sum += c[k].normal_impulse;
         shared = sum / float(n);
     }
-    for (uint32_t k = 0; k < n; ++k) solve_friction(a, b, c[k], shared < 0.0f ? c[k].normal_impulse : shared);
+    for (uint32_t k = 0; k < n; ++k) solve_friction(a, b, c[k], shared < 0.0f ? c[k].normal_impulse : shared, mu);
 }
 
 /// x with A x = rhs for the rows of A (Cramer's rule), or zero when A is singular.
@@ -514,12 +523,13 @@ ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const 
 
 /// After the substeps: of the n points at c, those that were approaching
 /// faster than the bounce speed and were pushed leave at `restitution` times that speed.
-ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* cs, uint32_t n, float bounce_speed) {
+ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* cs, uint32_t n, float bounce_speed,
+                                       float restitution) {
     for (uint32_t k = 0; k < n; ++k) {
         Contact& c = cs[k];
-        if (c.restitution == 0.0f || c.approach > -bounce_speed || c.max_normal_impulse == 0.0f) continue;
+        if (restitution == 0.0f || c.approach > -bounce_speed || c.max_normal_impulse == 0.0f) continue;
         float vn = dot(relative_velocity(a, b, c.ra, c.rb), c.n);
-        float impulse = -c.normal_mass * (vn + c.restitution * c.approach);
+        float impulse = -c.normal_mass * (vn + restitution * c.approach);
         float total = max_f(c.normal_impulse + impulse, 0.0f);
         impulse = total - c.normal_impulse;
         c.normal_impulse = total;
@@ -541,6 +551,7 @@ struct PassParams {
     float inv_h;
     Softness soft, static_soft, joint_soft;
     float push_speed, bounce_speed;
+    Combine friction_rule, restitution_rule;
 };
 
 /// One constraint's part of a pass: a SolveOrder entry, a joint or a pair's manifold.
@@ -553,10 +564,14 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         switch (pass) {
         case Pass::kWarmStart: return warm_start_points(a, b, c, p.count);
         case Pass::kSolve:
-            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, true, pp.push_speed);
+            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, true, pp.push_speed,
+                                pair_friction(a, b, pp.friction_rule));
         case Pass::kRelax:
-            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, false, pp.push_speed);
-        case Pass::kRestitution: return restitute_points(a, b, c, p.count, pp.bounce_speed);
+            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, false, pp.push_speed,
+                                pair_friction(a, b, pp.friction_rule));
+        case Pass::kRestitution:
+            return restitute_points(a, b, c, p.count, pp.bounce_speed,
+                                    combine(pp.restitution_rule, a.material.restitution, b.material.restitution));
         }
         return;
     }
@@ -648,6 +663,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     // Joints: at most half the substep rate (Box2D's joints run at twice its contact rate).
     pp.joint_soft = softness(min_f(prm.joint_hertz, 0.5f * float(prm.substeps) / prm.dt), prm.joint_damping_ratio, h);
     pp.push_speed = prm.push_speed, pp.bounce_speed = prm.bounce_speed;
+    pp.friction_rule = prm.friction_rule, pp.restitution_rule = prm.restitution_rule;
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
@@ -658,7 +674,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         for (uint32_t r = 0; r < prm.relax_iterations; ++r) pass_constraints(s, Pass::kRelax, pp, l);
     }
     pass_constraints(s, Pass::kRestitution, pp, l);
-    remember_contacts(s.bodies, s.contacts, s.cache, l);
+    remember_contacts(s.bodies, s.pairs, s.contacts, s.cache, l);
     l.sync();
 }
 

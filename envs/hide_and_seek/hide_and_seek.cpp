@@ -137,7 +137,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     uint32_t walls = gpu ? kGpuMaxWalls + 1 : kMaxWalls;
     po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + walls;
     // Contact points per world per step; a full list records kBufferOverflow for
-    // the world. Peaks of random play (README, "Memory"): 98 points, 109 pairs
+    // the world. Peaks of random play (docs/benchmarks.md): 98 points, 109 pairs
     // (default variant, 512 worlds x 1,200 steps); 76 and 76 (gpu_hideseek, 384 x
     // 1,200). Pairs get twice this (the module's default).
     po.max_contacts = opt.u32("max_contacts", 128, 16, 4096);
