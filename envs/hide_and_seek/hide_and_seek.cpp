@@ -163,7 +163,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     if (gpu) {
         spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn_gpu));
         spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_gpu));
-        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(gather_scene)); // the forward rays of grab and lock
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_LANES(gather_scene)); // the forward rays of grab and lock
         spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(toggle_gpu));
     } else {
         spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
@@ -174,9 +174,9 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
     orrery::NodeId after = nodes.simulate;
     if (gpu) after = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(stop_agents), {nodes.simulate});
-    orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(gather_scene), {after});
+    orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_LANES(gather_scene), {after});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(reward_teams), {scene});
-    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD(gather_scene));
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(gather_scene));
     // Every agent's rays spread over the world's lanes (observe_lanes).
     if (gpu)
         spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_gpu));

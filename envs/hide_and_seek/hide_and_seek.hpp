@@ -395,16 +395,22 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
 
 /// Fills the world's ray scene from the bodies' poses now: agents of this
 /// episode, present boxes and ramps, and the walls when they block rays
-/// (OpenAI's default). The floor never counts.
-ORRERY_SYSTEM void gather_scene(Ctx& ctx) {
+/// (OpenAI's default). The floor never counts. Spread over the lanes: each
+/// lane walks the rows in order counting the bodies that go in (the same
+/// count on every lane) and fills entries lane, lane + lanes, ...; lane 0
+/// sets the count (past the capacity: the capacity and kBufferOverflow, as
+/// pushing them one by one would).
+ORRERY_SYSTEM void gather_scene(Ctx& ctx, uint32_t lane, uint32_t lanes) {
     const Config& cfg = ctx.config<Config>();
     Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
-    scene.clear();
     const phys::HullSet hulls = phys::hull_set(ctx);
+    uint32_t n = 0;
     auto add = [&](Entity e) {
         const phys::Shape& s = *ctx.get<phys::Shape>(e);
-        if (s.kind != phys::ShapeKind::kPlane)
-            scene.push(ray_body_of(s, ctx.get<phys::Pose>(e)->p, ctx.get<phys::Pose>(e)->q, e.index, hulls));
+        if (s.kind == phys::ShapeKind::kPlane) return;
+        if (n % lanes == lane && n < scene.capacity())
+            scene[n] = ray_body_of(s, ctx.get<phys::Pose>(e)->p, ctx.get<phys::Pose>(e)->q, e.index, hulls);
+        ++n;
     };
     ctx.each<Agent>([&](Entity e) {
         if (ctx.get<Team>(e)->value != kAbsent) add(e);
@@ -413,6 +419,7 @@ ORRERY_SYSTEM void gather_scene(Ctx& ctx) {
         if (ctx.get<Piece>(e)->kind != kNoPiece) add(e);
     });
     if (cfg.walls_block_rays) ctx.each<Wall>(add);
+    if (lane == 0) scene.resize(n);
 }
 
 /// The first body of the scene a ray meets within `range`, skipping the body

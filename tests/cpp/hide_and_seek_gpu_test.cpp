@@ -314,7 +314,7 @@ const Vec3 kAt{250.0f, 250.0f, 1.0f}; // over 200 (the lidar's range) from the a
 void put(Ctx& ctx, Entity e, Vec3 p, float yaw = 0.0f) {
     *ctx.get<phys::Pose>(e) = {p, phys::axis_angle({0, 0, 1}, yaw)};
     *ctx.get<phys::Velocity>(e) = {};
-    gather_scene(ctx);
+    gather_scene(ctx, 0, 1);
 }
 /// The hider at kAt + hider facing hider_yaw, the seeker likewise, the cube (a 2 m cube) at kAt + box.
 void arrange(Simulator& sim, Vec3 hider, float hider_yaw, Vec3 seeker, float seeker_yaw, Vec3 box) {

@@ -370,7 +370,7 @@ void put(Ctx& ctx, Entity e, Vec3 p, float yaw = 0.0f) {
         *ctx.get<phys::Pose>(e) =
             phys::hull_pose(phys::hull_set(ctx).info[kRampHull], p, phys::axis_angle({0, 0, 1}, yaw));
     *ctx.get<phys::Velocity>(e) = {};
-    gather_scene(ctx); // what rays see
+    gather_scene(ctx, 0, 1); // what rays see
 }
 struct Layout {
     Vec3 hider, seeker, box;
