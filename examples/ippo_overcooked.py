@@ -597,10 +597,6 @@ class Trainer:
         on the env's stream. Call after at least one eager iteration on that stream
         (torch's warm-up: the optimiser's state and the grads exist, libraries are loaded)."""
         graphs = []
-        # A capture records the random draws but must not consume them: the
-        # first replay draws what the next eager iteration would have drawn,
-        # so captured and eager runs of one seed stay the same run.
-        rng = torch.cuda.get_rng_state(self.device)
         g = torch.cuda.CUDAGraph()
         with torch.cuda.graph(g, stream=self.env.stream):
             self.rollout()
@@ -611,7 +607,6 @@ class Trainer:
                 self.advantages()
                 self.update()
             graphs.append(g)
-        torch.cuda.set_rng_state(rng, self.device)
         self.graphs = graphs
 
     @on_env_stream

@@ -225,7 +225,11 @@ def test_the_captured_iteration_matches_the_eager_one_on_the_gpu(mode):
     args = small + ["--device", "cuda", "--seed", "7", "--num-worlds", "32"]
     eager = ippo.Trainer(ippo.parse_args(args), device=torch.device("cuda:0"))
     graph = ippo.Trainer(ippo.parse_args(args), device=torch.device("cuda:0"))
+    # Both trainers draw from torch's one CUDA generator (seeded by the last
+    # constructor): each starts from the state the constructors left.
+    rng = torch.cuda.get_rng_state()
     run_iterations(eager, 3)
+    torch.cuda.set_rng_state(rng)
     per_iter = graph.N * graph.T
     graph.set_schedule(0)
     graph.iteration()
