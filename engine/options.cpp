@@ -1,5 +1,6 @@
 // options_from_environment: ORRERY_* variables onto SimOptions::gpu, with the
-// meanings they have always had (a switch is off only when set to "0").
+// meanings they have always had (a switch that is on by default is off only
+// when set to "0"; one that is off by default is on only when set to "1").
 
 #include "engine/options.hpp"
 
@@ -14,6 +15,12 @@ namespace {
 bool env_off(const char* name) {
     const char* v = std::getenv(name);
     return v && std::strcmp(v, "0") == 0;
+}
+
+/// True when environment variable `name` is set to "1" (a switch turned on).
+bool env_on(const char* name) {
+    const char* v = std::getenv(name);
+    return v && std::strcmp(v, "1") == 0;
 }
 
 /// The variable as an unsigned number when set and non-empty, else `fallback`.
@@ -42,6 +49,7 @@ SimOptions options_from_environment(SimOptions base) {
     g.source_dir = env_text("ORRERY_SOURCE_DIR", g.source_dir);
     g.nvrtc_options = env_text("ORRERY_NVRTC_OPTIONS", g.nvrtc_options);
     g.world_lanes = env_unsigned("ORRERY_CUDA_LANES", g.world_lanes);
+    if (env_on("ORRERY_CUDA_PER_NODE")) base.per_node_launches = true;
     return base;
 }
 

@@ -57,7 +57,7 @@ int bench(const BenchArgs& a) {
             o.num_worlds = n;
             o.threads = a.threads;
             o.device = a.device;
-            o.per_node_launches = a.per_node;
+            o.per_node_launches = o.per_node_launches || a.per_node; // --per-node or ORRERY_CUDA_PER_NODE=1
             // Random actions: "device" draws them inside each step on the stepping
             // device (SimOptions::random_inputs: no host traffic on a GPU); "host"
             // copies one of 16 pre-drawn action sets before every step, which on

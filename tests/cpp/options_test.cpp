@@ -15,7 +15,8 @@ namespace {
 
 const char* const kVariables[] = {"ORRERY_CUDA_STAGE", "ORRERY_CUDA_STAGE_WORLDS", "ORRERY_CUDA_STAGE_BLOCKS",
                                   "ORRERY_CUDA_PDL",   "ORRERY_CACHE_DIR",         "ORRERY_DUMP_SOURCE",
-                                  "ORRERY_VERBOSE",    "ORRERY_SOURCE_DIR"};
+                                  "ORRERY_VERBOSE",    "ORRERY_SOURCE_DIR",        "ORRERY_NVRTC_OPTIONS",
+                                  "ORRERY_CUDA_LANES", "ORRERY_CUDA_PER_NODE"};
 
 /// Clears the variables for one test and puts the caller's values back after it.
 class Environment : public ::testing::Test {
@@ -47,6 +48,9 @@ TEST_F(Environment, NothingSetKeepsTheDefaultsAndTheBase) {
     EXPECT_EQ(o.gpu.dump_source_dir, "");
     EXPECT_FALSE(o.gpu.verbose);
     EXPECT_EQ(o.gpu.source_dir, "");
+    EXPECT_EQ(o.gpu.nvrtc_options, "");
+    EXPECT_EQ(o.gpu.world_lanes, 0u);
+    EXPECT_FALSE(o.per_node_launches);
 }
 
 TEST_F(Environment, EveryVariableSetsItsField) {
@@ -58,6 +62,9 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     setenv("ORRERY_DUMP_SOURCE", "/tmp/dump", 1);
     setenv("ORRERY_VERBOSE", "", 1); // set at all is on
     setenv("ORRERY_SOURCE_DIR", "/src", 1);
+    setenv("ORRERY_NVRTC_OPTIONS", "--maxrregcount=128", 1);
+    setenv("ORRERY_CUDA_LANES", "8", 1);
+    setenv("ORRERY_CUDA_PER_NODE", "1", 1);
     orrery::SimOptions o = orrery::options_from_environment();
     EXPECT_FALSE(o.gpu.stage);
     EXPECT_EQ(o.gpu.stage_worlds, 80u);
@@ -67,14 +74,19 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     EXPECT_EQ(o.gpu.dump_source_dir, "/tmp/dump");
     EXPECT_TRUE(o.gpu.verbose);
     EXPECT_EQ(o.gpu.source_dir, "/src");
+    EXPECT_EQ(o.gpu.nvrtc_options, "--maxrregcount=128");
+    EXPECT_EQ(o.gpu.world_lanes, 8u);
+    EXPECT_TRUE(o.per_node_launches);
 }
 
-TEST_F(Environment, SwitchesTurnOffOnlyAtZero) {
+TEST_F(Environment, SwitchesChangeOnlyAtZeroOrOne) {
     setenv("ORRERY_CUDA_STAGE", "1", 1);
     setenv("ORRERY_CUDA_PDL", "no", 1);
+    setenv("ORRERY_CUDA_PER_NODE", "yes", 1);
     orrery::SimOptions o = orrery::options_from_environment();
     EXPECT_TRUE(o.gpu.stage);
     EXPECT_TRUE(o.gpu.programmatic_launch);
+    EXPECT_FALSE(o.per_node_launches) << "a switch that is off by default turns on only at 1";
 }
 
 } // namespace
