@@ -34,14 +34,15 @@ std::vector<std::string> extra_compile_options(const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
     std::string o;
-    // Options that change float results: with them the GPU would no longer
-    // match the CPU bit for bit, which every env's tests and users rely on.
-    static const char* const kFloatChanging[] = {
+    // Options Orrery sets itself: those that change float results (with them
+    // the GPU would no longer match the CPU bit for bit, which every env's
+    // tests and users rely on), the architecture and the language.
+    static const char* const kOwnOptions[] = {
         "-fmad",      "--fmad",      "-ftz",           "--ftz",           "-prec-div",          "--prec-div",
         "-prec-sqrt", "--prec-sqrt", "-use_fast_math", "--use_fast_math", "--gpu-architecture", "-arch",
         "--std",      "-std"};
     while (in >> o) {
-        for (const char* bad : kFloatChanging) {
+        for (const char* bad : kOwnOptions) {
             size_t n = std::strlen(bad);
             if (o.compare(0, n, bad) == 0 && (o.size() == n || o[n] == '=' || o[n] == ' '))
                 throw Error("GpuOptions::nvrtc_options (ORRERY_NVRTC_OPTIONS): '" + o +

@@ -310,13 +310,7 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
             if (form == cuda::KernelForm::kStaged) {
                 EXPECT_NE(k.text.find("spread_heat, in a team of lanes"), std::string::npos);
             }
-            cuda::CompileRequest req = cuda::kernel_request(s, k, 90); // the env's header root: the source tree
-            req.use_cache = false;
-            try {
-                cuda::CompiledModule m = cuda::compile_module(req);
-                EXPECT_EQ(m.cubin.substr(0, 4), "\x7f"
-                                                "ELF");
-            } catch (const Error& e) { FAIL() << e.what() << "\n--- generated source ---\n" << k.text; }
+            expect_nvrtc_compiles(s, k);
         }
     }
     cuda::CompileRequest missing;
@@ -339,12 +333,7 @@ TEST(Module, WorldLanesSizeTheTeamAndAreChecked) {
             "run_world_team<&planets::spread_heat>(s, w, orrery_lanes(lane, " + std::to_string(team) + "u))";
         EXPECT_NE(k.text.find(call), std::string::npos) << lanes << ": " << call;
         if (lanes != 32u) continue;
-        cuda::CompileRequest req = cuda::kernel_request(s, k, 90);
-        req.use_cache = false;
-        try {
-            EXPECT_EQ(cuda::compile_module(req).cubin.substr(0, 4), "\x7f"
-                                                                    "ELF");
-        } catch (const Error& e) { FAIL() << e.what(); }
+        expect_nvrtc_compiles(s, k);
     }
     for (unsigned bad : {0u, 3u, 64u}) {
         try {

@@ -18,6 +18,7 @@
 #include "envs/physics_scenes/scenes.hpp"
 #include "envs/registry.hpp"
 #include "gpu_support.hpp"
+#include "physics_support.hpp"
 #include "physics/module.hpp"
 #include "physics/query.hpp"
 
@@ -27,35 +28,6 @@ using phys::Quat;
 using phys::Vec3;
 
 const Quat kId{1, 0, 0, 0};
-
-/// A solver buffer over memory of its own (the solver run outside a world).
-template <class T> struct OwnBuffer {
-    std::vector<uint8_t> mem;
-    uint32_t error = 0;
-    Buffer<T> b;
-    explicit OwnBuffer(uint32_t capacity) : mem(orrery::kBufferHeaderBytes + capacity * sizeof(typename T::Element)) {
-        b.count_ = reinterpret_cast<uint32_t*>(mem.data());
-        b.items_ = reinterpret_cast<typename T::Element*>(mem.data() + orrery::kBufferHeaderBytes);
-        b.capacity_ = capacity;
-        b.error_ = &error;
-    }
-};
-
-/// The solver's scratch for step_bodies: pairs, the colour order, the colouring.
-struct Scratch {
-    OwnBuffer<phys::Pairs> pairs{64};
-    OwnBuffer<phys::SolveOrder> order{80};
-    OwnBuffer<phys::Joints> no_joints{1};
-    phys::Colouring colouring{};
-    phys::StepBuffers with(Buffer<phys::Bodies> bodies, Buffer<phys::Contacts> contacts,
-                           Buffer<phys::ContactCache> cache, Buffer<phys::Joints> joints) {
-        return {bodies, contacts, cache, joints, pairs.b, order.b, &colouring};
-    }
-    phys::StepBuffers with(Buffer<phys::Bodies> bodies, Buffer<phys::Contacts> contacts,
-                           Buffer<phys::ContactCache> cache) {
-        return with(bodies, contacts, cache, no_joints.b);
-    }
-};
 
 std::vector<Vec3> cube(float h, Vec3 at = {0, 0, 0}) {
     std::vector<Vec3> v;

@@ -18,6 +18,7 @@
 #include "engine/simulator.hpp"
 #include "envs/registry.hpp"
 #include "gpu_support.hpp"
+#include "physics_support.hpp"
 #include "envs/physics_scenes/scenes.hpp"
 #include "physics/module.hpp"
 #include "tests/modules/pile/pile.hpp"
@@ -245,35 +246,6 @@ TEST(PhysicsBody, MaterialsCombineByTheChosenRule) {
     EXPECT_FLOAT_EQ(phys::combine(phys::Combine::kGeometric, 0.2f, 0.8f), 0.4f);
     EXPECT_EQ(phys::PhysicsOptions{}.friction_rule, phys::Combine::kMax);
 }
-
-/// A buffer of its own for solver functions, as simulate() holds them in the world.
-template <class T> struct OwnBuffer {
-    std::vector<uint8_t> mem;
-    uint32_t error = 0;
-    Buffer<T> b;
-    explicit OwnBuffer(uint32_t capacity) : mem(orrery::kBufferHeaderBytes + capacity * sizeof(typename T::Element)) {
-        b.count_ = reinterpret_cast<uint32_t*>(mem.data());
-        b.items_ = reinterpret_cast<typename T::Element*>(mem.data() + orrery::kBufferHeaderBytes);
-        b.capacity_ = capacity;
-        b.error_ = &error;
-    }
-};
-
-/// The solver's scratch for step_bodies: pairs, the colour order, the colouring.
-struct Scratch {
-    OwnBuffer<phys::Pairs> pairs{64};
-    OwnBuffer<phys::SolveOrder> order{80};
-    OwnBuffer<phys::Joints> no_joints{1};
-    phys::Colouring colouring{};
-    phys::StepBuffers with(Buffer<phys::Bodies> bodies, Buffer<phys::Contacts> contacts,
-                           Buffer<phys::ContactCache> cache, Buffer<phys::Joints> joints) {
-        return {bodies, contacts, cache, joints, pairs.b, order.b, &colouring};
-    }
-    phys::StepBuffers with(Buffer<phys::Bodies> bodies, Buffer<phys::Contacts> contacts,
-                           Buffer<phys::ContactCache> cache) {
-        return with(bodies, contacts, cache, no_joints.b);
-    }
-};
 
 TEST(PhysicsBody, DampingLocksAndGravityInOneSubstep) {
     OwnBuffer<phys::Bodies> own(2);
@@ -978,13 +950,7 @@ TEST(PhysicsNvrtc, EverySceneCompilesInEveryKernelForm) {
     for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
         Plan plan = make_plan(s, AutoReset::kSameStep);
         cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
-        cuda::CompileRequest req = cuda::kernel_request(s, k, 90);
-        req.use_cache = false;
-        try {
-            cuda::CompiledModule m = cuda::compile_module(req);
-            EXPECT_EQ(m.cubin.substr(0, 4), "\x7f"
-                                            "ELF");
-        } catch (const Error& e) { FAIL() << e.what(); }
+        expect_nvrtc_compiles(s, k);
     }
 }
 
@@ -1028,12 +994,7 @@ TEST(PhysicsPile, CompilesThroughNvrtcFromItsHeaderRoot) {
     EnvSpec s = pile::make_spec(6, 4, ORRERY_SOURCE_DIR);
     Plan plan = make_plan(s, AutoReset::kNextStep);
     cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kStaged);
-    cuda::CompileRequest req = cuda::kernel_request(s, k, 90); // the env's header root: the source tree
-    req.use_cache = false;
-    try {
-        EXPECT_EQ(cuda::compile_module(req).cubin.substr(0, 4), "\x7f"
-                                                                "ELF");
-    } catch (const Error& e) { FAIL() << e.what(); }
+    expect_nvrtc_compiles(s, k);
 }
 
 TEST(PhysicsGpu, MatchesTheCpuBitForBitInEveryKernelForm) {

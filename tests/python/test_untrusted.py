@@ -158,6 +158,20 @@ def _try(env, action):
     return True
 
 
+def _changed(rng, good: bytes, most: int) -> bytes:
+    """`good` with 1 to most - 1 random bytes set to random values."""
+    data = bytearray(good)
+    for _ in range(rng.randrange(1, most)):
+        data[rng.randrange(len(data))] = rng.randrange(256)
+    return bytes(data)
+
+
+def _forged(rng, good_ckpt: bytes) -> bytes:
+    """A checkpoint with 1 or 2 bytes of its body changed and its CRC made to match."""
+    data = _changed(rng, good_ckpt[:-4], 3)
+    return data + struct.pack("<I", zlib.crc32(data))
+
+
 def test_public_api_fuzz_rejections_leave_state_untouched(tmp_path):
     rng = random.Random(19)
     env = orrery.make("overcooked", num_worlds=3, device="cpu", seed=4, threads=1)
@@ -180,15 +194,10 @@ def test_public_api_fuzz_rejections_leave_state_untouched(tmp_path):
                 state = _mutate(rng, state)
             accepted += _try(env, lambda: env.set_state(rng.randrange(3), state))
         elif kind == 1:  # snapshots with a few bytes changed
-            snap = bytearray(good_snapshot)
-            for _ in range(rng.randrange(1, 4)):
-                snap[rng.randrange(len(snap))] = rng.randrange(256)
-            accepted += _try(env, lambda: env.restore_world(rng.randrange(3), bytes(snap)))
+            snap = _changed(rng, good_snapshot, 4)
+            accepted += _try(env, lambda: env.restore_world(rng.randrange(3), snap))
         elif kind == 2:  # checkpoints with changed bytes and a forged CRC
-            data = bytearray(good_ckpt[:-4])
-            for _ in range(rng.randrange(1, 3)):
-                data[rng.randrange(len(data))] = rng.randrange(256)
-            ckpt.write_bytes(bytes(data) + struct.pack("<I", zlib.crc32(bytes(data))))
+            ckpt.write_bytes(_forged(rng, good_ckpt))
             accepted += _try(env, lambda: env.load_checkpoint(ckpt))
         elif kind == 3:  # actions of any shape, dtype and value
             shape = rng.choice([(3, 2), (3, 2), (2, 3), (6,), (3, 2, 1)])
@@ -263,16 +272,11 @@ def test_public_api_fuzz_of_the_physics_envs(tmp_path, name, options, keys):
     for case in range(600):
         kind = case % 4
         if kind == 0:  # snapshots with a few bytes changed, into any world index
-            snap = bytearray(good_snapshot)
-            for _ in range(rng.randrange(1, 4)):
-                snap[rng.randrange(len(snap))] = rng.randrange(256)
+            snap = _changed(rng, good_snapshot, 4)
             world = rng.choice([0, 1, 2, 2, -1, 3])
-            accepted += _try(env, lambda: env.restore_world(world, bytes(snap)))
+            accepted += _try(env, lambda: env.restore_world(world, snap))
         elif kind == 1:  # checkpoints with changed bytes and a forged CRC
-            data = bytearray(good_ckpt[:-4])
-            for _ in range(rng.randrange(1, 3)):
-                data[rng.randrange(len(data))] = rng.randrange(256)
-            ckpt.write_bytes(bytes(data) + struct.pack("<I", zlib.crc32(bytes(data))))
+            ckpt.write_bytes(_forged(rng, good_ckpt))
             accepted += _try(env, lambda: env.load_checkpoint(ckpt))
         elif kind == 2:  # actions of any shape, dtype and value
             shape = rng.choice([action_shape, action_shape, action_shape[::-1], (int(np.prod(action_shape)),)])
