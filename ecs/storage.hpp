@@ -93,6 +93,16 @@ struct Storage {
     /// Shared read-only assets (AssetOf components): an AssetEntry per component
     /// id, then the data. One copy for every world, never staged; null when none.
     const uint8_t* assets = nullptr;
+    /// Step scratch (EnvSpec::scratch): bit c marks component c as a node's
+    /// scratch, held in no world. A slot holds every such component in id
+    /// order, each at a 16-byte boundary (scratch_offset); the backend's pool
+    /// holds a slot per worker that can run at once (a CPU thread, a resident
+    /// GPU team), not one per world.
+    uint64_t scratch_components = 0;
+    uint8_t* scratch = nullptr;       ///< the pool: scratch_slots slots of scratch_slot_bytes
+    uint32_t* scratch_busy = nullptr; ///< GPU: bit i set while a team holds slot i (null on the CPU)
+    uint32_t scratch_slots = 0;
+    uint32_t scratch_slot_bytes = 0;
     uint32_t num_finals = 0;               ///< exported outputs kept as final_<name> (same-step reset)
     uint32_t final_bytes[kMaxFinals] = {}; ///< bytes per world of each such export
     const uint8_t* final_src[kMaxFinals] = {};
@@ -106,6 +116,16 @@ struct Storage {
 
 ORRERY_HD inline size_t Storage::used_bytes() const {
     return size_t(reinterpret_cast<const char*>(&tables[num_archetypes]) - reinterpret_cast<const char*>(this));
+}
+
+/// Byte offset of scratch component `id` in a slot: the scratch components
+/// before it in id order, each rounded up to 16 bytes. With kMaxComponents:
+/// the bytes of a slot.
+ORRERY_HD inline uint32_t scratch_offset(const Storage& s, uint32_t id) {
+    uint32_t at = 0;
+    for (uint32_t c = 0; c < id && c < kMaxComponents; ++c)
+        if ((s.scratch_components >> c) & 1u) at += (s.row_bytes[c] + 15u) / 16u * 16u;
+    return at;
 }
 
 /// Where one asset's elements sit in Storage::assets: `count` elements at byte `offset`.
@@ -329,6 +349,13 @@ class WorldView {
     template <class A, class T> ORRERY_HD Buffer<T> single_buffer() const {
         static_assert(has_component<A, T>, "archetype lacks this component");
         return buffer_at<T>(archetype_id<A>, 0);
+    }
+
+    /// Elements one row of buffer component T holds (its registered capacity).
+    template <class T> ORRERY_HD uint32_t buffer_capacity() const {
+        static_assert(detail::IsBufferComponent<T>::value, "buffer_capacity<T>() is for BufferOf<...> components");
+        uint32_t bytes = s_->row_bytes[component_id<T>];
+        return bytes < kBufferHeaderBytes ? 0u : (bytes - kBufferHeaderBytes) / uint32_t(sizeof(typename T::Element));
     }
 
     /// Shared read-only asset T (an AssetOf component), the same for every world.

@@ -86,12 +86,46 @@ class Ctx : public WorldView {
     /// The env's configuration struct, as registered with EnvSpec::config.
     template <class C> ORRERY_HD const C& config() const { return *reinterpret_cast<const C*>(s_->config); }
 
+    /// Step scratch T of this node (EnvSpec::scratch): storage of this run of
+    /// the node only, shared by the world's lanes, whose contents are left by
+    /// whichever world used the slot last. Write before reading. Null in a node
+    /// that declared no scratch and outside the step (world views, snapshots).
+    template <class T> ORRERY_HD T* scratch() const {
+        if (!scratch_ || !((s_->scratch_components >> component_id<T>)&1u)) return nullptr;
+        return reinterpret_cast<T*>(scratch_ + scratch_offset(*s_, component_id<T>));
+    }
+    /// Step scratch buffer T (a BufferOf component declared with EnvSpec::scratch
+    /// and sized with EnvSpec::capacity); empty where scratch<T>() is null. Its
+    /// count is the slot's too: clear() or resize() it before reading.
+    template <class T> ORRERY_HD Buffer<T> scratch_buffer() const {
+        static_assert(detail::IsBufferComponent<T>::value, "scratch_buffer<T>() is for BufferOf<...> components");
+        uint8_t* p = reinterpret_cast<uint8_t*>(scratch<T>());
+        if (!p) return {};
+        Buffer<T> out;
+        out.count_ = reinterpret_cast<uint32_t*>(p);
+        out.items_ = reinterpret_cast<typename T::Element*>(p + kBufferHeaderBytes);
+        out.capacity_ = buffer_capacity<T>();
+        out.error_ = &s_->errors[world_];
+        return out;
+    }
+
+    /// Step scratch array T (an ArrayOf component declared with EnvSpec::scratch,
+    /// shaped with EnvSpec::dims); empty where scratch<T>() is null.
+    template <class T> ORRERY_HD Array<T> scratch_array() const {
+        static_assert(detail::IsArrayComponent<T>::value, "scratch_array<T>() is for ArrayOf<...> components");
+        Array<T> out;
+        out.data = reinterpret_cast<typename T::Element*>(scratch<T>());
+        out.size = out.data ? s_->row_bytes[component_id<T>] / uint32_t(sizeof(typename T::Element)) : 0u;
+        return out;
+    }
+
     /// Ends the episode: the env reached a terminal state.
     ORRERY_HD void terminate() const { s_->terminated[world_] = 1; }
     /// Ends the episode by a time limit or other cut that is not terminal.
     ORRERY_HD void truncate() const { s_->truncated[world_] = 1; }
 
     Entity self_{};
+    uint8_t* scratch_ = nullptr; ///< this node's scratch slot (EnvSpec::scratch), null when it declared none
 };
 
 namespace detail {
@@ -146,10 +180,11 @@ ORRERY_HD void each_entity(void (*f)(Ctx&, Ps...), const Storage& s, uint32_t w,
 
 } // namespace detail
 
-/// Runs per-world system F on world w (skipped in worlds reset by this step
-/// when `skippable`).
-template <auto F> ORRERY_HD void run_world(const Storage& s, uint32_t w) {
+/// Runs per-world system F on world w; `scratch` is its slot of step
+/// scratch (EnvSpec::scratch), null when the node declared none.
+template <auto F> ORRERY_HD void run_world(const Storage& s, uint32_t w, uint8_t* scratch = nullptr) {
     Ctx ctx(s, w);
+    ctx.scratch_ = scratch;
     F(ctx);
 }
 
@@ -159,9 +194,12 @@ template <auto F> ORRERY_HD void run_world_lane(const Storage& s, uint32_t w, ui
     F(ctx, lane, lanes);
 }
 
-/// Runs lane l.lane of per-world team system F on world w.
-template <auto F> ORRERY_HD void run_world_team(const Storage& s, uint32_t w, const Lanes& l) {
+/// Runs lane l.lane of per-world team system F on world w; every lane of the
+/// team gets the same `scratch` slot (EnvSpec::scratch; null when none).
+template <auto F>
+ORRERY_HD void run_world_team(const Storage& s, uint32_t w, const Lanes& l, uint8_t* scratch = nullptr) {
     Ctx ctx(s, w);
+    ctx.scratch_ = scratch;
     F(ctx, l);
 }
 

@@ -169,6 +169,20 @@ void EnvSpec::validate() const {
             fail("archetype '" + a.name + "' capacity " + std::to_string(a.capacity) + " is outside [1, " +
                  std::to_string(kMaxRowsPerWorld) + "]");
     }
+    for (const NodeSpec& n : nodes_) {
+        if (n.scratch.empty()) continue;
+        if (n.system.kind != NodeKind::kPerWorld && n.system.kind != NodeKind::kPerWorldTeam)
+            fail("node '" + std::string(n.system.name) +
+                 "' declares step scratch; only ORRERY_PER_WORLD and ORRERY_PER_WORLD_TEAM nodes have it");
+        for (uint32_t c : n.scratch) {
+            if (c >= components_.size())
+                fail("node '" + std::string(n.system.name) + "' declares an unregistered component as scratch");
+            for (const ArchetypeSpec& a : archetypes_)
+                if (std::find(a.components.begin(), a.components.end(), c) != a.components.end())
+                    fail("component '" + components_[c].name + "' is step scratch of node '" + n.system.name +
+                         "' and held by archetype '" + a.name + "'; scratch belongs to no archetype");
+        }
+    }
     if (facts.obs_low.size() != facts.obs_high.size() ||
         (!facts.obs_low.empty() && !facts.obs_names.empty() && facts.obs_low.size() != facts.obs_names.size()))
         fail("facts: obs_low has " + std::to_string(facts.obs_low.size()) + " entries, obs_high " +

@@ -20,8 +20,9 @@
 namespace orrery {
 
 /// Runs one node over the worlds in [begin, end) where `phase` is active; a
-/// lane node runs as `lanes` lanes, one after another.
-using CpuNodeFn = void (*)(const Storage&, uint32_t begin, uint32_t end, Phase phase, uint32_t lanes);
+/// lane node runs as `lanes` lanes, one after another. `scratch` is the
+/// calling thread's slot of step scratch (EnvSpec::scratch), for every world.
+using CpuNodeFn = void (*)(const Storage&, uint32_t begin, uint32_t end, Phase phase, uint32_t lanes, uint8_t* scratch);
 
 /// A system as the task graph sees it: its name (the C++ function name, used by
 /// the megakernel generator) and its CPU entry point.
@@ -38,20 +39,21 @@ struct SystemRef {
 };
 
 namespace detail {
-template <auto F> void cpu_world_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t) {
+template <auto F> void cpu_world_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t, uint8_t* scratch) {
     for (uint32_t w = b; w < e; ++w)
-        if (phase_active(s, w, p)) run_world<F>(s, w);
+        if (phase_active(s, w, p)) run_world<F>(s, w, scratch);
 }
-template <auto F> void cpu_each_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t) {
+template <auto F> void cpu_each_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t, uint8_t*) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p)) run_each<F>(s, w);
 }
-template <auto F> void cpu_lanes_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes) {
+template <auto F> void cpu_lanes_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes, uint8_t*) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p))
             for (uint32_t lane = 0; lane < lanes; ++lane) run_world_lane<F>(s, w, lane, lanes);
 }
-template <auto F> void cpu_each_lanes_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes) {
+template <auto F>
+void cpu_each_lanes_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes, uint8_t*) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p))
             for (uint32_t lane = 0; lane < lanes; ++lane) run_each_lane<F>(s, w, lane, lanes);
@@ -60,15 +62,19 @@ template <auto F> void cpu_each_lanes_node(const Storage& s, uint32_t b, uint32_
 /// its own, meeting at one barrier: how the CPU honours Lanes::sync() when
 /// SimOptions::cpu_lanes > 1 (a test of lane independence, not a speed-up).
 void run_lane_team(uint32_t lanes, const std::function<void(const Lanes&)>& body);
-template <auto F> void cpu_team_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes) {
+template <auto F>
+void cpu_team_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t lanes, uint8_t* scratch) {
     auto worlds = [&](const Lanes& l) {
-        for (uint32_t w = b; w < e; ++w)
-            if (phase_active(s, w, p)) run_world_team<F>(s, w, l);
+        for (uint32_t w = b; w < e; ++w) {
+            if (!phase_active(s, w, p)) continue;
+            run_world_team<F>(s, w, l, scratch);
+            if (scratch) l.sync(); // every lane is done with the slot before the next world's run rewrites it
+        }
     };
     if (lanes == 1) return worlds(Lanes{});
     run_lane_team(lanes, worlds);
 }
-inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t) {
+inline void cpu_destroy_node(const Storage& s, uint32_t b, uint32_t e, Phase p, uint32_t, uint8_t*) {
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(s, w, p)) apply_destroys(s, w);
 }
@@ -201,7 +207,8 @@ struct NodeId {
 struct NodeSpec {
     SystemRef system;
     Phase phase;
-    std::vector<uint32_t> deps; ///< indices of nodes of the same phase this one waits for
+    std::vector<uint32_t> deps;    ///< indices of nodes of the same phase this one waits for
+    std::vector<uint32_t> scratch; ///< component ids of its step scratch (EnvSpec::scratch)
 };
 
 /// The nodes a new node waits for. EnvSpec::add's default, Deps::previous(),
@@ -344,6 +351,23 @@ class EnvSpec {
     /// Adds a system to a phase; it runs after `deps` (nodes of the same
     /// phase), by default after every earlier node of the phase.
     NodeId add(Phase phase, SystemRef s, Deps deps = Deps::previous());
+    /// Declares components Ts as node `node`'s step scratch: storage that lives
+    /// only while the node runs in one world. It is in no world (not in
+    /// snapshots, checkpoints, hashes or world views); the backend keeps a slot
+    /// of it per worker that can run at once (a CPU thread, a resident GPU
+    /// team), and a world's run of the node gets whichever slot is free, holding
+    /// what another world left. So the node must write every byte before it
+    /// reads it: then no result depends on the slot (the CPU/GPU parity and
+    /// batch-size tests check it). Read with ctx.scratch<T>() or
+    /// ctx.scratch_buffer<T>(); size buffers with capacity<T>(n). Only
+    /// ORRERY_PER_WORLD and ORRERY_PER_WORLD_TEAM nodes have scratch, and its
+    /// components belong to no archetype.
+    template <class... Ts> void scratch(NodeId node) {
+        static_assert(sizeof...(Ts) > 0, "scratch<Ts...>() names at least one component");
+        static_assert((!detail::IsAssetComponent<Ts>::value && ...), "assets are shared data, not scratch");
+        if (node.index >= nodes_.size()) throw Error("env '" + name_ + "': scratch<...>() names no node of this env");
+        for (uint32_t id : {component_id<Ts>...}) nodes_[node.index].scratch.push_back(id);
+    }
     /// Adds the destruction barrier to a phase (one is appended to every phase
     /// that lacks one at its end). It waits for every earlier node.
     NodeId add_destroy_barrier(Phase phase);

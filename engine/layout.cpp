@@ -44,6 +44,16 @@ StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mo
     sh.num_components = uint32_t(spec.component_specs().size());
     sh.config_bytes = uint32_t(spec.config_bytes().size());
     for (uint32_t c = 0; c < sh.num_components; ++c) sh.row_bytes[c] = spec.component_specs()[c].row_bytes;
+    // Step scratch: in no world; the backend allocates its slots (Backend::scratch_pool).
+    for (const NodeSpec& n : spec.nodes())
+        for (uint32_t c : n.scratch) sh.scratch_components |= uint64_t(1) << c;
+    sh.scratch_slot_bytes = scratch_offset(sh, kMaxComponents);
+    static const char* kinds[] = {"plain", "array", "buffer", "asset"};
+    for (uint32_t c = 0; c < sh.num_components; ++c)
+        if ((sh.scratch_components >> c) & 1u)
+            out.report.scratch.push_back(
+                {spec.component_specs()[c].name, kinds[int(spec.component_specs()[c].kind)], sh.row_bytes[c]});
+    out.report.scratch_slot_bytes = sh.scratch_slot_bytes;
 
     Packer p;
     size_t W = num_worlds;
@@ -73,7 +83,6 @@ StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mo
             const ComponentSpec& cs = spec.component_specs()[c];
             bool exported = false;
             for (const ExportSpec& e : spec.exports()) exported = exported || (e.archetype == a && e.component == c);
-            static const char* kinds[] = {"plain", "array", "buffer", "asset"};
             out.report.components.push_back({as.name + "." + cs.name, kinds[int(cs.kind)],
                                              size_t(as.capacity) * sh.row_bytes[c], rows * sh.row_bytes[c], exported});
         }
@@ -187,6 +196,20 @@ std::string MemoryReport::to_string() const {
     }
     out << "engine (meta, flags, errors, finals): " << engine_bytes << " bytes\n";
     if (asset_bytes) out << "shared assets (one copy for every world): " << asset_bytes << " bytes\n";
+    if (scratch_slot_bytes) {
+        out << "step scratch (in no world; a slot per worker that runs at once): " << scratch_slot_bytes
+            << " bytes a slot\n";
+        for (const ScratchRow& r : scratch) {
+            out << "  ";
+            out.width(18);
+            out << std::left << r.component << " ";
+            out.width(8);
+            out << std::right << r.kind << " ";
+            out.width(13);
+            out << r.bytes << " a slot\n";
+        }
+        out << "  pool: " << scratch_slots << " slots (" << scratch_basis << "): " << scratch_bytes << " bytes\n";
+    }
     out << "total: " << total_bytes << " bytes\n";
     return out.str();
 }

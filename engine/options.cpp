@@ -49,6 +49,7 @@ SimOptions options_from_environment(SimOptions base) {
     g.source_dir = env_text("ORRERY_SOURCE_DIR", g.source_dir);
     g.nvrtc_options = env_text("ORRERY_NVRTC_OPTIONS", g.nvrtc_options);
     g.world_lanes = env_unsigned("ORRERY_CUDA_LANES", g.world_lanes);
+    g.scratch_slots = env_unsigned("ORRERY_CUDA_SCRATCH_SLOTS", g.scratch_slots);
     if (env_on("ORRERY_CUDA_PER_NODE")) base.per_node_launches = true;
     return base;
 }

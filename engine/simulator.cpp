@@ -164,6 +164,16 @@ Simulator::Simulator(EnvSpec spec, SimOptions opts) : spec_(std::move(spec)), op
 
 Simulator::~Simulator() = default;
 
+MemoryReport Simulator::memory_report() const {
+    MemoryReport r = layout_.report;
+    Backend::ScratchPool pool = backend_->scratch_pool();
+    r.scratch_slots = pool.slots;
+    r.scratch_bytes = pool.bytes;
+    r.scratch_basis = pool.basis;
+    r.total_bytes += pool.bytes;
+    return r;
+}
+
 const TensorView& Simulator::tensor(const std::string& name) const {
     std::string names;
     for (const TensorView& t : tensors_) {

@@ -60,6 +60,12 @@ struct GpuOptions {
     /// of its outputs); 0 is the default, 16. Results do not depend on it.
     /// ORRERY_CUDA_LANES.
     uint32_t world_lanes = 0;
+    /// Slots of step scratch (EnvSpec::scratch); 0 sizes the pool to the teams
+    /// that can be resident at once (SMs x resident teams per SM, from the
+    /// occupancy API, at most one per world). A smaller pool is for tests:
+    /// teams then wait for a slot, and slots pass between worlds more often.
+    /// Results do not depend on it. ORRERY_CUDA_SCRATCH_SLOTS.
+    uint32_t scratch_slots = 0;
 };
 
 /// How a simulator is created.
@@ -117,7 +123,18 @@ struct MemoryReport {
     std::vector<ComponentRow> components;
     size_t engine_bytes = 0; ///< per-world meta, flags, error codes, final buffers
     size_t asset_bytes = 0;  ///< shared read-only assets (one copy, not per world)
-    size_t total_bytes = 0;
+    /// Step scratch (EnvSpec::scratch): each component's bytes in a slot.
+    struct ScratchRow {
+        std::string component;
+        const char* kind;
+        size_t bytes;
+    };
+    std::vector<ScratchRow> scratch;
+    size_t scratch_slot_bytes = 0; ///< one slot (components 16-byte aligned)
+    uint32_t scratch_slots = 0;    ///< slots the backend allocated (Backend::scratch_pool)
+    std::string scratch_basis;     ///< why that many ("one per CPU thread", "132 SMs x 48 resident teams")
+    size_t scratch_bytes = 0;      ///< the pool, its slot bitmap included
+    size_t total_bytes = 0;        ///< every world, the engine's arrays, the assets and the scratch pool
     std::string to_string() const;
 };
 
@@ -188,6 +205,14 @@ class Backend {
     virtual void copy_within(void* dst, const void* src, size_t n) = 0;
     /// Waits for queued work.
     virtual void synchronize() = 0;
+    /// The step-scratch pool (EnvSpec::scratch) the backend allocated: slots,
+    /// bytes (bitmap included) and why that many slots.
+    struct ScratchPool {
+        uint32_t slots = 0;
+        size_t bytes = 0;
+        std::string basis;
+    };
+    virtual ScratchPool scratch_pool() const { return {}; }
     /// The native stream this backend queues its work on, as an integer (a
     /// CUstream on the GPU), so a caller can order its own work against it
     /// without host synchronisation; 0 where there is none (the CPU).
@@ -325,7 +350,8 @@ class Simulator {
     /// of restore_world, state untouched. Only a regular file is read, streamed.
     void load_checkpoint(const std::string& path);
 
-    MemoryReport memory_report() const { return layout_.report; }
+    /// Bytes of every world, the engine's arrays, the assets and the backend's step-scratch pool.
+    MemoryReport memory_report() const;
 
   private:
     void check_world(uint32_t w, const char* what) const;

@@ -1,7 +1,8 @@
 #pragma once
 // The physics module's components and archetypes: what a rigid body is (the
 // RigidBody bundle an env puts in its own archetypes), the per-world
-// PhysicsWorld singleton (gravity, solver scratch, contact list) and the
+// PhysicsWorld singleton (gravity, contact cache, joints), the step scratch of
+// simulate (bodies, contacts, pairs, colouring) and the
 // module's settings asset. Plain data; the systems are in solver.hpp.
 
 #include "engine/ctx.hpp"
@@ -159,19 +160,22 @@ static_assert(sizeof(Contact) == 84, "Contact is plain data");
 /// A contact's second tangent (tangents_of makes it so: the same bits).
 ORRERY_HD inline Vec3 contact_t2(const Contact& c) { return cross(c.n, c.t1); }
 
-/// What warm starting keeps of a contact point for the next step: its bodies
-/// (by index, to find a pair's points by binary search, and by entity, as the
-/// same index may hold another body next step), the point in a's body frame
-/// at the step's start, and its final impulses (friction as a world vector,
-/// t1 * t1_impulse + t2 * t2_impulse, projected onto the new point's tangents).
+/// What a step keeps of a contact point: what the next step's warm start
+/// reads (its bodies by index, to find a pair's points by binary search, and
+/// by entity, as the same index may hold another body next step; the point in
+/// a's body frame at the step's start; its final impulses, friction as a world
+/// vector t1 * t1_impulse + t2 * t2_impulse, projected onto the new point's
+/// tangents), and its normal, which only the viewer's contacts overlay reads:
+/// the step's Contacts are step scratch, gone when the step ends.
 struct CachedContact {
     uint16_t a, b; ///< indices in Bodies (max_bodies <= 4096)
     Entity ea, eb;
     Vec3 la;
     float normal_impulse;
     Vec3 friction;
+    Vec3 n; ///< the normal, from a to b
 };
-static_assert(sizeof(CachedContact) == 48, "CachedContact is plain data");
+static_assert(sizeof(CachedContact) == 60, "CachedContact is plain data");
 
 inline constexpr uint32_t kMaxManifold = 4;
 
@@ -186,7 +190,7 @@ struct Manifold {
 /// A pair of bodies the broadphase kept for a step (a < b; the list is in
 /// pair order), where its points start in Contacts and how many of them the
 /// list kept (before the points are placed: how many the narrowphase found).
-/// The manifold itself is not kept: make_contacts finds it again (solver.hpp).
+/// Its manifold is in Manifolds, at the same index.
 struct Pair {
     uint32_t a, b;
     uint32_t first, count;
@@ -243,8 +247,16 @@ struct Gravity { // per world, [worlds, 1, 3] f32
     using Element = float;
     Vec3 g;
 };
+/// simulate's step scratch (EnvSpec::scratch, in no world): the gathered
+/// bodies, the step's contact points, the broadphase's pairs (capacity
+/// PhysicsOptions::max_pairs) and their manifolds, the constraints in colour
+/// order and the colouring. simulate rebuilds each before reading it.
 struct Bodies : BufferOf<SolverBody> {};
 struct Contacts : BufferOf<Contact> {};
+struct Pairs : BufferOf<Pair> {};
+/// Each kept pair's manifold, by its index in Pairs (capacity max_pairs).
+struct Manifolds : BufferOf<Manifold> {};
+struct SolveOrder : BufferOf<uint32_t> {};
 /// Last step's contact points as warm starting reads them (written at the
 /// end of each step, in Contacts' order), matched to this step's points.
 struct ContactCache : BufferOf<CachedContact> {};
@@ -252,10 +264,6 @@ struct ContactCache : BufferOf<CachedContact> {};
 /// remove them in any step (physics/joint.hpp). A full list records
 /// ErrorCode::kBufferOverflow for the world.
 struct Joints : BufferOf<Joint> {};
-/// The solver's scratch for one step: the broadphase's pairs (capacity
-/// PhysicsOptions::max_pairs) and the constraints in colour order.
-struct Pairs : BufferOf<Pair> {};
-struct SolveOrder : BufferOf<uint32_t> {};
 struct Settings : AssetOf<Params> {};
 
 /// One convex hull of the shared hull table (PhysicsOptions::hulls; physics/hull.hpp
@@ -290,11 +298,13 @@ inline constexpr uint32_t kErrorBadHull = 0x70680001u;
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
                   Contacts, ContactCache, Settings, AxisDamping, Joints, Hulls, HullPoints, HullFaces, HullIndices,
-                  Pairs, SolveOrder, Colouring);
+                  Pairs, SolveOrder, Colouring, Manifolds);
 /// Everything a rigid body carries; an env puts it in its archetypes.
 ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, AxisDamping);
-/// Per-world physics state (a singleton the module registers).
-ORRERY_ARCHETYPE(PhysicsWorld, Gravity, Bodies, Contacts, ContactCache, Joints, Pairs, SolveOrder, Colouring);
+/// Per-world physics state (a singleton the module registers): what carries
+/// from one step to the next. The step's scratch (Bodies, Contacts, Pairs,
+/// Manifolds, SolveOrder, Colouring) is simulate's, in no world.
+ORRERY_ARCHETYPE(PhysicsWorld, Gravity, ContactCache, Joints);
 ORRERY_ARCHETYPES(PhysicsWorld);
 
 /// Mass properties of `shape` at `density` (kg/m^3): solid sphere, box and

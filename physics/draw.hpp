@@ -2,7 +2,7 @@
 // How an env that uses the physics module declares its 3-D view in one call:
 // its bodies drawn from phys::Pose and phys::Shape, their velocities, the
 // names of the physics components' elements for the inspector, hulls' meshes
-// from the shared hull table, and the per-world Contacts and Joints buffers as
+// from the shared hull table, and the per-world ContactCache and Joints buffers as
 // overlays. Host-only (std::function), header-only and free of Vulkan: an
 // env's registration file includes it whether or not render/ is built.
 
@@ -62,15 +62,14 @@ template <class A> BodyDraw& draw_physics_bodies(DrawSpec& draw, Rgba color = {2
         draw.name_elements<phys::AxisDamping>(
             {"damping_x", "damping_y", "damping_z", "damping_wx", "damping_wy", "damping_wz"});
         draw.overlay("contacts", [](const Ctx& ctx, std::vector<Segment>& out) {
-            // The cache holds the step's points in Contacts' order, in body a's frame
-            // (CachedContact::la): placed by a's pose as drawn.
-            Buffer<phys::Contacts> contacts = ctx.single_buffer<phys::PhysicsWorld, phys::Contacts>();
+            // The cache holds the last step's points (its Contacts are step scratch),
+            // each in body a's frame (CachedContact::la): placed by a's pose as drawn.
             Buffer<phys::ContactCache> cache = ctx.single_buffer<phys::PhysicsWorld, phys::ContactCache>();
-            for (uint32_t i = 0; i < contacts.size() && i < cache.size(); ++i) {
+            for (uint32_t i = 0; i < cache.size(); ++i) {
                 const phys::CachedContact& c = cache[i];
                 const phys::Pose* pa = ctx.get<phys::Pose>(c.ea);
                 if (!pa) continue;
-                phys::Vec3 p = pa->p + phys::rotate(pa->q, c.la), tip = p + contacts[i].n * 0.15f;
+                phys::Vec3 p = pa->p + phys::rotate(pa->q, c.la), tip = p + c.n * 0.15f;
                 const Rgba red{255, 60, 60, 255}, white{255, 255, 255, 255};
                 const float k = 0.03f; // a small cross at the point
                 out.push_back({{p.x - k, p.y, p.z}, {p.x + k, p.y, p.z}, red});

@@ -64,12 +64,15 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     // A kept pair mostly holds a point or more; twice the points leaves room for near misses.
     const uint32_t pairs = o.max_pairs ? o.max_pairs : 2 * o.max_contacts;
     spec.capacity<Pairs>(pairs);
+    spec.capacity<Manifolds>(pairs);
     spec.capacity<SolveOrder>(pairs + o.max_joints); // every joint and pair: never short
     spec.archetype<PhysicsWorld>(1, /*singleton=*/true);
     spec.add_world_check(validate_world); // snapshots and checkpoints: every body and joint checked
     PhysicsNodes nodes;
     nodes.init = spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(phys::init_world));
     nodes.simulate = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_TEAM(phys::simulate));
+    // Rebuilt by simulate before it reads them: a slot per running team, not a copy per world.
+    spec.scratch<Bodies, Contacts, Pairs, Manifolds, SolveOrder, Colouring>(nodes.simulate);
     spec.info()["physics"] = "soft step dt=" + std::to_string(o.dt) + " substeps=" + std::to_string(o.substeps);
     return nodes;
 }

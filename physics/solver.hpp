@@ -204,6 +204,7 @@ ORRERY_HD inline void remember_contacts(Buffer<Bodies> bodies, Buffer<Pairs> pai
             o.la = unrotate(a.q0, c.ra);
             o.normal_impulse = c.normal_impulse;
             o.friction = c.t1 * c.t1_impulse + contact_t2(c) * c.t2_impulse;
+            o.n = c.n;
             cache[i] = o;
         }
     }
@@ -218,6 +219,7 @@ struct StepBuffers {
     Buffer<ContactCache> cache;
     Buffer<Joints> joints;
     Buffer<Pairs> pairs;
+    Buffer<Manifolds> manifolds; ///< pair k's manifold at k
     Buffer<SolveOrder> order;
     Colouring* colouring;
 };
@@ -339,7 +341,6 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
         total += found;
     }
     s.contacts.resize(total);
-    for (uint32_t k = 0; k < kMaxSolverLanes; ++k) s.colouring->lane_pairs[k] = 0; // the state hash holds no lane count
     uint32_t* begin = s.colouring->begin;
     for (uint32_t c = 0; c < kColours + 2; ++c) begin[c] = 0;
     colour_constraints(s, [&](uint32_t, uint32_t c) { ++begin[c + 1]; });
@@ -616,27 +617,22 @@ ORRERY_HD inline void begin_bodies(const StepBuffers& s, const Params& prm, cons
 
 /// Pairs, their manifolds, the colour order and the contact points, each
 /// phase shared by the lanes and ended by a sync (order_constraints on lane 0).
-/// The narrowphase runs twice, a pair per lane: first for each pair's number
-/// of points (where they go in Contacts needs every earlier pair's), then,
-/// for the pairs with points, again to make them. A pair keeps no manifold
-/// between the two (80 bytes of Pairs per pair); the second run is the same
-/// function of the same bodies, so it gives the same points.
+/// The narrowphase runs once, a pair per lane, keeping each manifold (step
+/// scratch, 80 bytes a pair) until every earlier pair's count has placed its
+/// points in Contacts; then the pairs with points make them.
 ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, const HullSet& hulls, const Lanes& l) {
     find_pairs(s, prm, l);
-    for (uint32_t pass = 0; pass < 2; ++pass) {
-        for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) {
-            Pair& p = s.pairs[k];
-            if (pass == 1 && p.count == 0) continue;
-            const Manifold m = manifold_of(s.bodies, p, prm, hulls);
-            if (pass == 0)
-                p.count = m.count;
-            else
-                make_contacts(s, p, m, prm);
-        }
-        l.sync();
-        if (pass == 0 && l.lane == 0) order_constraints(s);
-        if (pass == 0) l.sync();
+    for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) {
+        const Manifold m = manifold_of(s.bodies, s.pairs[k], prm, hulls);
+        s.pairs[k].count = m.count;
+        s.manifolds[k] = m; // Manifolds' capacity is Pairs'
     }
+    l.sync();
+    if (l.lane == 0) order_constraints(s);
+    l.sync();
+    for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count)
+        if (s.pairs[k].count > 0) make_contacts(s, s.pairs[k], s.manifolds[k], prm);
+    l.sync();
 }
 
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
@@ -678,12 +674,17 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     l.sync();
 }
 
-/// A world's step buffers, all in its PhysicsWorld singleton.
+/// A world's step buffers: the cache and joints in its PhysicsWorld
+/// singleton, the rest simulate's step scratch (a slot shared by its lanes).
 ORRERY_HD inline StepBuffers step_buffers(Ctx& ctx) {
-    return {ctx.single_buffer<PhysicsWorld, Bodies>(),       ctx.single_buffer<PhysicsWorld, Contacts>(),
-            ctx.single_buffer<PhysicsWorld, ContactCache>(), ctx.single_buffer<PhysicsWorld, Joints>(),
-            ctx.single_buffer<PhysicsWorld, Pairs>(),        ctx.single_buffer<PhysicsWorld, SolveOrder>(),
-            &ctx.single<PhysicsWorld, Colouring>()};
+    return {ctx.scratch_buffer<Bodies>(),
+            ctx.scratch_buffer<Contacts>(),
+            ctx.single_buffer<PhysicsWorld, ContactCache>(),
+            ctx.single_buffer<PhysicsWorld, Joints>(),
+            ctx.scratch_buffer<Pairs>(),
+            ctx.scratch_buffer<Manifolds>(),
+            ctx.scratch_buffer<SolveOrder>(),
+            ctx.scratch<Colouring>()};
 }
 
 /// One env step of physics for a world, on a team of lanes: gather, find

@@ -3,9 +3,9 @@
 // step never reads out of bounds on a bad value (a bad hull number records
 // kErrorBadHull, buffer counts are clamped), but it would compute with NaNs
 // and garbage; here each field is refused with its name and the value expected.
-// The solver's scratch (Bodies, a joint's ia and ib) is rebuilt before it is
-// read, so only its counts are checked; the ContactCache is what the next
-// step warm-starts from, so its entries are checked too.
+// The solver's scratch (Bodies, Contacts, Pairs: simulate's step scratch, in
+// no snapshot) and a joint's ia and ib are rebuilt before they are read; the
+// ContactCache is what the next step warm-starts from, so its entries are checked.
 
 #include "physics/validate.hpp"
 
@@ -135,36 +135,21 @@ template <class T> uint32_t checked_count(const orrery::Ctx& ctx, const char* na
     return n;
 }
 
-void check_contacts(const orrery::Ctx& ctx) {
-    orrery::Buffer<Contacts> contacts = ctx.single_buffer<PhysicsWorld, Contacts>();
-    const uint32_t n = checked_count<Contacts>(ctx, "Contacts", "max_contacts");
-    for (uint32_t k = 0; k < n; ++k) {
-        const Contact& c = contacts[k];
-        const std::string where = "PhysicsWorld Contacts[" + std::to_string(k) + "]";
-        // Rewritten before the next step reads them; inspection reads them.
-        const float scalars[] = {c.separation, c.normal_mass, c.t1_mass,  c.t2_mass,           c.normal_impulse,
-                                 c.t1_impulse, c.t2_impulse,  c.approach, c.max_normal_impulse};
-        bool ok = finite(c.n) && finite(c.t1) && finite(c.ra) && finite(c.rb);
-        for (float s : scalars) ok = ok && finite(s);
-        if (!ok) bad(where, "a point, direction, mass or impulse", "not finite", "finite numbers");
-    }
-}
-
 /// The cache the next step warm-starts from: bodies a < b below max_bodies
 /// (the binary search's order is not checked: a point out of order is only
 /// not found), the point and the impulses finite.
 void check_cache(const orrery::Ctx& ctx) {
     orrery::Buffer<ContactCache> cache = ctx.single_buffer<PhysicsWorld, ContactCache>();
     const uint32_t n = checked_count<ContactCache>(ctx, "ContactCache", "max_contacts");
-    const uint32_t bodies = ctx.single_buffer<PhysicsWorld, Bodies>().capacity();
+    const uint32_t bodies = ctx.buffer_capacity<Bodies>(); // max_bodies: Bodies is simulate's step scratch
     for (uint32_t k = 0; k < n; ++k) {
         const CachedContact& c = cache[k];
         const std::string where = "PhysicsWorld ContactCache[" + std::to_string(k) + "]";
         if (!(c.a < c.b && c.b < bodies))
             bad(where, "(a, b)", std::string("(") + std::to_string(c.a) + ", " + std::to_string(c.b) + ")",
                 "body indices a < b < " + std::to_string(bodies) + " (PhysicsOptions::max_bodies)");
-        if (!(finite(c.la) && finite(c.friction) && finite(c.normal_impulse)))
-            bad(where, "a point or impulse", "not finite", "finite numbers");
+        if (!(finite(c.la) && finite(c.friction) && finite(c.normal_impulse) && finite(c.n)))
+            bad(where, "a point, normal or impulse", "not finite", "finite numbers");
     }
 }
 
@@ -235,9 +220,7 @@ void validate_world(const orrery::EnvSpec& spec, const orrery::Ctx& ctx) {
                    e, hulls);
     });
     check_finite("PhysicsWorld", "Gravity.g", ctx.single<PhysicsWorld, Gravity>().g);
-    checked_count<Bodies>(ctx, "Bodies", "max_bodies");
     check_cache(ctx);
-    check_contacts(ctx);
     check_joints(spec, ctx);
 }
 

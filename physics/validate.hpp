@@ -14,9 +14,10 @@ inline constexpr float kUnitTolerance = 1e-3f;
 
 /// Checks every rigid body (body type, shape kind and dims, hull number against
 /// the hull table, finite pose with a unit quaternion, velocity, mass, locks,
-/// damping, material, force) and the PhysicsWorld singleton (gravity, buffer
-/// counts against their capacities, contacts' body indices and numbers, each
-/// joint's kind, flags, bodies, frames and limits). Throws orrery::Error naming
+/// damping, material, force) and the PhysicsWorld singleton (gravity, the
+/// ContactCache's and Joints' counts against their capacities, cached
+/// contacts' body indices and numbers, each joint's kind, flags, bodies,
+/// frames and limits). Throws orrery::Error naming
 /// the archetype and row (or buffer element), the field, its value and what is expected.
 void validate_world(const orrery::EnvSpec& spec, const orrery::Ctx& ctx);
 

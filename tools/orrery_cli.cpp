@@ -130,7 +130,7 @@ int bench(const BenchArgs& a) {
 int usage() {
     std::fprintf(stderr,
                  "usage: orrery envs\n"
-                 "       orrery memory ENV [--worlds N] [--layout L] [--opt key=value ...]\n"
+                 "       orrery memory ENV [--worlds N] [--device D] [--threads T] [--layout L] [--opt key=value ...]\n"
                  "       orrery bench [ENV ...] [--layout L] [--device auto|cpu|cuda] [--worlds N,N,...] [--steps T]\n"
                  "                    [--threads T] [--per-node] [--actions auto|host|device]\n"
                  "                    [--json FILE] [--opt key=value ...]\n"
@@ -141,11 +141,16 @@ int usage() {
 /// `orrery bench --help` and `orrery memory --help`: that subcommand's own help, on stdout.
 int help(const std::string& cmd) {
     if (cmd == "memory") {
-        std::printf("usage: orrery memory ENV [--worlds N] [--layout L] [--opt key=value ...]\n\n"
-                    "Bytes per archetype for N worlds of ENV, from its declared capacities.\n\n"
-                    "  --worlds N        number of worlds (default 1)\n"
-                    "  --layout L        the env's layout option (same as --opt layout=L)\n"
-                    "  --opt key=value   any env option, repeatable\n");
+        std::printf(
+            "usage: orrery memory ENV [--worlds N] [--device D] [--threads T] [--layout L] [--opt key=value "
+            "...]\n\n"
+            "Bytes per archetype for N worlds of ENV, from its declared capacities, and the step-scratch\n"
+            "pool of the backend: a slot per CPU thread, or per GPU team that can be resident at once.\n\n"
+            "  --worlds N        number of worlds (default 1)\n"
+            "  --device D        cpu (default) or cuda[:N]: the pool sized for that GPU (compiles the kernels)\n"
+            "  --threads T       CPU worker threads (default 1)\n"
+            "  --layout L        the env's layout option (same as --opt layout=L)\n"
+            "  --opt key=value   any env option, repeatable\n");
         return 0;
     }
     std::printf("usage: orrery bench [ENV ...] [options]\n\n"
@@ -217,7 +222,9 @@ int main(int argc, char** argv) {
             if (a.envs.size() != 1) return usage();
             orrery::SimOptions o = orrery::options_from_environment();
             o.num_worlds = a.worlds.empty() ? 1 : a.worlds[0];
-            o.threads = 1;
+            o.threads = a.threads ? a.threads : 1;
+            o.device = a.device == "auto" ? "cpu" : a.device;
+            o.per_node_launches = o.per_node_launches || a.per_node;
             orrery::Simulator sim(orrery::make_env_spec(a.envs[0], a.options), o);
             std::printf("%s", sim.memory_report().to_string().c_str());
             return 0;

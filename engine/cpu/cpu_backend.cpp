@@ -12,7 +12,7 @@
 
 namespace orrery {
 
-void CpuBackend::run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e) const {
+void CpuBackend::run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e, uint32_t worker) const {
     const Storage& s = storage_;
     for (size_t i = 0; i < ops.size(); ++i) {
         const Op& op = ops[i];
@@ -24,7 +24,7 @@ void CpuBackend::run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e) con
             size_t end = i;
             while (end < ops.size() && is_lane_op(ops[end])) ++end;
             for (uint32_t t = b; t < e; t += kLaneTile)
-                for (size_t k = i; k < end; ++k) run_lane_op(ops[k], t, std::min(e, t + kLaneTile));
+                for (size_t k = i; k < end; ++k) run_lane_op(ops[k], t, std::min(e, t + kLaneTile), worker);
             i = end - 1;
             continue;
         }
@@ -46,13 +46,17 @@ void CpuBackend::run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e) con
             for (uint32_t w = b; w < e; ++w) begin_requested_reset(s, w);
             break;
         case OpKind::kClearOutputs: break; // a lane op, above
-        case OpKind::kNode: op.node->system.cpu(s, b, e, op.phase, lanes_); break;
+        case OpKind::kNode:
+            op.node->system.cpu(s, b, e, op.phase, lanes_, op.node->scratch.empty() ? nullptr : scratch_slot(worker));
+            break;
         }
     }
 }
 
-void CpuBackend::run_lane_op(const Op& op, uint32_t b, uint32_t e) const {
-    if (op.kind == OpKind::kNode) return op.node->system.cpu(storage_, b, e, op.phase, lanes_);
+void CpuBackend::run_lane_op(const Op& op, uint32_t b, uint32_t e, uint32_t worker) const {
+    if (op.kind == OpKind::kNode)
+        return op.node->system.cpu(storage_, b, e, op.phase, lanes_,
+                                   op.node->scratch.empty() ? nullptr : scratch_slot(worker));
     for (uint32_t w = b; w < e; ++w)
         if (phase_active(storage_, w, op.phase))
             clear_outputs(storage_, w, cleared_.data(), uint32_t(cleared_.size()), 0, 1);
@@ -71,21 +75,44 @@ CpuBackend::CpuBackend(const EnvSpec& spec, const Plan& plan, const StorageLayou
     config_ = spec.config_bytes();
     storage_ = layout.bind(memory_, config_.empty() ? nullptr : config_.data());
     num_worlds_ = storage_.num_worlds;
+    if (size_t slot = storage_.scratch_slot_bytes) { // contents are the node's to write: zeroed only to start alike
+        storage_.scratch_slots = pool_.threads();
+        size_t pool = (slot * storage_.scratch_slots + 63) / 64 * 64;
+        scratch_ = static_cast<uint8_t*>(std::aligned_alloc(64, pool));
+        if (!scratch_) {
+            std::free(memory_);
+            throw Error("cannot allocate " + std::to_string(pool) + " bytes of host memory for the step scratch");
+        }
+        std::memset(scratch_, 0, pool);
+        storage_.scratch = scratch_;
+    }
     // Chunks small enough to balance across threads, large enough to amortise the call.
     uint32_t t = pool_.threads();
     chunk_ = std::max(1u, std::min(256u, num_worlds_ / (t * 8) + 1));
 }
 
-CpuBackend::~CpuBackend() { std::free(memory_); }
+CpuBackend::~CpuBackend() {
+    std::free(memory_);
+    std::free(scratch_);
+}
+
+uint8_t* CpuBackend::scratch_slot(uint32_t worker) const {
+    return scratch_ ? scratch_ + size_t(worker) * storage_.scratch_slot_bytes : nullptr;
+}
+
+Backend::ScratchPool CpuBackend::scratch_pool() const {
+    if (!scratch_) return {};
+    return {storage_.scratch_slots, size_t(storage_.scratch_slots) * storage_.scratch_slot_bytes, "one per CPU thread"};
+}
 
 std::string CpuBackend::describe() const { return "cpu (" + std::to_string(pool_.threads()) + " threads)"; }
 
 void CpuBackend::run(const std::vector<Op>& ops) {
     uint32_t chunks = (num_worlds_ + chunk_ - 1) / chunk_;
-    pool_.parallel_for(chunks, [&](uint32_t c) {
+    pool_.parallel_for(chunks, [&](uint32_t c, uint32_t worker) {
         uint32_t b = c * chunk_;
         uint32_t e = std::min(num_worlds_, b + chunk_);
-        run_ops(ops, b, e);
+        run_ops(ops, b, e, worker);
     });
 }
 

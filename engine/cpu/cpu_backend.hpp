@@ -23,12 +23,16 @@ class CpuBackend final : public Backend {
     void copy_from_host(void* dst, const void* src, size_t n) override;
     void copy_within(void* dst, const void* src, size_t n) override;
     void synchronize() override {}
+    /// One slot of step scratch per thread of the pool (a thread runs one world at a time).
+    ScratchPool scratch_pool() const override;
 
   private:
-    /// Runs `ops` in order over the worlds [b, e).
-    void run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e) const;
-    /// One lane op (kClearOutputs or a lane node) on the worlds [b, e).
-    void run_lane_op(const Op& op, uint32_t b, uint32_t e) const;
+    /// Runs `ops` in order over the worlds [b, e) on pool thread `worker`.
+    void run_ops(const std::vector<Op>& ops, uint32_t b, uint32_t e, uint32_t worker) const;
+    /// One lane op (kClearOutputs or a lane node) on the worlds [b, e), on pool thread `worker`.
+    void run_lane_op(const Op& op, uint32_t b, uint32_t e, uint32_t worker) const;
+    /// Pool thread `worker`'s slot of step scratch (null when the env declares none).
+    uint8_t* scratch_slot(uint32_t worker) const;
     static constexpr uint32_t kLaneTile = 8; ///< worlds per pass of a run of lane ops
 
     ThreadPool pool_;
@@ -37,6 +41,7 @@ class CpuBackend final : public Backend {
     std::vector<ClearedOutput> cleared_;     ///< for OpKind::kClearOutputs
     uint32_t lanes_ = 1;
     uint8_t* memory_ = nullptr;
+    uint8_t* scratch_ = nullptr; ///< the step-scratch pool: a slot per pool thread
     std::vector<uint8_t> config_;
     Storage storage_;
     uint32_t num_worlds_ = 0;

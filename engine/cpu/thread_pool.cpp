@@ -27,7 +27,7 @@ ThreadPool::ThreadPool(uint32_t threads) {
 void ThreadPool::start_workers(uint32_t threads) {
     workers_.reserve(threads - 1);
     for (uint32_t i = 1; i < threads; ++i) {
-        workers_.emplace_back([this] {
+        workers_.emplace_back([this, i] {
             uint64_t seen = 0;
             for (;;) {
                 std::unique_lock<std::mutex> lock(mu_);
@@ -37,11 +37,11 @@ void ThreadPool::start_workers(uint32_t threads) {
                 // A worker that wakes after its pass has run out of items must not
                 // join: the caller may already be setting up the next pass.
                 if (next_.load(std::memory_order_relaxed) >= n_) continue;
-                const std::function<void(uint32_t)>* fn = fn_;
+                const Work* fn = fn_;
                 const uint32_t n = n_;
                 ++busy_; // under the lock: the caller now waits for this worker
                 lock.unlock();
-                drain(*fn, n);
+                drain(*fn, n, i);
                 lock.lock();
                 if (--busy_ == 0) done_.notify_all();
             }
@@ -61,17 +61,17 @@ void ThreadPool::stop_and_join() {
         if (t.joinable()) t.join();
 }
 
-void ThreadPool::drain(const std::function<void(uint32_t)>& fn, uint32_t n) {
+void ThreadPool::drain(const Work& fn, uint32_t n, uint32_t worker) {
     for (;;) {
         uint32_t i = next_.fetch_add(1, std::memory_order_relaxed);
         if (i >= n) return;
-        fn(i);
+        fn(i, worker);
     }
 }
 
-void ThreadPool::parallel_for(uint32_t n, const std::function<void(uint32_t)>& fn) {
+void ThreadPool::parallel_for(uint32_t n, const Work& fn) {
     if (workers_.empty() || n <= 1) {
-        for (uint32_t i = 0; i < n; ++i) fn(i);
+        for (uint32_t i = 0; i < n; ++i) fn(i, 0);
         return;
     }
     {
@@ -82,7 +82,7 @@ void ThreadPool::parallel_for(uint32_t n, const std::function<void(uint32_t)>& f
         ++generation_;
     }
     wake_.notify_all();
-    drain(fn, n);
+    drain(fn, n, 0);
     std::unique_lock<std::mutex> lock(mu_);
     // Workers that woke late find no items left and leave at once.
     done_.wait(lock, [&] { return busy_ == 0 && next_.load() >= n_; });

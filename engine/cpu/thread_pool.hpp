@@ -23,21 +23,24 @@ class ThreadPool {
 
     uint32_t threads() const { return uint32_t(workers_.size()) + 1; }
 
-    /// Calls fn(i) for every i in [0, n) across the pool; returns when all are done.
+    /// Calls fn(i, worker) for every i in [0, n) across the pool; returns when
+    /// all are done. `worker` (0 for the caller, below threads()) names the
+    /// thread: no two calls running at once share it.
     /// @warning not reentrant: fn must not call parallel_for.
-    void parallel_for(uint32_t n, const std::function<void(uint32_t)>& fn);
+    using Work = std::function<void(uint32_t item, uint32_t worker)>;
+    void parallel_for(uint32_t n, const Work& fn);
 
   private:
     void start_workers(uint32_t threads);
     void stop_and_join();
-    void drain(const std::function<void(uint32_t)>& fn, uint32_t n);
+    void drain(const Work& fn, uint32_t n, uint32_t worker);
 
     std::vector<std::thread> workers_;
     std::mutex mu_;
     std::condition_variable wake_, done_;
     uint64_t generation_ = 0;
     bool stop_ = false;
-    const std::function<void(uint32_t)>* fn_ = nullptr;
+    const Work* fn_ = nullptr;
     uint32_t n_ = 0;
     std::atomic<uint32_t> next_{0};
     uint32_t busy_ = 0;

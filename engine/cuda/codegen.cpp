@@ -37,7 +37,8 @@ std::string lane_call(const Op& op, const std::string& w, const std::string& lan
         return "orrery::clear_outputs(s, " + w + ", orrery_cleared_outputs, ORRERY_NUM_CLEARED_OUTPUTS, " + lane +
                ", " + lanes + ");";
     if (op.node->system.kind == NodeKind::kPerWorldTeam) // its lanes meet at __syncwarp (orrery_lanes' mask)
-        return "orrery::run_world_team<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " +
+        return std::string(op.node->scratch.empty() ? "orrery::run_world_team" : "orrery_run_team_scratch") + "<&" +
+               qualified_system_name(op.node->system) + ">(s, " + w + ", " +
                (lanes == "1" ? std::string("orrery::Lanes{}") : "orrery_lanes(" + lane + ", " + lanes + ")") + ");";
     const char* run = op.node->system.kind == NodeKind::kPerEntityLanes ? "run_each_lane" : "run_world_lane";
     return std::string("orrery::") + run + "<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " + lane +
@@ -65,8 +66,9 @@ std::string op_statement(const Op& op, AutoReset mode, bool check_inputs) {
     std::string call;
     if (sys.kind == NodeKind::kApplyDestroys)
         call = "orrery::apply_destroys(s, w);";
-    else if (sys.kind == NodeKind::kPerWorld)
-        call = "orrery::run_world<&" + qualified_system_name(sys) + ">(s, w);";
+    else if (sys.kind == NodeKind::kPerWorld) // with scratch: a slot taken and given back around it
+        call = std::string(op.node->scratch.empty() ? "orrery::run_world" : "orrery_run_world_scratch") + "<&" +
+               qualified_system_name(sys) + ">(s, w);";
     else if (is_lane_kind(sys.kind))
         call = lane_call(op, "w", "0", "1"); // one thread, every lane
     else
@@ -424,6 +426,9 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
         << "#include \"" << spec.source() << "\"\n"
         << "#include \"engine/world_ops.hpp\"\n"
         << kStorageCuh;
+    const bool scratch =
+        std::any_of(spec.nodes().begin(), spec.nodes().end(), [](const NodeSpec& n) { return !n.scratch.empty(); });
+    if (scratch) out << kScratchCuh;
     if (form == KernelForm::kStaged)
         out << "#define ORRERY_MAX_STAGE_REGIONS " << kMaxStageRegions << "\n"
             << "#define ORRERY_STAGE_STORAGE_WORDS " << stage_storage_words(spec) << "u\n"

@@ -117,6 +117,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         grid_ = unsigned((threads + block_ - 1) / block_);
         load_module(spec);
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
+        allocate_scratch(spec);
     } catch (...) {
         release();
         throw;
@@ -140,6 +141,62 @@ void CudaBackend::load_module(const EnvSpec& spec) {
     for (const std::string& n : source_.reset_kernels) {
         reset_fns_.push_back(nullptr);
         ORRERY_CU(d.cuModuleGetFunction(&reset_fns_.back(), module_, n.c_str()));
+    }
+}
+
+unsigned CudaBackend::resident_scratch_teams_per_sm() const {
+    const DriverApi& d = driver();
+    auto has_scratch = [](const Op& op) { return op.kind == OpKind::kNode && !op.node->scratch.empty(); };
+    auto teams = [&](CUfunction f, unsigned block, unsigned smem, unsigned teams_per_block) {
+        int blocks = 0;
+        ORRERY_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(block), smem));
+        return unsigned(std::max(blocks, 0)) * teams_per_block;
+    };
+    unsigned most = 0;
+    const std::vector<Op>* passes[] = {&step_ops_, &reset_ops_};
+    for (int p = 0; p < 2; ++p) {
+        const std::vector<Op>& ops = *passes[p];
+        if (std::none_of(ops.begin(), ops.end(), has_scratch)) continue;
+        if (staged_) { // a team per world of the block
+            most = std::max(most,
+                            teams(p == 0 ? step_staged_ : reset_staged_, stage_threads_, stage_smem_, stage_worlds_));
+            continue;
+        }
+        const unsigned per_block = std::max(1u, block_ / source_.lanes); // a world per group of lanes
+        const std::vector<CUfunction>& fns = p == 0 ? step_fns_ : reset_fns_;
+        for (size_t i = 0; i < fns.size(); ++i) // per-node: only the kernels of scratch nodes
+            if (!source_.per_node || has_scratch(ops[i])) most = std::max(most, teams(fns[i], block_, 0, per_block));
+    }
+    return most;
+}
+
+void CudaBackend::allocate_scratch(const EnvSpec& spec) {
+    const DriverApi& d = driver();
+    if (storage_.scratch_slot_bytes) {
+        // A slot per team that can run at once, never more than the worlds.
+        const unsigned per_sm = resident_scratch_teams_per_sm();
+        const unsigned long long resident = (unsigned long long)per_sm * unsigned(info_.multiprocessors);
+        unsigned slots = unsigned(std::min<unsigned long long>(std::max(resident, 1ull), storage_.num_worlds));
+        std::string basis = std::to_string(info_.multiprocessors) + " SMs x " + std::to_string(per_sm) +
+                            " resident teams" + (resident > storage_.num_worlds ? ", at most one per world" : "");
+        if (gpu_.scratch_slots) {
+            slots = gpu_.scratch_slots;
+            basis = "GpuOptions::scratch_slots";
+        }
+        const size_t bitmap = (size_t(slots) + 31) / 32 * 4, at = (bitmap + 255) / 256 * 256;
+        const size_t bytes = at + size_t(slots) * storage_.scratch_slot_bytes;
+        CUresult r = d.cuMemAlloc(&scratch_, bytes);
+        if (r == kCudaErrorOutOfMemory)
+            throw Error("out of device memory: the step scratch of '" + spec.name() + "' needs " +
+                        std::to_string(bytes) + " bytes (" + std::to_string(slots) + " slots of " +
+                        std::to_string(storage_.scratch_slot_bytes) + ") on cuda:" + std::to_string(info_.index) +
+                        "; lower num_worlds");
+        ORRERY_CU(r);
+        ORRERY_CU(d.cuMemsetD8Async(scratch_, 0, bytes, stream_)); // the bitmap: every slot free
+        storage_.scratch_busy = reinterpret_cast<uint32_t*>(scratch_);
+        storage_.scratch = reinterpret_cast<uint8_t*>(scratch_ + at);
+        storage_.scratch_slots = slots;
+        scratch_pool_ = {slots, bytes, basis};
     }
     CUdeviceptr sym = 0;
     size_t sym_bytes = 0;
@@ -326,10 +383,12 @@ void CudaBackend::release() noexcept {
     release_snapshot();
     if (module_) d.cuModuleUnload(module_);
     if (memory_) d.cuMemFree(memory_);
+    if (scratch_) d.cuMemFree(scratch_);
     if (own_stream_) d.cuStreamDestroy(own_stream_);
     d.cuDevicePrimaryCtxRelease(dev_);
     module_ = nullptr;
     memory_ = 0;
+    scratch_ = 0;
     stream_ = own_stream_ = nullptr;
     ctx_ = nullptr;
 }

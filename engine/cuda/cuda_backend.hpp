@@ -56,6 +56,8 @@ class CudaBackend final : public Backend {
     void copy_within(void* dst, const void* src, size_t n) override;
     void synchronize() override;
     uintptr_t native_stream() const override { return reinterpret_cast<uintptr_t>(stream_); }
+    /// The step-scratch pool: a slot per team that can be resident at once.
+    ScratchPool scratch_pool() const override { return scratch_pool_; }
     /// Gathers the world's regions into a device staging buffer on the step
     /// stream with one kernel launch (so the copy falls between two passes),
     /// then copies that to pinned host memory on a second stream; the step
@@ -85,6 +87,11 @@ class CudaBackend final : public Backend {
 
   private:
     void load_module(const EnvSpec& spec);
+    /// Sizes and allocates the step-scratch pool once the kernels are loaded
+    /// (their occupancy sizes it), then puts Storage in __constant__ memory.
+    void allocate_scratch(const EnvSpec& spec);
+    /// Teams of the kernels running scratch nodes that can be resident on one SM.
+    unsigned resident_scratch_teams_per_sm() const;
     /// Worlds per staged block, or 0 to run the direct megakernel (from the layout and the device).
     unsigned choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const;
     /// Uploads the staging tables of `block`-world blocks into the loaded module.
@@ -103,6 +110,8 @@ class CudaBackend final : public Backend {
     CUstream stream_ = nullptr; ///< where work is queued: own_stream_ or the caller's
     CUstream own_stream_ = nullptr;
     CUdeviceptr memory_ = 0;
+    CUdeviceptr scratch_ = 0; ///< the step-scratch pool: the busy bitmap, then the slots
+    ScratchPool scratch_pool_;
     CUmodule module_ = nullptr;
     Storage storage_;
     GpuOptions gpu_; ///< kernel form and compile settings (SimOptions::gpu)

@@ -8,6 +8,8 @@ namespace orrery::cuda {
 
 /// device/storage.cuh: the __constant__ Storage every kernel reads.
 extern const char* const kStorageCuh;
+/// device/scratch.cuh: taking and giving back slots of step scratch (EnvSpec::scratch).
+extern const char* const kScratchCuh;
 /// device/stage.cuh: the staged megakernel's copies into and out of shared memory.
 extern const char* const kStageCuh;
 /// device/gather.cuh: the kernel that gathers one world for a snapshot (a whole source).

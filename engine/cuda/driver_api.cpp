@@ -51,6 +51,7 @@ void load_driver_symbols(void* lib, DriverApi& a, std::string& missing) {
     resolve(lib, a.cuModuleGetFunction, "cuModuleGetFunction", missing);
     resolve(lib, a.cuModuleGetGlobal, "cuModuleGetGlobal_v2", missing);
     resolve(lib, a.cuFuncSetAttribute, "cuFuncSetAttribute", missing);
+    resolve(lib, a.cuOccupancyMaxActiveBlocksPerMultiprocessor, "cuOccupancyMaxActiveBlocksPerMultiprocessor", missing);
     resolve(lib, a.cuLaunchKernel, "cuLaunchKernel", missing);
     std::string optional; // entry points Orrery works without
     resolve(lib, a.cuLaunchKernelEx, "cuLaunchKernelEx", optional);

@@ -86,6 +86,7 @@ struct DriverApi {
     CUresult (*cuModuleGetFunction)(CUfunction*, CUmodule, const char*);
     CUresult (*cuModuleGetGlobal)(CUdeviceptr*, size_t*, CUmodule, const char*);
     CUresult (*cuFuncSetAttribute)(CUfunction, int, int);
+    CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t);
     CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                CUstream, void**, void**);
     /// CUDA 12.0+; null when the driver lacks it (then no programmatic launches).

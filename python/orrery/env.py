@@ -645,7 +645,9 @@ class Env:
         self._live().load_checkpoint(os.fspath(path))
 
     def memory_report(self) -> Dict[str, Any]:
-        """Bytes per archetype from the declared capacities, and the total."""
+        """Bytes per archetype from the declared capacities, the step-scratch pool
+        (``scratch_slots`` slots of ``scratch_slot_bytes``: one per CPU thread or
+        resident GPU team, not per world) and the total."""
         return self._live().memory_report()
 
     # ----- rendering ---------------------------------------------------------

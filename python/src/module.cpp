@@ -151,7 +151,9 @@ py::dict PySimulator::memory_report() const {
         rows.append(py::dict(py::arg("archetype") = row.archetype, py::arg("capacity") = row.capacity,
                              py::arg("bytes_per_world") = row.bytes_per_world, py::arg("bytes") = row.bytes));
     return py::dict(py::arg("archetypes") = rows, py::arg("engine_bytes") = r.engine_bytes,
-                    py::arg("total_bytes") = r.total_bytes, py::arg("text") = r.to_string());
+                    py::arg("scratch_slot_bytes") = r.scratch_slot_bytes, py::arg("scratch_slots") = r.scratch_slots,
+                    py::arg("scratch_bytes") = r.scratch_bytes, py::arg("total_bytes") = r.total_bytes,
+                    py::arg("text") = r.to_string());
 }
 
 /// Runs `fn` on the live simulator with the GIL released (the CPU backend uses

@@ -92,6 +92,7 @@ TEST(Module, BadTablesAreRefusedNamingTheComponent) {
     EXPECT_THROW(s.capacity<orbit::Hits>(0), Error);
     // The facts the adapters read: one bound of each kind per named entry.
     s.capacity<orbit::Hits>(4);
+    s.capacity<orbit::Gathered>(4);
     s.facts.obs_names = {"a", "b"};
     s.facts.obs_low = {0, 0};
     s.facts.obs_high = {1};
@@ -122,6 +123,82 @@ TEST(Module, AssetsAreOneSharedCopyAndReportedSo) {
         EXPECT_EQ(wells[1].y, 0.25f);
         EXPECT_EQ(ctx.asset<orbit::Settings>()[0].radius, 0.3f);
     });
+}
+
+/// Bytes of a slot of the planets env's step scratch: Gathered (a count, then
+/// a Placed per body) and Heat (two halves of a cell per body), each 16-byte aligned.
+size_t scratch_slot_bytes(uint32_t bodies) {
+    auto align16 = [](size_t n) { return (n + 15) / 16 * 16; };
+    return align16(kBufferHeaderBytes + bodies * sizeof(orbit::Placed)) + align16(2 * bodies * sizeof(float));
+}
+
+TEST(Module, StepScratchIsInNoWorldAndHasASlotPerThread) {
+    Simulator sim(spec(), options(8, "cpu", 1, 3));
+    MemoryReport r = sim.memory_report();
+    ASSERT_EQ(r.scratch.size(), 2u) << r.to_string();
+    EXPECT_EQ(r.scratch[0].component, "Gathered");
+    EXPECT_EQ(r.scratch[1].component, "Heat");
+    EXPECT_EQ(r.scratch_slot_bytes, scratch_slot_bytes(5));
+    EXPECT_EQ(r.scratch_slots, 3u) << "one per thread, whatever the worlds";
+    EXPECT_EQ(r.scratch_bytes, 3 * scratch_slot_bytes(5));
+    EXPECT_EQ(r.total_bytes, make_layout(spec(), 8, AutoReset::kNextStep).total_bytes + r.scratch_bytes);
+    for (const auto& c : r.components) EXPECT_EQ(c.component.find("Heat"), std::string::npos) << "in a world";
+    EXPECT_NE(r.to_string().find("pool: 3 slots (one per CPU thread)"), std::string::npos) << r.to_string();
+    sim.reset(2);
+    sim.step();
+    sim.read_world(0, [](Ctx& ctx) { // a world view has no slot: scratch is no world's
+        EXPECT_EQ(ctx.scratch<planets::Heat>(), nullptr);
+        EXPECT_EQ(ctx.scratch_buffer<orbit::Gathered>().capacity(), 0u);
+        EXPECT_EQ(ctx.scratch_array<planets::Heat>().size, 0u);
+    });
+    Simulator more(spec(), options(40, "cpu", 1, 3));
+    EXPECT_EQ(more.memory_report().scratch_slots, 3u);
+}
+
+TEST(Module, AWorldGetsWhicheverSlotIsFreeNotOneOfItsOwn) {
+    // One thread: one slot for all 6 worlds, so after a step it holds what the
+    // last world's contacts node gathered (its bodies where they ended the step).
+    Simulator sim(spec(), options(6, "cpu", 1, 1));
+    sim.reset(5);
+    write_thrust(sim, 0);
+    sim.step();
+    const Storage& s = sim.backend().storage();
+    ASSERT_EQ(s.scratch_slots, 1u);
+    const uint8_t* slot = s.scratch + scratch_offset(s, component_id<orbit::Gathered>);
+    uint32_t count = 0;
+    std::memcpy(&count, slot, 4);
+    ASSERT_EQ(count, 5u);
+    std::vector<orbit::Placed> gathered(5);
+    std::memcpy(gathered.data(), slot + kBufferHeaderBytes, sizeof(orbit::Placed) * 5);
+    for (uint32_t w : {0u, 5u}) {
+        bool same = true;
+        sim.read_world(w, [&](Ctx& ctx) {
+            uint32_t i = 0;
+            ctx.each_with<orbit::Pos>([&](Entity e) {
+                const orbit::Pos p = *ctx.get<orbit::Pos>(e);
+                same = same && gathered[i].p.x == p.x && gathered[i].p.y == p.y;
+                ++i;
+            });
+        });
+        EXPECT_EQ(same, w == 5) << "world " << w;
+    }
+}
+
+TEST(Module, ScratchIsRefusedInAnArchetypeOrOnALaneNode) {
+    auto refused = [](EnvSpec s, const std::string& want) {
+        try {
+            s.validate();
+            ADD_FAILURE() << "accepted; wanted: " << want;
+        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what(); }
+    };
+    EnvSpec held = spec();
+    held.scratch<orbit::Hits>(NodeId{3}); // contacts' node; Hits is the Sky's
+    refused(held, "component 'Hits' is step scratch of node 'contacts' and held by archetype 'Sky'");
+    EnvSpec lanes = spec();
+    lanes.scratch<planets::Heat>(NodeId{1}); // thrust: ORRERY_PER_ENTITY_LANES
+    refused(lanes, "node 'thrust' declares step scratch; only ORRERY_PER_WORLD and ORRERY_PER_WORLD_TEAM");
+    EnvSpec s = spec();
+    EXPECT_THROW(s.scratch<planets::Heat>(NodeId{99}), Error);
 }
 
 TEST(Module, CheckpointsNameTheirAssetsByHash) {
@@ -299,7 +376,8 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
             if (form != cuda::KernelForm::kStaged) {
                 const bool big = s.archetype_specs()[archetype_id<planets::Moon>].capacity > 32;
                 EXPECT_EQ(k.lanes, big ? 64u : 16u); // observe's 16, or integrate's 60 moons
-                EXPECT_NE(k.text.find("run_world_team<&planets::spread_heat>(s, w, orrery_lanes(lane, 16u))"),
+                // A node with step scratch takes a slot around its run (device/scratch.cuh).
+                EXPECT_NE(k.text.find("orrery_run_team_scratch<&planets::spread_heat>(s, w, orrery_lanes(lane, 16u))"),
                           std::string::npos);
                 if (form == cuda::KernelForm::kDirect) {
                     EXPECT_NE(k.text.find(big ? "__syncthreads(); // before orbit::integrate"
@@ -309,7 +387,11 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
             }
             if (form == cuda::KernelForm::kStaged) {
                 EXPECT_NE(k.text.find("spread_heat, in a team of lanes"), std::string::npos);
+                EXPECT_NE(k.text.find("orrery_run_team_scratch<&planets::spread_heat>(s, threadIdx.x / team, "),
+                          std::string::npos);
             }
+            EXPECT_NE(k.text.find("orrery_run_world_scratch<&planets::contacts>(s, w);"), std::string::npos);
+            EXPECT_NE(k.text.find("orrery_scratch_take()"), std::string::npos);
             expect_nvrtc_compiles(s, k);
         }
     }
@@ -330,7 +412,7 @@ TEST(Module, WorldLanesSizeTheTeamAndAreChecked) {
         cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kDirect, lanes);
         EXPECT_EQ(k.lanes, world) << lanes;
         std::string call =
-            "run_world_team<&planets::spread_heat>(s, w, orrery_lanes(lane, " + std::to_string(team) + "u))";
+            "orrery_run_team_scratch<&planets::spread_heat>(s, w, orrery_lanes(lane, " + std::to_string(team) + "u))";
         EXPECT_NE(k.text.find(call), std::string::npos) << lanes << ": " << call;
         if (lanes != 32u) continue;
         expect_nvrtc_compiles(s, k);
@@ -360,9 +442,16 @@ void gpu_parity(EnvSpec (*make)(), uint32_t worlds, uint32_t steps, bool expect_
     SimOptions per_node = options(worlds, "cuda");
     per_node.per_node_launches = true;
     Simulator node(make(), per_node);
+    SimOptions few_slots = options(worlds, "cuda");
+    few_slots.gpu.stage = false;
+    few_slots.gpu.scratch_slots = 3; // teams wait for slots, which pass between worlds all the time
+    Simulator few(make(), few_slots);
     EXPECT_EQ(dynamic_cast<cuda::CudaBackend&>(staged.backend()).staged(), expect_staged)
         << staged.backend().describe();
-    std::vector<Simulator*> sims = {&cpu, &staged, &direct, &node};
+    EXPECT_EQ(few.memory_report().scratch_slots, 3u);
+    EXPECT_GT(direct.memory_report().scratch_slots, 3u);
+    EXPECT_LE(direct.memory_report().scratch_slots, worlds);
+    std::vector<Simulator*> sims = {&cpu, &staged, &direct, &node, &few};
     for (Simulator* s : sims) s->reset(11);
     for (uint32_t step = 0; step < steps; ++step) {
         for (Simulator* s : sims) {

@@ -21,15 +21,16 @@ template <class T> struct OwnBuffer {
     }
 };
 
-/// The solver's scratch for step_bodies: pairs, the colour order, the colouring.
+/// The solver's scratch for step_bodies: pairs, their manifolds, the colour order, the colouring.
 struct Scratch {
     OwnBuffer<phys::Pairs> pairs{64};
+    OwnBuffer<phys::Manifolds> manifolds{64};
     OwnBuffer<phys::SolveOrder> order{80};
     OwnBuffer<phys::Joints> no_joints{1};
     phys::Colouring colouring{};
     phys::StepBuffers with(orrery::Buffer<phys::Bodies> bodies, orrery::Buffer<phys::Contacts> contacts,
                            orrery::Buffer<phys::ContactCache> cache, orrery::Buffer<phys::Joints> joints) {
-        return {bodies, contacts, cache, joints, pairs.b, order.b, &colouring};
+        return {bodies, contacts, cache, joints, pairs.b, manifolds.b, order.b, &colouring};
     }
     phys::StepBuffers with(orrery::Buffer<phys::Bodies> bodies, orrery::Buffer<phys::Contacts> contacts,
                            orrery::Buffer<phys::ContactCache> cache) {

@@ -512,10 +512,13 @@ struct LaneRig {
     OwnBuffer<phys::ContactCache> cache{128};
     OwnBuffer<phys::Joints> joints{40};
     OwnBuffer<phys::Pairs> pairs{256};
+    OwnBuffer<phys::Manifolds> manifolds{256};
     OwnBuffer<phys::SolveOrder> order{300};
     phys::Colouring colouring{};
     phys::Params prm = Rig().prm;
-    phys::StepBuffers buffers() { return {bodies.b, contacts.b, cache.b, joints.b, pairs.b, order.b, &colouring}; }
+    phys::StepBuffers buffers() {
+        return {bodies.b, contacts.b, cache.b, joints.b, pairs.b, manifolds.b, order.b, &colouring};
+    }
     uint32_t add(phys::Shape shape, phys::BodyKind kind, Vec3 p, Vec3 v = {0, 0, 0}) {
         phys::SolverBody b{};
         uint32_t i = bodies.b.size();
@@ -1014,7 +1017,11 @@ TEST(PhysicsGpu, MatchesTheCpuBitForBitInEveryKernelForm) {
         SimOptions per_node = options(300, "cuda");
         per_node.per_node_launches = true;
         Simulator node(scene(name, o), per_node);
-        std::vector<Simulator*> sims = {&cpu, &staged, &direct, &node};
+        SimOptions few_slots = options(300, "cuda");
+        few_slots.gpu.stage = false;
+        few_slots.gpu.scratch_slots = 3; // simulate's step scratch passes between worlds all the time
+        Simulator few(scene(name, o), few_slots);
+        std::vector<Simulator*> sims = {&cpu, &staged, &direct, &node, &few};
         for (Simulator* s : sims) s->reset(11);
         for (uint32_t step = 0; step < 320; ++step) {
             if (grab) {

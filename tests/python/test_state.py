@@ -91,3 +91,19 @@ def test_memory_report():
     assert report["total_bytes"] > 0
     assert [r["archetype"] for r in report["archetypes"]] == ["Agent", "Pellet", "Arena"]
     assert "total:" in report["text"]
+    assert report["scratch_slots"] == 0 and report["scratch_bytes"] == 0  # tag keeps no step scratch
+
+
+def test_step_scratch_is_a_slot_per_thread_not_per_world():
+    # physics' simulate keeps its bodies, contacts, pairs and colouring as step scratch
+    reports = [
+        orrery.make("physics_scenes", num_worlds=n, device="cpu", threads=2, scene="crowd").memory_report()
+        for n in (4, 64)
+    ]
+    for r in reports:
+        assert r["scratch_slots"] == 2
+        assert r["scratch_bytes"] == 2 * r["scratch_slot_bytes"] > 0
+        assert "PhysicsWorld" in [a["archetype"] for a in r["archetypes"]]
+        assert "pool: 2 slots (one per CPU thread)" in r["text"]
+    world = [a for a in reports[0]["archetypes"] if a["archetype"] == "PhysicsWorld"][0]
+    assert world["bytes_per_world"] < reports[0]["scratch_slot_bytes"]  # the cache and joints only

@@ -25,8 +25,10 @@ struct Score {
 };
 struct Obs : ArrayOf<float> {};        // [worlds, 1, 4 * (planets + moons)] f32
 struct Trail : ArrayOf<orbit::Pos> {}; // per planet: its last 4 positions (structs)
-struct Heat : ArrayOf<float> {}; // [worlds, 1, 2 * (planets + moons)] f32: two halves, one read while one is written
-struct Warmth {                  // [worlds, 1, 1] f32
+/// spread_heat's step scratch (EnvSpec::scratch): two halves of 2 * (planets
+/// + moons) cells, one read while the other is written.
+struct Heat : ArrayOf<float> {};
+struct Warmth { // [worlds, 1, 1] f32
     using Element = float;
     float total;
 };
@@ -34,7 +36,7 @@ struct Warmth {                  // [worlds, 1, 1] f32
 ORRERY_COMPONENTS(orbit::OrreryComponents, Kind, Thrust, Score, Obs, Trail, Heat, Warmth);
 ORRERY_ARCHETYPE(Planet, orbit::Body, Kind, Thrust, Trail);
 ORRERY_ARCHETYPE(Moon, orbit::Body, Kind);
-ORRERY_ARCHETYPE(Sky, Score, Obs, orbit::Hits, Heat, Warmth);
+ORRERY_ARCHETYPE(Sky, Score, Obs, orbit::Hits, Warmth);
 ORRERY_ARCHETYPES(orbit::OrreryArchetypes, Planet, Moon, Sky);
 
 ORRERY_SYSTEM void spawn(Ctx& ctx) {
@@ -84,9 +86,11 @@ ORRERY_SYSTEM void observe(Ctx& ctx, uint32_t lane, uint32_t lanes) {
 
 /// A team system (its lanes meet at syncs): each body's speed seeds a ring
 /// of cells, a few rounds spread each cell into its neighbours (every round
-/// reads what other lanes wrote in the last), and lane 0 sums the ring.
+/// reads what other lanes wrote in the last), and lane 0 sums the ring. The
+/// ring is the node's step scratch: one slot the team shares, every cell
+/// written before it is read.
 ORRERY_SYSTEM void spread_heat(Ctx& ctx, const Lanes& l) {
-    Array<Heat> heat = ctx.array_at<Heat>(archetype_id<Sky>, 0);
+    Array<Heat> heat = ctx.scratch_array<Heat>();
     const uint32_t n = heat.size / 2;
     uint32_t i = 0;
     ctx.each_with<orbit::Pos, orbit::Vel>([&](Entity e) {

@@ -1,0 +1,72 @@
+// Step scratch (EnvSpec::scratch) on the GPU: the pool holds a slot per team
+// that can be resident at once (SMs x resident teams per SM, from the
+// occupancy API; CudaBackend::allocate_scratch), not one per world. A world's
+// team takes a free slot when its node starts and gives it back when the node
+// ends; which slot it gets changes no result, because a node writes its
+// scratch before reading it. The pool's fields are read from the __constant__
+// Storage (orrery_storage), never from a staged block's copy.
+// codegen.cpp pastes this file into every generated kernel source (it is not
+// #included); the embedding (embed_device.cmake) leaves out this first comment
+// block and the blank line after it, and the rest is the source text exactly.
+
+// Takes a free slot: a bit of the busy bitmap claimed with atomicOr. The scan
+// starts at the share of the bitmap that matches this SM's place among the
+// SMs, so teams of different SMs seldom contend for one word. The pool holds
+// a slot for every team that can be resident, so one is free; a pool made
+// smaller on purpose (GpuOptions::scratch_slots) makes the team wait here
+// for a holder, which never waits on anything, to give one back.
+__device__ __noinline__ unsigned char* orrery_scratch_take() {
+    const orrery::Storage& g = orrery_storage();
+    const unsigned slots = g.scratch_slots, words = (slots + 31u) / 32u;
+    const unsigned tail = slots % 32u ? (1u << (slots % 32u)) - 1u : 0xffffffffu; // valid bits of the last word
+    unsigned sm = 0, sms = 1;
+    asm("mov.u32 %0, %%smid;" : "=r"(sm));
+    asm("mov.u32 %0, %%nsmid;" : "=r"(sms));
+    unsigned word = unsigned((unsigned long long)(sm % max(sms, 1u)) * slots / max(sms, 1u)) / 32u;
+    for (;;) {
+        for (unsigned k = 0; k < words; ++k, word = word + 1u == words ? 0u : word + 1u) {
+            const unsigned valid = word + 1u == words ? tail : 0xffffffffu;
+            unsigned seen = *reinterpret_cast<volatile unsigned*>(g.scratch_busy + word);
+            while (unsigned free = ~seen & valid) {
+                const unsigned b = unsigned(__ffs(int(free))) - 1u, bit = 1u << b;
+                const unsigned before = atomicOr(g.scratch_busy + word, bit);
+                if (!(before & bit)) {
+                    __threadfence(); // the slot's last holder finished with it before giving it back
+                    return g.scratch + (unsigned long long)(word * 32u + b) * g.scratch_slot_bytes;
+                }
+                seen = before | bit;
+            }
+        }
+#if __CUDA_ARCH__ >= 700
+        __nanosleep(200);
+#endif
+    }
+}
+
+// Gives slot `slot` back once the team's writes to it are done.
+__device__ __forceinline__ void orrery_scratch_give_back(unsigned char* slot) {
+    const orrery::Storage& g = orrery_storage();
+    const unsigned i = unsigned((slot - g.scratch) / g.scratch_slot_bytes);
+    __threadfence();
+    atomicAnd(g.scratch_busy + i / 32u, ~(1u << (i % 32u)));
+}
+
+// A per-world node with scratch on world w: take a slot, run, give it back.
+template <auto F> __device__ __forceinline__ void orrery_run_world_scratch(const orrery::Storage& s, orrery::uint32_t w) {
+    unsigned char* slot = orrery_scratch_take();
+    orrery::run_world<F>(s, w, slot);
+    orrery_scratch_give_back(slot);
+}
+
+// A team node with scratch: the team's lane 0 takes the slot and hands it to
+// its lanes (consecutive threads of one warp); after a sync it gives it back.
+template <auto F>
+__device__ __forceinline__ void orrery_run_team_scratch(const orrery::Storage& s, orrery::uint32_t w,
+                                                        const orrery::Lanes& l) {
+    unsigned long long slot = 0;
+    if (l.lane == 0) slot = reinterpret_cast<unsigned long long>(orrery_scratch_take());
+    if (l.count > 1) slot = __shfl_sync(l.mask, slot, (threadIdx.x & 31u) - l.lane);
+    orrery::run_world_team<F>(s, w, l, reinterpret_cast<unsigned char*>(slot));
+    l.sync(); // every lane is done with the slot
+    if (l.lane == 0) orrery_scratch_give_back(reinterpret_cast<unsigned char*>(slot));
+}
