@@ -15,7 +15,9 @@ same code runs eagerly.
 At the end it prints one line,
 ``summary: ... first_200_s=... first_200_steps=... final_return=...``, where
 first_200_s counts from the process start (the OS's start time of this
-process, so imports and the env's start-up are included). --csv writes the
+process, so imports and the env's start-up are included) and last_1m_return
+is the mean return of the run's last million env steps (its plateau once the
+learning rate has fallen to 0). --csv writes the
 curve (return against wall time and env steps); --tensorboard DIR writes the
 same scalars when tensorboard is installed.
 
@@ -637,6 +639,13 @@ class Trainer:
         self.env.close()
 
 
+def tail_return(history, global_step: int, steps: int = 1_000_000) -> float:
+    """The mean sparse return of the rows in the run's last `steps` env steps
+    (every row when the run is shorter): the plateau a long run settles on."""
+    tail = [r for s, _, r in history if s > global_step - steps]
+    return sum(tail) / len(tail) if tail else float("nan")
+
+
 class Log:
     """CSV and (optional) TensorBoard scalars, written by rank 0."""
 
@@ -759,7 +768,8 @@ def main(argv=None):
         f_s, f_steps = (f"{first[0]:.2f}", str(first[1])) if first else ("none", "none")
         print(f"summary: layout={args.layout} rules={args.rules} seed={args.seed} device={device} graphs={mode} "
               f"first_{args.target:g}_s={f_s} first_{args.target:g}_steps={f_steps} final_return={mean_sparse:.1f} "
-              f"best_return={max([r for _, _, r in history], default=float('nan')):.1f} steps={global_step} "
+              f"best_return={max([r for _, _, r in history], default=float('nan')):.1f} "
+              f"last_1m_return={tail_return(history, global_step):.1f} steps={global_step} "
               f"train_s={elapsed:.1f} total_s={time.time() - t_process:.1f} sps={global_step / elapsed:,.0f}"
               + (f" ranks={world_size} rank_weight_spread={spread:g}" if world_size > 1 else ""), flush=True)
     log.close()
