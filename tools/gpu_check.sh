@@ -171,7 +171,7 @@ stage_watch() {
         export LD_LIBRARY_PATH=/tmp/orrery_gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
     fi
     for env in ${WATCH_ENVS:-overcooked tag hide_and_seek}; do
-        timeout 240 "$bin" "$env" --worlds 65536 --device cuda --seconds "${WATCH_SECONDS:-3}" 2>&1 |
+        timeout 240 "$bin" "$env" --worlds 65536 --device cuda --seconds "${WATCH_SECONDS:-3}" ${WATCH_ARGS:-} 2>&1 |
             tee -a "$OUT/watch.log" "$SUMMARY"
     done
     note "watch: $(elapsed "$t0")"
