@@ -50,6 +50,7 @@ SimOptions options_from_environment(SimOptions base) {
     g.nvrtc_options = env_text("ORRERY_NVRTC_OPTIONS", g.nvrtc_options);
     g.world_lanes = env_unsigned("ORRERY_CUDA_LANES", g.world_lanes);
     if (env_on("ORRERY_CUDA_PER_NODE")) base.per_node_launches = true;
+    if (env_off("ORRERY_CUDA_FOLLOW")) g.follow_caller_stream = false;
     return base;
 }
 
