@@ -89,7 +89,7 @@ const char* kernels_label(const orrery::cuda::CudaBackend& b, bool per_node) {
 
 void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     orrery::SimOptions o = options(n, per_node);
-    o.gpu.stage = !direct; // this row's kernel form, whatever ORRERY_CUDA_STAGE says
+    o.gpu.stage = !direct;        // this row's kernel form, whatever ORRERY_CUDA_STAGE says
     o.gpu.megakernel = !per_node; // and whatever form the env prefers
     orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), o);
     orrery::cuda::CudaBackend& b = cuda_of(sim);
@@ -126,7 +126,9 @@ void compile_only(const Args& a) {
     orrery::SimOptions o = orrery::options_from_environment();
     orrery::EnvSpec spec = orrery::make_env_spec(a.env, a.env_options);
     orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep, true);
-    KernelForm form = a.per_node ? KernelForm::kPerNode : a.only == "direct" ? KernelForm::kDirect : KernelForm::kStaged;
+    KernelForm form = a.per_node           ? KernelForm::kPerNode
+                      : a.only == "direct" ? KernelForm::kDirect
+                                           : KernelForm::kStaged;
     KernelSource k = generate_kernels(spec, plan, form, o.gpu.world_lanes ? o.gpu.world_lanes : kWorldLanes);
     std::vector<CompileRequest> reqs =
         a.per_node ? node_requests(spec, k, a.arch) : std::vector<CompileRequest>{kernel_request(spec, k, a.arch)};
@@ -144,8 +146,10 @@ void compile_only(const Args& a) {
         std::printf("  %-60s %7.2f s %9zu bytes\n", reqs[i].label.c_str(), ms[i].seconds, ms[i].cubin.size());
     }
     std::printf("compile env=%s form=%s programs=%zu options=\"%s\" wall_s=%.2f sum_s=%.2f\n", a.env.c_str(),
-                a.per_node ? "per-node" : a.only == "direct" ? "direct" : "staged", ms.size(),
-                o.gpu.nvrtc_options.c_str(), wall, sum);
+                a.per_node           ? "per-node"
+                : a.only == "direct" ? "direct"
+                                     : "staged",
+                ms.size(), o.gpu.nvrtc_options.c_str(), wall, sum);
 }
 
 } // namespace

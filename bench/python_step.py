@@ -9,9 +9,13 @@ Rows (median over interleaved repeats, microseconds per step of all worlds):
                    action sets every other row uses (Simulator.engine_loop): no
                    Python per step. A step's cost depends on what the chefs do, so
                    this is the like-for-like reference.
+  engine loop, in place  the same loop, each step reading its set where it is
+                   (Simulator.engine_loop(in_place=True): on a GPU the staged
+                   step's load reads it, no copy), as env.step(a) now does.
   binding          this simulator from a Python loop with no Python-side work: an
-                   action set copied in (np.copyto on the CPU, the binding's device
-                   copy on the GPU), then its step.
+                   action set copied in (np.copyto) then its step on the CPU; on
+                   the GPU the binding's step reading the set in place, ordered
+                   against torch's current stream (Simulator.step_reading).
   step(actions)    env.step(a), eager, `a` one of the 16 sets (NumPy on the CPU,
                    torch int32 tensors on the GPU) in turn.
   step() in place  the set written into env.actions (np.copyto / Tensor.copy_),
@@ -149,12 +153,17 @@ def main() -> int:
         wall, cpu = sim.engine_loop(action, address, 16, steps)
         return wall, float("nan"), cpu
 
+    def engine_loop_in_place(steps):
+        sync()
+        wall, cpu = sim.engine_loop(action, address, 16, steps, in_place=True)
+        return wall, float("nan"), cpu
+
     # Every row but the first steps the same 16 action sets in turn: a step's
     # cost depends on what the chefs do.
     action = env._action_name()
     if cuda:
         raw, index = torch._C._cuda_getCurrentRawStream, torch.device(env.device).index
-        binding = lambda i: sim.step_after_copy(raw(index), action, pool[i & 15].data_ptr())  # noqa: E731
+        binding = lambda i: sim.step_reading(raw(index), action, pool[i & 15].data_ptr())  # noqa: E731
         in_place = lambda i: (env.actions.copy_(pool[i & 15]), env.step())  # noqa: E731
     else:
         dst = env.actions
@@ -163,6 +172,7 @@ def main() -> int:
     rows = {
         "orrery bench": bench,
         "engine loop": engine_loop,
+        "engine loop, in place": engine_loop_in_place,
         "binding": loop(binding),
         "step(actions)": loop(lambda i: env.step(pool[i & 15])),
         "step() in place": loop(in_place),

@@ -9,6 +9,7 @@
 #
 # Usage, from the repository root with the package installed (pip install .):
 #   bash bench/python_step_gpu.sh          # writes $OUT/python_step (default bench/results/python_step)
+#   PARTS="after tests" bash bench/python_step_gpu.sh   # only those parts (of: after before cpu tests)
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -16,8 +17,10 @@ out="${OUT:-$root/bench/results}/python_step"
 mkdir -p "$out"
 py=${PYTHON:-python}
 failed=()
+parts=" ${PARTS:-after before cpu tests} "
 run() { # name, command...
     local name=$1; shift
+    [[ "$parts" == *" $name "* ]] || { echo "== $name: skipped (PARTS)"; return 0; }
     echo "== $name: $*"
     "$@" 2>&1 | tee "$out/$name.txt"
     [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("$name")
@@ -28,7 +31,9 @@ run after $py bench/python_step.py --device cuda --repeats 21 --profile --json "
 before="$(mktemp -d)"
 core="$($py -c 'import orrery, os; print(os.path.dirname(orrery.__file__))')"
 mkdir -p "$before/python/orrery"
-if { if [ -n "${BEFORE:-}" ]; then cp "$BEFORE"/*.py "$before/python/orrery/"; \
+if [[ "$parts" != *" before "* ]]; then
+    echo "== before: skipped (PARTS)"
+elif { if [ -n "${BEFORE:-}" ]; then cp "$BEFORE"/*.py "$before/python/orrery/"; \
      else git archive d16c543 python/orrery | tar -x -C "$before"; fi; } &&
    cp "$core"/_core*.so "$before/python/orrery/"; then
     run before env PYTHONPATH="$before/python" $py bench/python_step.py --device cuda --repeats 21 --profile \

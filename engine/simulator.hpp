@@ -73,7 +73,7 @@ struct SimOptions {
     uint32_t num_worlds = 1;
     uint32_t threads = 0; ///< CPU worker threads; 0 uses every hardware thread
     AutoReset autoreset = AutoReset::kNextStep;
-    std::string device = "cpu";     ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
+    std::string device = "cpu"; ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
     /// GPU: one launch per node instead of the megakernel (whatever the env
     /// prefers; EnvSpec::prefer_per_node). ORRERY_CUDA_PER_NODE=1.
     bool per_node_launches = false;
@@ -177,6 +177,14 @@ struct StorageLayout {
 };
 StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mode);
 
+/// One input column read from elsewhere for one step (Simulator::step_reading):
+/// `bytes` at `source`, laid out as the column at `column`, in the backend's memory.
+struct InputSource {
+    void* column = nullptr;
+    const void* source = nullptr;
+    size_t bytes = 0;
+};
+
 /// Runs passes over the worlds in one memory space. The CPU backend is always
 /// present; the CUDA backend is loaded when a GPU is asked for.
 class Backend {
@@ -190,6 +198,13 @@ class Backend {
     virtual const Storage& storage() const = 0;
     /// Runs a pass (plan.step or plan.reset) over every world; may return before it completes.
     virtual void run(const std::vector<Op>& ops) = 0;
+    /// Runs the step pass `ops` with `in.column`'s values taken from `in.source`
+    /// (which the column holds afterwards). This version copies them in first;
+    /// the CUDA backend's staged step reads them where they are instead.
+    virtual void run_reading(const std::vector<Op>& ops, const InputSource& in) {
+        if (in.source != in.column) copy_within(in.column, in.source, in.bytes);
+        run(ops);
+    }
     /// Copies between host memory and this backend's memory (either pointer may be the backend's).
     virtual void copy_to_host(void* dst, const void* src, size_t n) = 0;
     virtual void copy_from_host(void* dst, const void* src, size_t n) = 0;
@@ -264,6 +279,22 @@ class Simulator {
     /// Advances every world one step. Input tensors are range-checked first; a bad
     /// value throws orrery::Error naming the tensor, world and value, before any change.
     void step();
+    /// Like step(), with input tensor `name`'s values read from `data` (its
+    /// dtype and layout, in the simulator's memory: host memory on the CPU,
+    /// device memory on a GPU) instead of from the tensor, which holds them
+    /// after the step as if they had been written there. On the CPU they are
+    /// range-checked where they are (a bad value throws as in step(), nothing
+    /// changed, the tensor included) and copied in. On a GPU nothing is copied
+    /// when the staged megakernel runs and `data` is 16-byte aligned: the step
+    /// reads `data` in place while it loads its worlds, and an out-of-range
+    /// value is recorded per world (ErrorCode::kBadAction, that world not
+    /// stepped) as in step(); otherwise a device copy is queued first. Either
+    /// way the read is queued on the backend's stream: `data` must hold its
+    /// values until the work queued there so far has run, and writes to it
+    /// queued on that stream afterwards (or ordered after it) do not affect
+    /// this step, while a write from another stream or the host before then
+    /// races with the read.
+    void step_reading(const std::string& name, const void* data);
     /// Waits for the device (no-op on the CPU).
     void synchronize();
 
@@ -337,7 +368,8 @@ class Simulator {
 
   private:
     void check_world(uint32_t w, const char* what) const;
-    void check_inputs();
+    /// Range-checks every ranged input, reading `replaced`'s values at `data`.
+    void check_inputs(const TensorView* replaced = nullptr, const void* data = nullptr);
     std::string schema_text() const;
     size_t snapshot_bytes() const;
     /// One world's region bytes into `into` (scratch_ or view_scratch_).

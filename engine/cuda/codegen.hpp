@@ -93,6 +93,10 @@ inline constexpr unsigned long long kStageSkipLoadOnStep = 1;
 /// copy in the block's prologue (under a programmatic launch, while the pass
 /// ahead still runs) in place of the clear op before the observe nodes.
 inline constexpr unsigned long long kStageClearOnStep = 2;
+/// The staged kernels' launch arguments name at most one region that the
+/// step's load reads from another address (Backend::run_reading); this index
+/// names none.
+inline constexpr unsigned kNoStageInput = 0xffffffffu;
 /// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
 /// for every world) is staged too, at shared offset `config_smem`; the
 /// block-local Storage is the first `storage_words` 8-byte words of Storage.

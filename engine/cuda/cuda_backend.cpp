@@ -1,8 +1,9 @@
 // The CUDA backend. Construction loads the driver and NVRTC, allocates one
 // device block sized from the storage layout, compiles (or loads from the
 // cache) the env's kernels for the GPU present, and puts the Storage struct in
-// __constant__ memory once; after that a pass is one kernel launch with no
-// arguments, so steps queue back to back and can be captured in a CUDA graph.
+// __constant__ memory once; after that a pass is one kernel launch (the staged
+// kernels' one argument: where to read a caller's input column, for
+// run_reading), so steps queue back to back and can be captured in a CUDA graph.
 
 #include "engine/cuda/cuda_backend.hpp"
 
@@ -110,9 +111,9 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         const bool per_node = runs_per_node(spec, opts);
         unsigned stage_worlds = per_node ? 0 : choose_stage_worlds(spec, layout);
         source_ = generate_kernels(spec, plan,
-                                   per_node               ? KernelForm::kPerNode
-                                   : stage_worlds         ? KernelForm::kStaged
-                                                          : KernelForm::kDirect,
+                                   per_node       ? KernelForm::kPerNode
+                                   : stage_worlds ? KernelForm::kStaged
+                                                  : KernelForm::kDirect,
                                    gpu_.world_lanes ? gpu_.world_lanes : kWorldLanes);
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
@@ -356,6 +357,7 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     ORRERY_CU(d.cuFuncSetAttribute(step_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
     ORRERY_CU(d.cuFuncSetAttribute(reset_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
     ORRERY_CU(d.cuStreamSynchronize(stream_)); // `table`, `tmpl` and `mask` are staged from this frame
+    stage_table_ = table;
     stage_worlds_ = block;
     stage_threads_ = threads;
     stage_grid_ = (storage_.num_worlds + block - 1) / block;
@@ -421,20 +423,44 @@ void CudaBackend::run(const std::vector<Op>& ops) {
     else
         throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
     if (staged_) {
-        CUfunction f = fns == &step_fns_ ? step_staged_ : reset_staged_;
-        if (pdl_) {
-            CUlaunchAttribute attr{};
-            attr.id = kLaunchAttrProgrammaticStreamSerialization;
-            attr.value.programmatic_stream_serialization_allowed = 1;
-            CUlaunchConfig c{stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, &attr, 1};
-            ORRERY_CU(driver().cuLaunchKernelEx(&c, f, nullptr, nullptr));
-            return;
-        }
-        ORRERY_CU(driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, nullptr,
-                                          nullptr));
+        launch_staged(fns == &step_fns_ ? step_staged_ : reset_staged_, kNoStageInput, 0);
         return;
     }
     for (CUfunction f : *fns) launch(f, nullptr);
+}
+
+void CudaBackend::launch_staged(CUfunction f, unsigned input_region, unsigned long long input_base) {
+    void* params[] = {&input_region, &input_base};
+    if (pdl_) {
+        CUlaunchAttribute attr{};
+        attr.id = kLaunchAttrProgrammaticStreamSerialization;
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        CUlaunchConfig c{stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, &attr, 1};
+        ORRERY_CU(driver().cuLaunchKernelEx(&c, f, params, nullptr));
+        return;
+    }
+    ORRERY_CU(
+        driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, params, nullptr));
+}
+
+void CudaBackend::run_reading(const std::vector<Op>& ops, const InputSource& in) {
+    const auto source = reinterpret_cast<unsigned long long>(in.source);
+    const auto column = reinterpret_cast<unsigned long long>(in.column);
+    // The staged step's load reads the region from `source` instead of its base:
+    // the same 16-byte pieces when both are 16-byte aligned (the column is, as
+    // every staged region), and the copy back leaves the values in the column.
+    if (staged_ && source % 16 == 0 && same_ops(ops, step_ops_)) {
+        for (unsigned r = 0; r < stage_table_.size(); ++r) {
+            const StageRegion& g = stage_table_[r];
+            if (g.base != column || g.bytes_per_world * storage_.num_worlds != in.bytes ||
+                (g.flags & kStageSkipLoadOnStep))
+                continue;
+            bind_current();
+            launch_staged(step_staged_, r, source);
+            return;
+        }
+    }
+    Backend::run_reading(ops, in);
 }
 
 void CudaBackend::copy_to_host(void* dst, const void* src, size_t n) {

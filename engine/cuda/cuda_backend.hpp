@@ -56,6 +56,11 @@ class CudaBackend final : public Backend {
     std::string describe() const override;
     const Storage& storage() const override { return storage_; }
     void run(const std::vector<Op>& ops) override;
+    /// The staged step reads `in.source` in place of its column while it loads
+    /// its worlds (a launch argument, no copy), when `in.source` is 16-byte
+    /// aligned and `in` is a whole staged column; otherwise the base version's
+    /// device copy comes first.
+    void run_reading(const std::vector<Op>& ops, const InputSource& in) override;
     void copy_to_host(void* dst, const void* src, size_t n) override;
     void copy_from_host(void* dst, const void* src, size_t n) override;
     void copy_within(void* dst, const void* src, size_t n) override;
@@ -97,6 +102,8 @@ class CudaBackend final : public Backend {
     /// Uploads the staging tables of `block`-world blocks into the loaded module.
     void plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block);
     void launch(CUfunction f, void** params);
+    /// One staged pass; its load reads region `input_region` (kNoStageInput: none) from `input_base`.
+    void launch_staged(CUfunction f, unsigned input_region, unsigned long long input_base);
     void bind_current() const;
     void release() noexcept;
     void reserve_snapshot(size_t bytes);
@@ -110,7 +117,7 @@ class CudaBackend final : public Backend {
     CUstream stream_ = nullptr; ///< where work is queued: own_stream_ or the caller's
     CUstream own_stream_ = nullptr;
     CUdeviceptr memory_ = 0;
-    CUmodule module_ = nullptr; ///< the megakernel's module (the per-node form: its first)
+    CUmodule module_ = nullptr;     ///< the megakernel's module (the per-node form: its first)
     std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel)
     Storage storage_;
     GpuOptions gpu_; ///< kernel form and compile settings (SimOptions::gpu)
@@ -123,6 +130,7 @@ class CudaBackend final : public Backend {
     std::string lanes_text() const; ///< ", 8 lanes/world (observe 8, ...)" or ""
     unsigned block_ = 128, grid_ = 1;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
+    std::vector<StageRegion> stage_table_; ///< the staged regions, in the kernel's order
     ModuleStats stats_;
     // World snapshots (request_snapshot): created at the first request.
     CUstream copy_stream_ = nullptr; ///< device-to-host copies of snapshots, beside the step stream

@@ -99,6 +99,8 @@ struct DriverApi {
     CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
     CUresult (*cuGraphExecDestroy)(CUgraphExec);
     CUresult (*cuGraphDestroy)(CUgraph);
+    /// Optional (tests count a captured graph's nodes): nodes may be null to count only.
+    CUresult (*cuGraphGetNodes)(CUgraph, void** nodes, size_t* count);
     CUresult (*cuMemAllocHost)(void**, size_t);
     CUresult (*cuMemFreeHost)(void*);
     CUresult (*cuEventCreate)(CUevent*, unsigned);

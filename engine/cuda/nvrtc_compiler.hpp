@@ -11,10 +11,10 @@ namespace orrery::cuda {
 
 /// What to compile.
 struct CompileRequest {
-    std::string label;      ///< for logs: "tag megakernel"
-    std::string source;     ///< the generated translation unit
+    std::string label;                           ///< for logs: "tag megakernel"
+    std::string source;                          ///< the generated translation unit
     std::string file_name = "orrery_kernels.cu"; ///< its name for NVRTC (line info) and the source dump
-    std::string env_header; ///< include name of the env header (embedded, or found on disk)
+    std::string env_header;                      ///< include name of the env header (embedded, or found on disk)
     /// Folders searched for headers not built into the library (an env or
     /// module kept outside this tree): "name" is read from root + "/name".
     std::vector<std::string> header_roots;

@@ -60,16 +60,19 @@ ffi::Error cpu_step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi
                     ffi::Result<ffi::AnyBuffer> terminated, ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
     Results outs = {&obs, &reward, &terminated, &truncated};
     return run_step(handle, false, actions, outs, ffi::ErrorCode::kInvalidArgument, [&](FfiStepper& s) {
-        std::memcpy(s.input.data, actions.untyped_data(), s.input.bytes());
-        s.sim->step(); // on the CPU a bad action value throws here, before any world changes
+        // Checked where XLA holds them, then copied in: a bad value throws before anything changes.
+        s.sim->step_reading(s.input.name, actions.untyped_data());
         for (size_t k = 0; k < 4; ++k) std::memcpy((*outs[k])->untyped_data(), s.outputs[k].data, s.outputs[k].bytes());
     });
 }
 
-/// On XLA's stream: actions into the simulator's input, then (after an event)
-/// the step on the engine's stream, then (after an event) the outputs into
-/// XLA's results. A bad action value is not seen on the host here: the world
-/// records ErrorCode::kBadAction and skips the step, as any CUDA step does.
+/// The step on the engine's stream after (an event) XLA's queued work, reading
+/// the actions in XLA's buffer in place (Simulator::step_reading: no copy for
+/// the staged step), then (after an event) the outputs copied into XLA's
+/// results on XLA's stream. XLA's later work on its stream, a reuse of the
+/// actions buffer included, follows the step. A bad action value is not seen
+/// on the host here: the world records ErrorCode::kBadAction and skips the
+/// step, as any CUDA step does.
 ffi::Error cuda_step(CUstream_st* stream, ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs,
                      ffi::Result<ffi::AnyBuffer> reward, ffi::Result<ffi::AnyBuffer> terminated,
                      ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
@@ -77,9 +80,8 @@ ffi::Error cuda_step(CUstream_st* stream, ffi::AnyBuffer actions, ffi::Result<ff
     return run_step(handle, true, actions, outs, ffi::ErrorCode::kInternal, [&](FfiStepper& s) {
         const auto caller = reinterpret_cast<uintptr_t>(stream);
         const auto device = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
-        s.order->copy_on_caller(s.input.data, device(actions.untyped_data()), s.input.bytes(), caller);
         s.order->engine_waits_for(caller);
-        s.sim->step();
+        s.sim->step_reading(s.input.name, actions.untyped_data());
         s.order->caller_waits_for_engine(caller);
         for (size_t k = 0; k < 4; ++k)
             s.order->copy_on_caller((*outs[k])->untyped_data(), device(s.outputs[k].data), s.outputs[k].bytes(),

@@ -1,11 +1,12 @@
 #pragma once
 // A simulator's step as an XLA FFI (custom call) target, so orrery.jax's step
 // runs inside jax.jit and lax.scan as one XLA op with no Python callback: the
-// handler copies the action buffer XLA gives it into the simulator's input
-// tensor, steps, and copies the outputs into XLA's result buffers. On the CPU
-// with memcpy; on CUDA as device-to-device copies on XLA's stream, the step
-// ordered after and before that stream by events (StreamOrder): no host
-// synchronisation, as a PyTorch step.
+// handler steps reading the action buffer XLA gives it (Simulator::step_reading:
+// on the CPU range-checked there and copied in; on CUDA read in place by the
+// staged step) and copies the outputs into XLA's result buffers (XLA owns
+// them): on the CPU with memcpy, on CUDA as device-to-device copies on XLA's
+// stream, the step ordered after and before that stream by events
+// (StreamOrder): no host synchronisation, as a PyTorch step.
 
 #include <pybind11/pybind11.h>
 

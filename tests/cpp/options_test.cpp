@@ -16,7 +16,7 @@ namespace {
 const char* const kVariables[] = {"ORRERY_CUDA_STAGE", "ORRERY_CUDA_STAGE_WORLDS", "ORRERY_CUDA_STAGE_BLOCKS",
                                   "ORRERY_CUDA_PDL",   "ORRERY_CACHE_DIR",         "ORRERY_DUMP_SOURCE",
                                   "ORRERY_VERBOSE",    "ORRERY_SOURCE_DIR",        "ORRERY_NVRTC_OPTIONS",
-                                  "ORRERY_CUDA_LANES", "ORRERY_CUDA_PER_NODE",      "ORRERY_NVRTC_THREADS"};
+                                  "ORRERY_CUDA_LANES", "ORRERY_CUDA_PER_NODE",     "ORRERY_NVRTC_THREADS"};
 
 /// Clears the variables for one test and puts the caller's values back after it.
 class Environment : public ::testing::Test {
