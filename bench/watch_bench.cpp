@@ -31,6 +31,10 @@ struct BenchArgs {
     /// inside a phase). Long steps (hide-and-seek at 65,536 worlds takes about
     /// 0.1 s) otherwise fill the launch queue, and each phase ends by draining it.
     uint32_t ahead = 0;
+    /// Each mode's phases run `rounds` times, interleaved (alone, read_world,
+    /// world view, view thread, alone, ...), and are summed: a step whose cost
+    /// changes over an episode (hide-and-seek's) is then sampled alike by all.
+    uint32_t rounds = 1;
 };
 
 /// How frames are made: none; on the stepping thread from read_world or from
@@ -43,6 +47,13 @@ struct Phase {
     /// `watched` until stepping stopped, when frames stop too (the frame rate).
     double seconds = 0.0, watched = 0.0, frame_seconds = 0.0;
     uint64_t views = 0, lag_sum = 0, lag_max = 0; ///< fresh views and their lag (kLagging)
+
+    Phase& operator+=(const Phase& o) {
+        steps += o.steps, frames += o.frames, views += o.views, lag_sum += o.lag_sum;
+        seconds += o.seconds, watched += o.watched, frame_seconds += o.frame_seconds;
+        lag_max = std::max(lag_max, o.lag_max);
+        return *this;
+    }
 };
 
 /// The scene of world 0 for one frame: read exactly, or from the latest landed
@@ -142,10 +153,13 @@ int bench(const BenchArgs& a) {
                 sim->backend().describe().c_str(), a.width, a.height, frames.device_name().c_str());
     std::fflush(stdout);
     for (bool lockstep : {true, false}) {
-        Phase alone = run_phase(*sim, a.seconds, frames, Watch::kNone, last, a.fps, lockstep, a.ahead);
-        Phase sync = run_phase(*sim, a.seconds, frames, Watch::kSync, last, a.fps, lockstep, a.ahead);
-        Phase lagging = run_phase(*sim, a.seconds, frames, Watch::kLagging, last, a.fps, lockstep, a.ahead);
-        Phase threaded = run_phase(*sim, a.seconds, frames, Watch::kThread, last, a.fps, lockstep, a.ahead);
+        Phase alone, sync, lagging, threaded;
+        for (uint32_t r = 0; r < a.rounds; ++r) {
+            alone += run_phase(*sim, a.seconds, frames, Watch::kNone, last, a.fps, lockstep, a.ahead);
+            sync += run_phase(*sim, a.seconds, frames, Watch::kSync, last, a.fps, lockstep, a.ahead);
+            lagging += run_phase(*sim, a.seconds, frames, Watch::kLagging, last, a.fps, lockstep, a.ahead);
+            threaded += run_phase(*sim, a.seconds, frames, Watch::kThread, last, a.fps, lockstep, a.ahead);
+        }
         double rate_alone = double(alone.steps) / alone.seconds;
         if (lockstep)
             std::printf("lockstep (each step waited for):\n");
@@ -175,6 +189,8 @@ int main(int argc, char** argv) {
                 a.seconds = std::stod(argv[++i]);
             else if (arg == "--fps")
                 a.fps = std::stod(argv[++i]);
+            else if (arg == "--rounds")
+                a.rounds = std::max(1u, orrery::render::parse_u32(arg, argv[++i]));
             else if (arg == "--ahead")
                 a.ahead = orrery::render::parse_u32(arg, argv[++i]);
             else if (arg == "--size")
@@ -188,7 +204,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         std::fprintf(stderr,
                      "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
-                     "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--ahead N]\n",
+                     "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--ahead N] [--rounds R]\n",
                      e.what());
         return 2;
     }

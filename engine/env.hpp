@@ -414,6 +414,12 @@ class EnvSpec {
     void add_world_check(WorldCheck check) { world_checks_.push_back(std::move(check)); }
     const std::vector<WorldCheck>& world_checks() const { return world_checks_; }
 
+    /// The CUDA backend runs one kernel per node (the per-node form) unless
+    /// the simulator asks for the megakernel (GpuOptions::megakernel): for an
+    /// env measured faster that way on the GPU (docs/perf-notes.md). Results
+    /// are the same in every form.
+    bool prefer_per_node = false;
+
     /// What the viewer and recorder draw (render/ reads only this); empty by default.
     DrawSpec draw;
 

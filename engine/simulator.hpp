@@ -60,6 +60,12 @@ struct GpuOptions {
     /// of its outputs); 0 is the default, 16. Results do not depend on it.
     /// ORRERY_CUDA_LANES.
     uint32_t world_lanes = 0;
+    /// Run the megakernel even for an env that prefers the per-node form
+    /// (EnvSpec::prefer_per_node). ORRERY_CUDA_PER_NODE=0.
+    bool megakernel = false;
+    /// Host threads compiling the per-node form's kernels, each its own NVRTC
+    /// program (0: one per hardware thread). ORRERY_NVRTC_THREADS.
+    uint32_t compile_threads = 0;
     /// Python on CUDA: the engine queues its work on the caller's (PyTorch's
     /// current) stream, moving there once with one event, so each step needs
     /// no events between the two streams; off, each ordered call waits on the
@@ -72,8 +78,10 @@ struct SimOptions {
     uint32_t num_worlds = 1;
     uint32_t threads = 0; ///< CPU worker threads; 0 uses every hardware thread
     AutoReset autoreset = AutoReset::kNextStep;
-    std::string device = "cpu";     ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
-    bool per_node_launches = false; ///< GPU: one launch per node instead of the megakernel
+    std::string device = "cpu"; ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
+    /// GPU: one launch per node instead of the megakernel (whatever the env
+    /// prefers; EnvSpec::prefer_per_node). ORRERY_CUDA_PER_NODE=1.
+    bool per_node_launches = false;
     /// Each step first fills every ranged input (the actions) with uniform random
     /// values from the world's RNG, on the device that steps (benchmarks and
     /// smoke runs: no host traffic per step). The values are readable afterwards

@@ -75,6 +75,20 @@ std::string op_statement(const Op& op, AutoReset mode, bool check_inputs) {
            " // " + sys.name;
 }
 
+/// What an engine op is called in a per-node program's label.
+const char* op_label(OpKind kind) {
+    switch (kind) {
+    case OpKind::kBeginStep: return "begin step";
+    case OpKind::kRandomInputs: return "random inputs";
+    case OpKind::kEndStep: return "end step";
+    case OpKind::kFinishSameStep: return "finish same step";
+    case OpKind::kBeginRequestedReset: return "begin requested reset";
+    case OpKind::kClearOutputs: return "clear outputs";
+    case OpKind::kNode: break;
+    }
+    return "node";
+}
+
 unsigned pow2_at_least(unsigned n) {
     unsigned p = 1;
     while (p < n) p *= 2;
@@ -270,7 +284,7 @@ void emit_ordered(std::ostringstream& out, const EnvSpec& spec, const std::vecto
 
 void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<Op>& ops, AutoReset mode,
                const char* pass, KernelForm form, unsigned lanes, unsigned world_lanes, std::vector<std::string>& names,
-               std::string& staged) {
+               std::string& staged, size_t head_size, std::vector<NodeProgram>& programs) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
@@ -362,15 +376,20 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         out << kStagedTail << "#undef ORRERY_STEP_PASS\n#undef ORRERY_PROLOGUE_CLEAR\n";
         return;
     }
+    // Per-node: each kernel is also a program of its own (the head, then it).
+    const std::string shared_head = out.str().substr(0, head_size);
     for (size_t i = 0; i < ops.size(); ++i) {
         std::string name = std::string("orrery_") + pass + "_op" + std::to_string(i);
         names.push_back(name);
+        const std::streamoff at = out.tellp();
         head(name);
         if (lanes == 1 || is_lane_op(ops[i]))
             out << lane_line(ops[i]);
         else
-            out << "    if (lane == 0) " << op_statement(ops[i], mode, check_inputs) << "\n";
+            out << "    if (lane == 0) {\n        " << op_statement(ops[i], mode, check_inputs) << "\n    }\n";
         out << "}\n";
+        programs.push_back({name, ops[i].node ? ops[i].node->system.name : op_label(ops[i].kind),
+                            shared_head + out.str().substr(size_t(at))});
     }
 }
 
@@ -391,6 +410,18 @@ std::string qualified_system_name(const SystemRef& s) {
     while (!q.empty() && q.back() == ' ') q.pop_back();
     if (q.empty()) throw Error("cannot read the C++ name of system '" + std::string(s.name) + "'");
     return q;
+}
+
+std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSource& k, int arch) {
+    std::vector<CompileRequest> out;
+    for (const NodeProgram& p : k.programs) {
+        CompileRequest req = kernel_request(spec, k, arch);
+        req.label = "'" + spec.name() + "' per-node kernel " + p.kernel + " (" + p.node + ")";
+        req.source = p.text;
+        req.file_name = p.kernel + ".cu";
+        out.push_back(std::move(req));
+    }
+    return out;
 }
 
 CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch) {
@@ -432,10 +463,11 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
             << "#define ORRERY_STAGE_STORAGE_WORDS " << stage_storage_words(spec) << "u\n"
             << kStageCuh;
     emit_input_helpers(out, spec);
+    const size_t head_size = out.str().size();
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
-              k.staged_step_kernel);
+              k.staged_step_kernel, head_size, k.programs);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
-              k.staged_reset_kernel);
+              k.staged_reset_kernel, head_size, k.programs);
     k.text = out.str();
     return k;
 }

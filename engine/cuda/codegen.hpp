@@ -11,6 +11,16 @@
 
 namespace orrery::cuda {
 
+/// One kernel of the per-node form as a translation unit of its own: the
+/// source's shared head (includes, Storage, tables, input checks) and that
+/// kernel. The CUDA backend compiles these as separate NVRTC programs, in
+/// parallel, each its own cache entry (docs/perf-notes.md, cold start).
+struct NodeProgram {
+    std::string kernel; ///< the kernel's name ("orrery_step_op7")
+    std::string node;   ///< what it runs, for labels and errors ("phys::simulate")
+    std::string text;
+};
+
 /// Generated CUDA source and the kernels it defines, in launch order.
 struct KernelSource {
     std::string text;                      ///< the whole translation unit
@@ -20,6 +30,8 @@ struct KernelSource {
     std::string staged_step_kernel;  ///< megakernel that stages its block's worlds in shared memory
     std::string staged_reset_kernel; ///< (set only in KernelForm::kStaged, which has no other kernels)
     bool per_node = false;
+    /// Per-node form: each kernel of `text` alone, in launch order (step, then reset).
+    std::vector<NodeProgram> programs;
     /// Direct and per-node forms: threads per world (1, or a power of two up
     /// to kMaxWorldLanes when the plan has lane ops; past 32, one block per
     /// world); the staged form sets its own.
@@ -106,6 +118,10 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
 /// source, the env header and the folder headers outside the library are read
 /// from (EnvSpec::header_root). Cache, logging and driver settings are the caller's.
 CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch);
+/// The same for each of the per-node form's programs (KernelSource::programs),
+/// in order; each label names the env and the node ("'tag' per-node kernel
+/// orrery_step_op3 (move)").
+std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSource& k, int arch);
 
 /// The fully qualified C++ name of a system ("tag::spawn"), as the generated
 /// source must spell it.

@@ -8,6 +8,10 @@
 #include "engine/cuda/cuda_backend.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
 #include <type_traits>
 
 #include "engine/cuda/device_sources.hpp"
@@ -49,6 +53,10 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
 }
 
 } // namespace
+
+bool runs_per_node(const EnvSpec& spec, const SimOptions& opts) {
+    return opts.per_node_launches || (spec.prefer_per_node && !opts.gpu.megakernel);
+}
 
 DeviceInfo device_info(int index) {
     const DriverApi& d = driver();
@@ -99,11 +107,13 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         ORRERY_CU(d.cuMemsetD8Async(memory_, 0, bytes, stream_));
         storage_ = layout.bind(reinterpret_cast<uint8_t*>(memory_), nullptr);
         // Decide the form first: only the kernels that will run are compiled.
-        unsigned stage_worlds = opts.per_node_launches ? 0 : choose_stage_worlds(spec, layout);
+        // Per-node when asked for, or when the env prefers it and the megakernel was not asked for.
+        const bool per_node = runs_per_node(spec, opts);
+        unsigned stage_worlds = per_node ? 0 : choose_stage_worlds(spec, layout);
         source_ = generate_kernels(spec, plan,
-                                   opts.per_node_launches ? KernelForm::kPerNode
-                                   : stage_worlds         ? KernelForm::kStaged
-                                                          : KernelForm::kDirect,
+                                   per_node       ? KernelForm::kPerNode
+                                   : stage_worlds ? KernelForm::kStaged
+                                                  : KernelForm::kDirect,
                                    gpu_.world_lanes ? gpu_.world_lanes : kWorldLanes);
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
@@ -124,31 +134,73 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     }
 }
 
-void CudaBackend::load_module(const EnvSpec& spec) {
+CUmodule CudaBackend::load_cubin(const CompileRequest& req, const std::string& cubin) {
     const DriverApi& d = driver();
-    CompileRequest req = with_settings(kernel_request(spec, source_, info_.arch), gpu_);
-    CompiledModule m = compile_module(req);
-    stats_ = {m.seconds, m.from_cache, m.cache_path};
-    CUresult r = d.cuModuleLoadData(&module_, m.cubin.data());
+    CUmodule m = nullptr;
+    CUresult r = d.cuModuleLoadData(&m, cubin.data());
     if (r != kCudaSuccess)
         throw Error("cannot load the compiled " + req.label + " on cuda:" + std::to_string(info_.index) + " (" +
                     info_.name + ", sm_" + std::to_string(info_.arch) + "): " + cu_error_text(r) +
                     (r == kCudaErrorUnsupportedPtxVersion ? "; the driver is older than NVRTC" : ""));
-    for (const std::string& n : source_.step_kernels) {
-        step_fns_.push_back(nullptr);
-        ORRERY_CU(d.cuModuleGetFunction(&step_fns_.back(), module_, n.c_str()));
-    }
-    for (const std::string& n : source_.reset_kernels) {
-        reset_fns_.push_back(nullptr);
-        ORRERY_CU(d.cuModuleGetFunction(&reset_fns_.back(), module_, n.c_str()));
-    }
+    modules_.push_back(m); // unloaded in release(), also when a later step here throws
     CUdeviceptr sym = 0;
     size_t sym_bytes = 0;
-    ORRERY_CU(d.cuModuleGetGlobal(&sym, &sym_bytes, module_, kStorageSymbol));
+    ORRERY_CU(d.cuModuleGetGlobal(&sym, &sym_bytes, m, kStorageSymbol));
     if (sym_bytes != sizeof(Storage))
         throw Error("Storage is " + std::to_string(sizeof(Storage)) + " bytes on the host but " +
                     std::to_string(sym_bytes) + " under NVRTC; ecs/storage.hpp must lay out identically");
     ORRERY_CU(d.cuMemcpyHtoDAsync(sym, &storage_, sizeof(Storage), stream_));
+    return m;
+}
+
+void CudaBackend::load_module(const EnvSpec& spec) {
+    const DriverApi& d = driver();
+    // The per-node form: every kernel its own NVRTC program and module, the
+    // programs compiled in parallel (a cold start waits for the slowest one,
+    // not for the sum); the other forms: one program.
+    std::vector<CompileRequest> reqs;
+    if (source_.per_node) {
+        for (CompileRequest& r : node_requests(spec, source_, info_.arch)) {
+            reqs.push_back(with_settings(std::move(r), gpu_));
+            reqs.back().log_compile = gpu_.verbose; // one line for all below
+        }
+    } else {
+        reqs.push_back(with_settings(kernel_request(spec, source_, info_.arch), gpu_));
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<CompiledModule> ms = compile_modules(reqs, gpu_.compile_threads);
+    stats_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true,
+              ms.front().cache_path};
+    size_t compiled = 0, slowest = 0; // of the programs compiled, not loaded from the cache
+    for (size_t i = 0; i < ms.size(); ++i) {
+        stats_.from_cache = stats_.from_cache && ms[i].from_cache;
+        if (ms[i].from_cache) continue;
+        if (compiled++ == 0 || ms[i].seconds > ms[slowest].seconds) slowest = i;
+    }
+    if (source_.per_node && compiled)
+        std::fprintf(stderr,
+                     "orrery: NVRTC compiled '%s' per-node kernels for sm_%d in %.2f s (%zu of %zu programs, "
+                     "%u threads; slowest %s, %.2f s)\n",
+                     spec.name().c_str(), info_.arch, stats_.compile_seconds, compiled, ms.size(),
+                     unsigned(std::min<size_t>(gpu_.compile_threads ? gpu_.compile_threads
+                                                                    : std::max(1u, std::thread::hardware_concurrency()),
+                                               ms.size())),
+                     source_.programs[slowest].node.c_str(), ms[slowest].seconds);
+    std::map<std::string, CUmodule> by_kernel;
+    for (size_t i = 0; i < ms.size(); ++i) {
+        CUmodule m = load_cubin(reqs[i], ms[i].cubin);
+        if (source_.per_node) by_kernel[source_.programs[i].kernel] = m;
+    }
+    module_ = modules_.front();
+    auto module_of = [&](const std::string& kernel) { return source_.per_node ? by_kernel.at(kernel) : module_; };
+    for (const std::string& n : source_.step_kernels) {
+        step_fns_.push_back(nullptr);
+        ORRERY_CU(d.cuModuleGetFunction(&step_fns_.back(), module_of(n), n.c_str()));
+    }
+    for (const std::string& n : source_.reset_kernels) {
+        reset_fns_.push_back(nullptr);
+        ORRERY_CU(d.cuModuleGetFunction(&reset_fns_.back(), module_of(n), n.c_str()));
+    }
     ORRERY_CU(d.cuStreamSynchronize(stream_));
 }
 
@@ -330,7 +382,8 @@ void CudaBackend::release() noexcept {
     if (moved_) d.cuEventDestroy(moved_);
     moved_ = nullptr;
     release_snapshot();
-    if (module_) d.cuModuleUnload(module_);
+    for (CUmodule m : modules_) d.cuModuleUnload(m); // module_ is the first
+    modules_.clear();
     if (memory_) d.cuMemFree(memory_);
     if (own_stream_) d.cuStreamDestroy(own_stream_);
     d.cuDevicePrimaryCtxRelease(dev_);

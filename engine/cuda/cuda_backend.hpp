@@ -25,6 +25,11 @@ struct DeviceInfo {
     int multiprocessors = 0;
 };
 
+/// True when the backend runs one kernel per node: asked for
+/// (SimOptions::per_node_launches), or preferred by the env
+/// (EnvSpec::prefer_per_node) and the megakernel not asked for (GpuOptions::megakernel).
+bool runs_per_node(const EnvSpec& spec, const SimOptions& opts);
+
 /// Reads device `index`; throws orrery::Error when the driver or device is unavailable.
 DeviceInfo device_info(int index);
 
@@ -92,6 +97,8 @@ class CudaBackend final : public Backend {
 
   private:
     void load_module(const EnvSpec& spec);
+    /// Loads one compiled program and sets its __constant__ Storage.
+    CUmodule load_cubin(const CompileRequest& req, const std::string& cubin);
     /// Worlds per staged block, or 0 to run the direct megakernel (from the layout and the device).
     unsigned choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const;
     /// Uploads the staging tables of `block`-world blocks into the loaded module.
@@ -113,7 +120,8 @@ class CudaBackend final : public Backend {
     CUstream own_stream_ = nullptr;
     CUevent moved_ = nullptr; ///< follow_stream's event: the old stream's work, which the new one waits for
     CUdeviceptr memory_ = 0;
-    CUmodule module_ = nullptr;
+    CUmodule module_ = nullptr;     ///< the megakernel's module (the per-node form: its first)
+    std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel)
     Storage storage_;
     GpuOptions gpu_; ///< kernel form and compile settings (SimOptions::gpu)
     std::vector<Op> step_ops_, reset_ops_;
