@@ -48,8 +48,7 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     req.verbose = gpu.verbose;
     req.source_dir = gpu.source_dir;
     // The env's options first: a later setting of the same option (the simulator's) wins.
-    if (!gpu.nvrtc_options.empty())
-        req.extra_options += (req.extra_options.empty() ? "" : " ") + gpu.nvrtc_options;
+    if (!gpu.nvrtc_options.empty()) req.extra_options += (req.extra_options.empty() ? "" : " ") + gpu.nvrtc_options;
     req.driver_version = driver_version();
     return req;
 }

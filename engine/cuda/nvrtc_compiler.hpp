@@ -26,7 +26,8 @@ struct CompileRequest {
     bool verbose = false;        ///< log cache hits too
     bool log_compile = true;     ///< log each compile (a caller compiling many may log one line for all)
     std::string source_dir;      ///< one more header root, searched last (GpuOptions::source_dir)
-    std::string extra_options;   ///< EnvSpec::nvrtc_options, then GpuOptions::nvrtc_options (extra_compile_options reads it)
+    std::string
+        extra_options; ///< EnvSpec::nvrtc_options, then GpuOptions::nvrtc_options (extra_compile_options reads it)
 };
 
 /// A compiled module.

@@ -242,7 +242,7 @@ TEST(NvrtcKernels, EnvOptionsReachEveryProgramAndFloatOnesAreRefused) {
     EXPECT_EQ(one.extra_options, "--Ofast-compile=mid");
     one.use_cache = false;
     EXPECT_EQ(orrery::cuda::compile_module(one).cubin.substr(0, 4), "\x7f"
-                                                                   "ELF");
+                                                                    "ELF");
     spec.nvrtc_options = "--Ofast-compile=mid -fmad=true";
     try {
         orrery::cuda::kernel_request(spec, direct, 90);
