@@ -21,7 +21,9 @@ Rows (median over interleaved repeats, microseconds per step of all worlds):
   step() in place  the set written into env.actions (np.copyto / Tensor.copy_),
                    then env.step().
   step(a), env.stream  GPU only: step(actions) with env.stream (the engine's
-                   stream) made torch's current one: no events between the two.
+                   own stream) made torch's current one. With the engine following
+                   torch's current stream (the default) the same as step(actions);
+                   with ORRERY_CUDA_FOLLOW=0 the only form without two events a step.
   graph (T=..)     GPU only: T env.step(a) calls captured in one torch CUDA graph,
                    replayed; per step ("graph, env.stream": captured on env.stream).
 Columns: +bench / +loop are us/step over those two rows. "host" is the time the

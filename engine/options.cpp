@@ -52,6 +52,7 @@ SimOptions options_from_environment(SimOptions base) {
     g.compile_threads = env_unsigned("ORRERY_NVRTC_THREADS", g.compile_threads);
     if (env_on("ORRERY_CUDA_PER_NODE")) base.per_node_launches = true;
     if (env_off("ORRERY_CUDA_PER_NODE")) g.megakernel = true; // the env's preference overruled
+    if (env_off("ORRERY_CUDA_FOLLOW")) g.follow_caller_stream = false;
     return base;
 }
 

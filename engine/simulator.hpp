@@ -66,6 +66,11 @@ struct GpuOptions {
     /// Host threads compiling the per-node form's kernels, each its own NVRTC
     /// program (0: one per hardware thread). ORRERY_NVRTC_THREADS.
     uint32_t compile_threads = 0;
+    /// Python on CUDA: the engine queues its work on the caller's (PyTorch's
+    /// current) stream, moving there once with one event, so each step needs
+    /// no events between the two streams; off, each ordered call waits on the
+    /// caller's stream and back with two events. ORRERY_CUDA_FOLLOW=0.
+    bool follow_caller_stream = true;
 };
 
 /// How a simulator is created.
@@ -215,6 +220,18 @@ class Backend {
     /// CUstream on the GPU), so a caller can order its own work against it
     /// without host synchronisation; 0 where there is none (the CPU).
     virtual uintptr_t native_stream() const { return 0; }
+    /// The stream the backend made for itself (native_stream() until
+    /// follow_stream moves it); 0 where there is none.
+    virtual uintptr_t own_stream() const { return 0; }
+    /// Queues all further work on native stream `stream` of this backend's
+    /// device (own_stream() to come back), after the work queued so far,
+    /// without waiting on the host: one event on the old stream that the new
+    /// one waits for. For a caller that keeps its own work on one stream (the
+    /// Python binding follows PyTorch's current stream, so a step needs no
+    /// events). Neither stream may be in a CUDA graph capture, and `stream`
+    /// must outlive its use. With `ordered` false no event is queued (the
+    /// caller orders the two streams itself). Nothing on the CPU.
+    virtual void follow_stream(uintptr_t stream, bool ordered = true) { (void)stream, (void)ordered; }
 
     /// Queues a copy of world `world`'s `regions` (their bytes one after the
     /// other) as they will be once all work queued so far has run, and returns

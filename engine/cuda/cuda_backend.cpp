@@ -378,6 +378,10 @@ void CudaBackend::release() noexcept {
     const DriverApi& d = driver();
     d.cuCtxSetCurrent(ctx_);
     if (own_stream_) d.cuStreamSynchronize(own_stream_); // a caller's stream may be gone; cuMemFree waits anyway
+    if (moved_ && stream_ != own_stream_ && d.cuEventRecord(moved_, stream_) == kCudaSuccess)
+        d.cuEventSynchronize(moved_); // the followed stream's work on this memory
+    if (moved_) d.cuEventDestroy(moved_);
+    moved_ = nullptr;
     release_snapshot();
     for (CUmodule m : modules_) d.cuModuleUnload(m); // module_ is the first
     modules_.clear();
@@ -488,6 +492,21 @@ void CudaBackend::copy_within(void* dst, const void* src, size_t n) {
 void CudaBackend::use_stream(CUstream stream) {
     synchronize();
     stream_ = stream ? stream : own_stream_;
+}
+
+void CudaBackend::follow_stream(uintptr_t stream, bool ordered) {
+    auto next = reinterpret_cast<CUstream>(stream);
+    if (next == stream_) return;
+    if (!ordered) {
+        stream_ = next;
+        return;
+    }
+    bind_current();
+    const DriverApi& d = driver();
+    if (!moved_) ORRERY_CU(d.cuEventCreate(&moved_, kEventDisableTiming));
+    ORRERY_CU(d.cuEventRecord(moved_, stream_));
+    ORRERY_CU(d.cuStreamWaitEvent(next, moved_, 0));
+    stream_ = next;
 }
 
 void CudaBackend::synchronize() {

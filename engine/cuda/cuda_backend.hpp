@@ -66,6 +66,8 @@ class CudaBackend final : public Backend {
     void copy_within(void* dst, const void* src, size_t n) override;
     void synchronize() override;
     uintptr_t native_stream() const override { return reinterpret_cast<uintptr_t>(stream_); }
+    uintptr_t own_stream() const override { return reinterpret_cast<uintptr_t>(own_stream_); }
+    void follow_stream(uintptr_t stream, bool ordered = true) override;
     /// Gathers the world's regions into a device staging buffer on the step
     /// stream with one kernel launch (so the copy falls between two passes),
     /// then copies that to pinned host memory on a second stream; the step
@@ -116,6 +118,7 @@ class CudaBackend final : public Backend {
     CUcontext ctx_ = nullptr;
     CUstream stream_ = nullptr; ///< where work is queued: own_stream_ or the caller's
     CUstream own_stream_ = nullptr;
+    CUevent moved_ = nullptr; ///< follow_stream's event: the old stream's work, which the new one waits for
     CUdeviceptr memory_ = 0;
     CUmodule module_ = nullptr;     ///< the megakernel's module (the per-node form: its first)
     std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel)

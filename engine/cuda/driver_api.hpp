@@ -94,6 +94,8 @@ struct DriverApi {
     CUresult (*cuStreamDestroy)(CUstream);
     CUresult (*cuStreamSynchronize)(CUstream);
     CUresult (*cuStreamBeginCapture)(CUstream, int);
+    /// Optional: *status 0 when `stream` is not being captured (1 active, 2 invalidated).
+    CUresult (*cuStreamIsCapturing)(CUstream, int* status);
     CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
     CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long);
     CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);

@@ -352,10 +352,13 @@ class Env:
 
     @property
     def stream(self) -> Any:
-        """On CUDA with torch, the engine's stream as a ``torch.cuda.ExternalStream``
-        (None on the CPU or without torch). Running torch work on it
-        (``with torch.cuda.stream(env.stream):``) puts the policy and the engine on
-        one stream: step() then needs no events to order them and costs the least."""
+        """On CUDA with torch, the stream the engine made for itself, as a
+        ``torch.cuda.ExternalStream`` (None on the CPU or without torch). The
+        engine queues each step on torch's current stream (moving there once,
+        with one event), so any stream costs the same; this one is where it
+        works during a CUDA graph capture on another stream, and the one to
+        use with ``ORRERY_CUDA_FOLLOW=0`` (``with torch.cuda.stream(env.stream):``
+        puts the policy and the engine on one stream: no events per step)."""
         if self._torch is None:
             return None
         if self._external is None:

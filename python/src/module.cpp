@@ -175,12 +175,15 @@ void set_error(PyObject* type, const char* what) {
 
 /// Like unlocked(), and on CUDA with a caller stream (PyTorch's current one)
 /// `fn`'s work follows the caller's queued work and the caller's next work
-/// follows it: two event waits, no host synchronisation, capturable in a graph.
-/// Without a stream (or on the CPU) `fn` runs on the engine's stream alone.
+/// follows it, with no host synchronisation, capturable in a graph: queued on
+/// the caller's stream itself (StreamOrder::follow: no events once there), or,
+/// where it may not move there, with two event waits. Without a stream (or on
+/// the CPU) `fn` runs on the engine's current stream alone.
 template <class F> void ordered(const PySimulator& p, std::optional<uintptr_t> stream, F fn) {
     unlocked(p, [&](Simulator& s) {
         if (!stream || s.backend().device() == DeviceKind::kCpu) return fn(s);
         StreamOrder& order = p.order(s);
+        if (order.follow(*stream)) return fn(s); // queued on the caller's stream itself
         order.engine_waits_for(*stream);
         fn(s);
         order.caller_waits_for_engine(*stream);
@@ -248,6 +251,7 @@ bool step_host(const PySimulator& p, const std::string& name, const py::array& a
 void step_reading(const PySimulator& p, uintptr_t stream, const std::string& name, uintptr_t src) {
     unlocked(p, [&](Simulator& s) {
         StreamOrder& order = p.order(s);
+        if (order.follow(stream)) return s.step_reading(name, reinterpret_cast<const void*>(src));
         order.engine_waits_for(stream);
         s.step_reading(name, reinterpret_cast<const void*>(src));
         order.caller_waits_for_engine(stream);
@@ -399,8 +403,9 @@ void bind_simulator(py::module_& m) {
                                })
         // So Python can order the simulator's work against PyTorch's streams without host synchronisation.
         .def_property_readonly(
-            "cuda_stream", [](Self p) { return p.get()->backend().native_stream(); },
-            "CUstream of a CUDA simulator's work (0 on the CPU).")
+            "cuda_stream", [](Self p) { return p.get()->backend().own_stream(); },
+            "The CUstream a CUDA simulator made for its work (0 on the CPU); ordered calls may move its work "
+            "to the caller's stream (GpuOptions::follow_caller_stream).")
         .def_property_readonly("env_info", [](Self p) { return p.get()->spec().info(); })
         .def("tensors", &PySimulator::tensors, "Every exported tensor by name (views, no copies).")
         .def("exports", &PySimulator::exports, "The env's export table: archetype, capacity, dims of each tensor.")

@@ -374,6 +374,38 @@ TEST(CudaBackend, WorkFollowsTheCallersStream) {
     driver().cuStreamDestroy(theirs);
 }
 
+TEST(CudaBackend, FollowStreamMovesWorkWithoutWaitingOnTheHost) {
+    // follow_stream orders the new stream after the old one's queued work by an
+    // event: steps queued on three streams in turn, with no host wait between,
+    // give what 60 steps on one stream give.
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    Simulator plain(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
+    Simulator moved(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
+    auto& b = dynamic_cast<CudaBackend&>(moved.backend());
+    const uintptr_t own = b.own_stream();
+    EXPECT_EQ(own, b.native_stream());
+    CUstream first = nullptr, second = nullptr;
+    ORRERY_CU(driver().cuStreamCreate(&first, kStreamNonBlocking));
+    ORRERY_CU(driver().cuStreamCreate(&second, kStreamNonBlocking));
+    for (int round = 0; round < 3; ++round) {
+        moved.backend().follow_stream(reinterpret_cast<uintptr_t>(first));
+        EXPECT_EQ(b.stream(), first);
+        for (int i = 0; i < 5; ++i) moved.step();
+        moved.backend().follow_stream(reinterpret_cast<uintptr_t>(second));
+        for (int i = 0; i < 5; ++i) moved.step();
+        moved.backend().follow_stream(own);
+        EXPECT_EQ(b.native_stream(), own);
+        for (int i = 0; i < 10; ++i) moved.step();
+    }
+    EXPECT_EQ(b.own_stream(), own) << "its own stream never changes";
+    for (int i = 0; i < 60; ++i) plain.step();
+    EXPECT_EQ(world_hashes(plain), world_hashes(moved));
+    driver().cuStreamDestroy(first);
+    driver().cuStreamDestroy(second);
+}
+
 TEST(CudaBackend, TheCpuBackendHasNoNativeStream) {
     orrery::register_builtin_envs();
     Simulator cpu(orrery::make_env_spec("tag", {}), options(4, "cpu", orrery::AutoReset::kNextStep));

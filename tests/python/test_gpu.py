@@ -242,6 +242,37 @@ def test_step_reads_the_callers_tensor_in_place_in_stream_order():
     assert env.state_hash(5) != twin.state_hash(5) and env.state_hash(4) == twin.state_hash(4)
 
 
+@pytest.mark.parametrize("follow", ["1", "0"])
+def test_steps_on_changing_torch_streams_stay_ordered(follow, monkeypatch):
+    """The engine follows torch's current stream (moving with one event) or,
+    with ORRERY_CUDA_FOLLOW=0, orders each call with two events: either way a
+    step reads the actions a slow torch kernel wrote just before it, and the
+    observations it returns are read after it, across the default stream, a
+    side stream and env.stream, as a twin stepped on the default stream alone."""
+    import torch
+
+    monkeypatch.setenv("ORRERY_CUDA_FOLLOW", follow)
+    env = gpu("tag", 256)
+    monkeypatch.delenv("ORRERY_CUDA_FOLLOW")
+    twin = gpu("tag", 256)
+    side = torch.cuda.Stream()
+    big = torch.randn(2048, 2048, device="cuda")
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    for k in range(24):
+        stream = (torch.cuda.current_stream(), side, env.stream)[k % 3]
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            slow = (big @ big).sum()  # queued ahead of the actions: a step that ran early would read stale ones
+            acts = (torch.randint(0, 5, (256, 4), device="cuda", generator=gen, dtype=torch.int32)
+                    + (slow * 0).to(torch.int32))
+            obs = env.step(acts)[0].clone()  # read after the step, on the same stream
+        torch.cuda.current_stream().wait_stream(stream)
+        twin.step(acts)
+        assert torch.equal(obs, twin.obs), k
+    torch.cuda.synchronize()
+    assert [env.state_hash(w) for w in range(8)] == [twin.state_hash(w) for w in range(8)]
+
+
 def _jax_cuda():
     jax = pytest.importorskip("jax")
     try:
