@@ -218,7 +218,9 @@ class Backend {
     virtual void synchronize() = 0;
     /// The native stream this backend queues its work on, as an integer (a
     /// CUstream on the GPU), so a caller can order its own work against it
-    /// without host synchronisation; 0 where there is none (the CPU).
+    /// without host synchronisation; 0 where there is none (the CPU), and 0
+    /// on the GPU too while it follows the legacy default stream
+    /// (follow_stream(0): PyTorch's default stream).
     virtual uintptr_t native_stream() const { return 0; }
     /// The stream the backend made for itself (native_stream() until
     /// follow_stream moves it); 0 where there is none.
