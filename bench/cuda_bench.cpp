@@ -134,7 +134,8 @@ void compile_only(const Args& a) {
         a.per_node ? node_requests(spec, k, a.arch) : std::vector<CompileRequest>{kernel_request(spec, k, a.arch)};
     for (CompileRequest& r : reqs) {
         r.use_cache = false;
-        r.extra_options = o.gpu.nvrtc_options;
+        if (!o.gpu.nvrtc_options.empty()) // after the env's own, as the backend does
+            r.extra_options += (r.extra_options.empty() ? "" : " ") + o.gpu.nvrtc_options;
         r.dump_source_dir = o.gpu.dump_source_dir;
         r.log_compile = false;
     }

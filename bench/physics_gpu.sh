@@ -18,7 +18,7 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/physics_gpu_out}
 BUILD=${BUILD:-/tmp/orrery_gpu_build}
 WORLDS=${WORLDS:-1024,16384}
-BIG=${BIG:-65536} # the default variant's extra row
+BIG=${BIG:-65536} # the extra rows: BIG_VARIANTS (default "default mega"), gpu_hideseek, the crowd
 STEPS=${STEPS:-40}
 VARIANTS=${VARIANTS:-default mega r128 r96 r64 l8 l32 split}
 # Cold-start rows (each alone on an empty cache): COLD="default mega fc-mid ..."
@@ -119,8 +119,9 @@ big() { # environment, then bench args
     printf "%-50s %12s\n" "${opts:+$opts }$*" "$(env $opts timeout 200 "$BIN" bench "$@" --device cuda --worlds "$BIG" \
         --steps "$STEPS" 2>>"$OUT/bench.err" | tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {print $NF}')"
 }
-big "" hide_and_seek
-big ORRERY_CUDA_PER_NODE=0 hide_and_seek
+for v in ${BIG_VARIANTS:-default mega}; do # warm only when also in VARIANTS
+    big "$(variant_env "$v")" hide_and_seek $(variant_flags "$v")
+done
 big "" hide_and_seek --opt variant=gpu_hideseek
 big "" physics_scenes --opt scene=crowd
 

@@ -425,7 +425,9 @@ std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSourc
 }
 
 CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch) {
+    extra_compile_options(spec.nvrtc_options, "EnvSpec::nvrtc_options of env '" + spec.name() + "'"); // refused early
     CompileRequest req;
+    req.extra_options = spec.nvrtc_options;
     req.label = "'" + spec.name() + "' " + (k.per_node ? "per-node kernels" : "megakernel");
     req.source = k.text;
     req.env_header = k.env_header;

@@ -32,7 +32,7 @@
 
 namespace orrery::cuda {
 
-std::vector<std::string> extra_compile_options(const std::string& text) {
+std::vector<std::string> extra_compile_options(const std::string& text, const std::string& field) {
     std::vector<std::string> out;
     std::istringstream in(text);
     std::string o;
@@ -47,7 +47,7 @@ std::vector<std::string> extra_compile_options(const std::string& text) {
         for (const char* bad : kOwnOptions) {
             size_t n = std::strlen(bad);
             if (o.compare(0, n, bad) == 0 && (o.size() == n || o[n] == '=' || o[n] == ' '))
-                throw Error("GpuOptions::nvrtc_options (ORRERY_NVRTC_OPTIONS): '" + o +
+                throw Error(field + ": '" + o +
                             "' is set by Orrery itself (float contraction, denormals, division and square root "
                             "stay IEEE so that the GPU matches the CPU bit for bit; the architecture and language "
                             "come from the device and the engine); expected tuning options only, e.g. "

@@ -225,3 +225,31 @@ TEST(NvrtcKernels, TheEnvPicksTheFormUnlessTheSimulatorDoes) {
     EXPECT_FALSE(orrery::cuda::runs_per_node(tag, plain));
     EXPECT_TRUE(orrery::cuda::runs_per_node(tag, node));
 }
+
+// An env's own NVRTC options (EnvSpec::nvrtc_options) ride on every program of
+// its kernels; a float-changing one is refused by name before any compile.
+TEST(NvrtcKernels, EnvOptionsReachEveryProgramAndFloatOnesAreRefused) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("tag", {});
+    spec.nvrtc_options = "--Ofast-compile=mid";
+    orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kSameStep);
+    orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode);
+    std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, 90);
+    ASSERT_FALSE(reqs.empty());
+    for (const orrery::cuda::CompileRequest& r : reqs) EXPECT_EQ(r.extra_options, "--Ofast-compile=mid") << r.label;
+    orrery::cuda::KernelSource direct = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kDirect);
+    orrery::cuda::CompileRequest one = orrery::cuda::kernel_request(spec, direct, 90);
+    EXPECT_EQ(one.extra_options, "--Ofast-compile=mid");
+    one.use_cache = false;
+    EXPECT_EQ(orrery::cuda::compile_module(one).cubin.substr(0, 4), "\x7f"
+                                                                    "ELF");
+    spec.nvrtc_options = "--Ofast-compile=mid -fmad=true";
+    try {
+        orrery::cuda::kernel_request(spec, direct, 90);
+        FAIL() << "-fmad=true was accepted from the env";
+    } catch (const orrery::Error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("EnvSpec::nvrtc_options of env 'tag'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("'-fmad=true'"), std::string::npos) << msg;
+    }
+}
