@@ -26,6 +26,10 @@ Rows (median over interleaved repeats, microseconds per step of all worlds):
                    with ORRERY_CUDA_FOLLOW=0 the only form without two events a step.
   graph (T=..)     GPU only: T env.step(a) calls captured in one torch CUDA graph,
                    replayed; per step ("graph, env.stream": captured on env.stream).
+  jax scan (T=..)  with --jax: orrery.jax.make_step inside jax.jit(lax.scan) over
+                   T steps (the XLA FFI custom call; the 16 sets in turn, on the
+                   env's device), per step; obs, reward and the done flags of
+                   every step come back as XLA arrays.
 Columns: +bench / +loop are us/step over those two rows. "host" is the time the
 loop took before the final device wait (on a GPU the step is host-bound only when
 that exceeds the engine's step). "cpu us" (CPU device, one thread) is this
@@ -106,6 +110,31 @@ def captured(env, pool, T: int, timer, stream=None):
     return measure
 
 
+def jax_scan(env, stacked, T: int, timer):
+    """A measure() of jit(lax.scan) over T steps of orrery.jax.make_step(env), per step."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # beside torch in one process
+    import jax
+    import jax.numpy as jnp
+
+    from orrery.jax import make_step
+
+    step = make_step(env)
+    host = np.asarray(stacked.cpu() if hasattr(stacked, "cpu") else stacked)
+    device = jax.devices("cuda" if env.device != "cpu" else "cpu")[0]
+    acts = jax.device_put(jnp.asarray(host[np.arange(T) % 16]), device)
+
+    @jax.jit
+    def rollout(a):
+        return jax.lax.scan(lambda carry, x: (carry, step(x)), 0, a)[1]
+
+    jax.block_until_ready(rollout(acts))  # compile
+
+    def measure(steps):
+        wall, host_s, cpu = Timer(lambda: None)(lambda i: jax.block_until_ready(rollout(acts)), max(1, steps // T))
+        return wall / T, host_s / T, cpu / T
+    return measure
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--env", default="overcooked")
@@ -118,6 +147,7 @@ def main() -> int:
     ap.add_argument("--graph-steps", type=int, default=64, help="T: steps captured in one CUDA graph")
     ap.add_argument("--json", default="", help="also write the rows here")
     ap.add_argument("--profile", action="store_true", help="also print cProfile's top functions of env.step(a)")
+    ap.add_argument("--jax", action="store_true", help="also time orrery.jax.make_step in jit(lax.scan)")
     a = ap.parse_args()
 
     options = {"layout": a.layout} if a.layout else {}
@@ -197,6 +227,12 @@ def main() -> int:
                 rows[label] = captured(env, pool, T, timer, stream)
             except Exception as e:  # report, and measure the rest
                 print(f"{label}: capture failed: {type(e).__name__}: {e}")
+
+    if a.jax:
+        try:
+            rows[f"jax scan (T={a.graph_steps})"] = jax_scan(env, stacked, a.graph_steps, timer)
+        except Exception as e:  # report, and measure the rest
+            print(f"jax scan: not measured: {type(e).__name__}: {e}")
 
     for label, measure in list(rows.items()):  # warm-up; a row that fails is reported and left out
         try:

@@ -27,7 +27,7 @@ run() { # name, command...
     [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=("$name")
 }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader > "$out/gpu.txt" 2>&1 || true
-run after $py bench/python_step.py --device cuda --repeats 21 --profile --json "$out/after.json"
+run after $py bench/python_step.py --device cuda --repeats 21 --profile --jax --json "$out/after.json"
 # The same with each Python call ordered by two events instead of the engine following torch's stream.
 run nofollow env ORRERY_CUDA_FOLLOW=0 $py bench/python_step.py --device cuda --repeats 21 \
     --json "$out/nofollow.json"

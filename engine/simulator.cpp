@@ -256,13 +256,20 @@ void Simulator::step() {
     steps_taken_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Simulator::step_reading(const std::string& name, const void* data) {
+void Simulator::step_reading(const std::string& name, const void* data, const std::vector<OutputCopy>& outputs) {
     const TensorView& t = tensor(name);
     if (!t.input) throw Error("step_reading: '" + name + "' is not an input tensor");
     if (!data) throw Error("step_reading: no data for input '" + name + "'");
+    for (const OutputCopy& o : outputs) {
+        bool known = false;
+        for (const TensorView& v : tensors_) known = known || (v.data == o.column && v.bytes() == o.bytes);
+        if (!known || !o.dst)
+            throw Error("step_reading: an output copy names " + std::to_string(o.bytes) +
+                        " bytes that are no exported tensor of this simulator, or no destination");
+    }
     check_inputs(&t, data); // the CPU: checked where they are, before anything changes
     std::lock_guard<FairMutex> lock(mutex_);
-    backend_->run_reading(plan_.step, {t.data, data, t.bytes()});
+    backend_->run_reading(plan_.step, {t.data, data, t.bytes()}, outputs);
     steps_taken_.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -190,6 +190,14 @@ struct InputSource {
     size_t bytes = 0;
 };
 
+/// A tensor's values after a step, also written to `dst` (Simulator::step_reading):
+/// `bytes` from the tensor at `column` to `dst`, in the backend's memory.
+struct OutputCopy {
+    const void* column = nullptr;
+    void* dst = nullptr;
+    size_t bytes = 0;
+};
+
 /// Runs passes over the worlds in one memory space. The CPU backend is always
 /// present; the CUDA backend is loaded when a GPU is asked for.
 class Backend {
@@ -204,11 +212,14 @@ class Backend {
     /// Runs a pass (plan.step or plan.reset) over every world; may return before it completes.
     virtual void run(const std::vector<Op>& ops) = 0;
     /// Runs the step pass `ops` with `in.column`'s values taken from `in.source`
-    /// (which the column holds afterwards). This version copies them in first;
-    /// the CUDA backend's staged step reads them where they are instead.
-    virtual void run_reading(const std::vector<Op>& ops, const InputSource& in) {
+    /// (which the column holds afterwards), then writes each of `outs` to its
+    /// `dst`. This version copies them in first and out after; the CUDA
+    /// backend's staged step reads and writes them where they are instead.
+    virtual void run_reading(const std::vector<Op>& ops, const InputSource& in,
+                             const std::vector<OutputCopy>& outs = {}) {
         if (in.source != in.column) copy_within(in.column, in.source, in.bytes);
         run(ops);
+        for (const OutputCopy& o : outs) copy_within(o.dst, o.column, o.bytes);
     }
     /// Copies between host memory and this backend's memory (either pointer may be the backend's).
     virtual void copy_to_host(void* dst, const void* src, size_t n) = 0;
@@ -313,7 +324,14 @@ class Simulator {
     /// queued on that stream afterwards (or ordered after it) do not affect
     /// this step, while a write from another stream or the host before then
     /// races with the read.
-    void step_reading(const std::string& name, const void* data);
+    ///
+    /// Each of `outputs` (an exported tensor's `data` and `bytes()`, and a
+    /// destination laid out as it) is written to its `dst` after the step, as
+    /// a copy queued after it would be: on a GPU the staged step writes up to
+    /// four 16-byte aligned destinations from its copy back (no copy launch),
+    /// the rest are device copies queued after it. Throws orrery::Error,
+    /// before anything changes, for a column or size that is no exported tensor's.
+    void step_reading(const std::string& name, const void* data, const std::vector<OutputCopy>& outputs = {});
     /// Waits for the device (no-op on the CPU).
     void synchronize();
 

@@ -140,16 +140,17 @@ namespace {
 
 // The staged kernels' body around the per-env ops; the runtime they call
 // (orrery_stage_begin, orrery_stage) is device/stage.cuh.
-// Both take the same launch arguments (CudaBackend::launch_staged): a region the
-// load reads from another address, or none.
-const char* kStagedHead = R"((const unsigned orrery_input_region, const unsigned long long orrery_input_base) {
+// Both take the same launch argument (CudaBackend::launch_staged, OrreryStageArgs):
+// a region the load reads from another address, regions also written elsewhere
+// after the copy back, or neither.
+const char* kStagedHead = R"((const __grid_constant__ OrreryStageArgs orrery_args) {
     extern __shared__ __align__(16) unsigned char orrery_smem[];
     const unsigned first = blockIdx.x * orrery_stage_plan.worlds_per_block;
     const unsigned total = orrery_storage().num_worlds;
     if (first >= total) return;
     const unsigned count = min(orrery_stage_plan.worlds_per_block, total - first);
     const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count, ORRERY_STEP_PASS, ORRERY_PROLOGUE_CLEAR,
-                                                        orrery_input_region, orrery_input_base);
+                                                        orrery_args.input_region, orrery_args.input_base);
     const orrery::uint32_t w = threadIdx.x;
     // Lane ops give each world `lanes` of the block's threads.
     const unsigned lanes = blockDim.x / orrery_stage_plan.worlds_per_block;
@@ -157,6 +158,7 @@ const char* kStagedHead = R"((const unsigned orrery_input_region, const unsigned
 )";
 
 const char* kStagedTail = R"(    orrery_stage<false>(orrery_smem, first, count);
+    if (orrery_args.num_outputs) orrery_stage_outputs(orrery_smem, first, count, orrery_args);
 }
 )";
 

@@ -97,6 +97,19 @@ inline constexpr unsigned long long kStageClearOnStep = 2;
 /// step's load reads from another address (Backend::run_reading); this index
 /// names none.
 inline constexpr unsigned kNoStageInput = 0xffffffffu;
+/// Regions a staged pass also writes to other addresses after its copy back, at most.
+inline constexpr unsigned kMaxStageOutputs = 4;
+/// The staged kernels' one launch argument (mirrors the generated
+/// OrreryStageArgs): region `input_region` is loaded from `input_base`, and
+/// region `output_region[k]` is also written to `output_base[k]` (laid out as
+/// the region, 16-byte aligned) for k < num_outputs.
+struct StageArgs {
+    unsigned input_region = kNoStageInput, num_outputs = 0;
+    unsigned long long input_base = 0;
+    unsigned output_region[kMaxStageOutputs] = {};
+    unsigned long long output_base[kMaxStageOutputs] = {};
+};
+static_assert(sizeof(StageArgs) == 64, "must match the generated OrreryStageArgs");
 /// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
 /// for every world) is staged too, at shared offset `config_smem`; the
 /// block-local Storage is the first `storage_words` 8-byte words of Storage.

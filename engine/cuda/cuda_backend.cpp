@@ -428,14 +428,15 @@ void CudaBackend::run(const std::vector<Op>& ops) {
     else
         throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
     if (staged_) {
-        launch_staged(fns == &step_fns_ ? step_staged_ : reset_staged_, kNoStageInput, 0);
+        launch_staged(fns == &step_fns_ ? step_staged_ : reset_staged_, StageArgs{});
         return;
     }
     for (CUfunction f : *fns) launch(f, nullptr);
 }
 
-void CudaBackend::launch_staged(CUfunction f, unsigned input_region, unsigned long long input_base) {
-    void* params[] = {&input_region, &input_base};
+void CudaBackend::launch_staged(CUfunction f, const StageArgs& args) {
+    StageArgs copy = args;
+    void* params[] = {&copy};
     if (pdl_) {
         CUlaunchAttribute attr{};
         attr.id = kLaunchAttrProgrammaticStreamSerialization;
@@ -448,24 +449,46 @@ void CudaBackend::launch_staged(CUfunction f, unsigned input_region, unsigned lo
         driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, params, nullptr));
 }
 
-void CudaBackend::run_reading(const std::vector<Op>& ops, const InputSource& in) {
-    const auto source = reinterpret_cast<unsigned long long>(in.source);
-    const auto column = reinterpret_cast<unsigned long long>(in.column);
-    // The staged step's load reads the region from `source` instead of its base:
-    // the same 16-byte pieces when both are 16-byte aligned (the column is, as
-    // every staged region), and the copy back leaves the values in the column.
-    if (staged_ && source % 16 == 0 && same_ops(ops, step_ops_)) {
-        for (unsigned r = 0; r < stage_table_.size(); ++r) {
-            const StageRegion& g = stage_table_[r];
-            if (g.base != column || g.bytes_per_world * storage_.num_worlds != in.bytes ||
-                (g.flags & kStageSkipLoadOnStep))
-                continue;
-            bind_current();
-            launch_staged(step_staged_, r, source);
-            return;
+unsigned CudaBackend::stage_region_of(const void* column, size_t bytes) const {
+    for (unsigned r = 0; r < stage_table_.size(); ++r) {
+        const StageRegion& g = stage_table_[r];
+        if (g.base == reinterpret_cast<unsigned long long>(column) && g.bytes_per_world * storage_.num_worlds == bytes)
+            return r;
+    }
+    return kNoStageInput;
+}
+
+void CudaBackend::run_reading(const std::vector<Op>& ops, const InputSource& in, const std::vector<OutputCopy>& outs) {
+    if (!staged_ || !same_ops(ops, step_ops_)) return Backend::run_reading(ops, in, outs);
+    bind_current();
+    // The staged step's load reads the input region from the caller's address
+    // instead of its base: the same 16-byte pieces when both are 16-byte aligned
+    // (the column is, as every staged region), and the copy back leaves the
+    // values in the column. Outputs go from shared memory to the caller's
+    // addresses too, after the copy back.
+    StageArgs args;
+    const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    if (in.source != in.column) {
+        const unsigned r = aligned(in.source) ? stage_region_of(in.column, in.bytes) : kNoStageInput;
+        if (r != kNoStageInput && !(stage_table_[r].flags & kStageSkipLoadOnStep)) {
+            args.input_region = r;
+            args.input_base = reinterpret_cast<unsigned long long>(in.source);
+        } else {
+            copy_within(in.column, in.source, in.bytes);
         }
     }
-    Backend::run_reading(ops, in);
+    size_t written[kMaxStageOutputs] = {}; // the indices in `outs` the step writes itself
+    for (size_t k = 0; k < outs.size() && args.num_outputs < kMaxStageOutputs; ++k) {
+        const unsigned r = aligned(outs[k].dst) ? stage_region_of(outs[k].column, outs[k].bytes) : kNoStageInput;
+        if (r == kNoStageInput) continue;
+        written[args.num_outputs] = k;
+        args.output_region[args.num_outputs] = r;
+        args.output_base[args.num_outputs++] = reinterpret_cast<unsigned long long>(outs[k].dst);
+    }
+    launch_staged(step_staged_, args);
+    for (size_t k = 0; k < outs.size(); ++k)
+        if (std::find(written, written + args.num_outputs, k) == written + args.num_outputs)
+            copy_within(outs[k].dst, outs[k].column, outs[k].bytes);
 }
 
 void CudaBackend::copy_to_host(void* dst, const void* src, size_t n) {

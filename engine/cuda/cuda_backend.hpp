@@ -57,10 +57,12 @@ class CudaBackend final : public Backend {
     const Storage& storage() const override { return storage_; }
     void run(const std::vector<Op>& ops) override;
     /// The staged step reads `in.source` in place of its column while it loads
-    /// its worlds (a launch argument, no copy), when `in.source` is 16-byte
-    /// aligned and `in` is a whole staged column; otherwise the base version's
-    /// device copy comes first.
-    void run_reading(const std::vector<Op>& ops, const InputSource& in) override;
+    /// its worlds, and writes up to kMaxStageOutputs of `outs` from its copy
+    /// back (its launch argument, no copy launch), when the address is 16-byte
+    /// aligned and names a whole staged region; otherwise a device copy is
+    /// queued before (the input) or after (an output) the step.
+    void run_reading(const std::vector<Op>& ops, const InputSource& in,
+                     const std::vector<OutputCopy>& outs = {}) override;
     void copy_to_host(void* dst, const void* src, size_t n) override;
     void copy_from_host(void* dst, const void* src, size_t n) override;
     void copy_within(void* dst, const void* src, size_t n) override;
@@ -104,8 +106,10 @@ class CudaBackend final : public Backend {
     /// Uploads the staging tables of `block`-world blocks into the loaded module.
     void plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block);
     void launch(CUfunction f, void** params);
-    /// One staged pass; its load reads region `input_region` (kNoStageInput: none) from `input_base`.
-    void launch_staged(CUfunction f, unsigned input_region, unsigned long long input_base);
+    /// One staged pass with its launch argument (StageArgs).
+    void launch_staged(CUfunction f, const StageArgs& args);
+    /// The staged region whose base is `column` and spans `bytes` over every world, or kNoStageInput.
+    unsigned stage_region_of(const void* column, size_t bytes) const;
     void bind_current() const;
     void release() noexcept;
     void reserve_snapshot(size_t bytes);

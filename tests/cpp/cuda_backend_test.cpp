@@ -273,6 +273,42 @@ TEST(CudaBackend, StepReadingMatchesCopyingInWithoutACopy) {
     EXPECT_EQ(tensors_of(unaligned), tensors_of(copied));
 }
 
+TEST(CudaBackend, StepReadingWritesOutputsFromTheStagedCopyBack) {
+    // Outputs given to step_reading land at their destinations after the step:
+    // aligned ones written by the staged step itself (four at most), the others
+    // (unaligned, or past four) by copies after it; every one equals the tensor.
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    Simulator sim(orrery::make_env_spec("tag", {}), options(200, "cuda", orrery::AutoReset::kSameStep));
+    ASSERT_TRUE(dynamic_cast<CudaBackend&>(sim.backend()).staged()) << sim.backend().describe();
+    std::vector<const orrery::TensorView*> outs;
+    for (const char* n : {"obs", "reward", "terminated", "truncated", "position"}) outs.push_back(&sim.tensor(n));
+    size_t total = 0;
+    for (const orrery::TensorView* t : outs) total += (t->bytes() + 15) / 16 * 16 + 16;
+    DeviceBuffer dst(total), source(sim.tensor("action").bytes());
+    Actions actions;
+    sim.reset(3);
+    for (uint32_t t = 0; t < 40; ++t) {
+        std::vector<uint8_t> values = actions.fill(sim).front();
+        sim.backend().copy_from_host(source.at(0), values.data(), values.size());
+        std::vector<orrery::OutputCopy> copies;
+        size_t at = 0;
+        for (size_t k = 0; k < outs.size(); ++k) {
+            const size_t skew = k == 1 ? 4 : 0; // reward's destination unaligned: copied after the step
+            copies.push_back({outs[k]->data, dst.at(at + skew), outs[k]->bytes()});
+            at += (outs[k]->bytes() + 15) / 16 * 16 + 16;
+        }
+        sim.step_reading("action", source.at(0), copies);
+        for (const orrery::OutputCopy& c : copies) {
+            std::vector<uint8_t> want(c.bytes), got(c.bytes);
+            sim.backend().copy_to_host(want.data(), c.column, c.bytes);
+            sim.backend().copy_to_host(got.data(), c.dst, c.bytes);
+            ASSERT_EQ(want, got) << "step " << t << ", " << c.bytes << " bytes";
+        }
+    }
+}
+
 TEST(CudaBackend, StepReadingRecordsABadActionAndThatWorldDoesNotStep) {
     REQUIRE_GPU();
     orrery::register_builtin_envs();

@@ -371,6 +371,28 @@ TEST(StepReading, ReadsTheCallersValuesAndLeavesThemInTheTensor) {
     EXPECT_EQ(read.state_hash(3), written.state_hash(3));
 }
 
+TEST(StepReading, WritesTheOutputsItIsGivenAfterTheStep) {
+    Simulator sim = make_tag(6, 2, AutoReset::kSameStep);
+    sim.reset(2);
+    const TensorView &obs = sim.tensor("obs"), &term = sim.tensor("terminated"), &a = sim.tensor("action");
+    std::vector<uint8_t> obs_out(obs.bytes()), term_out(term.bytes());
+    std::vector<int32_t> caller(a.bytes() / 4);
+    for (uint32_t t = 0; t < 12; ++t) {
+        for (size_t i = 0; i < caller.size(); ++i) caller[i] = int32_t((i * 3 + t) % 5);
+        sim.step_reading("action", caller.data(),
+                         {{obs.data, obs_out.data(), obs.bytes()}, {term.data, term_out.data(), term.bytes()}});
+        ASSERT_EQ(std::memcmp(obs_out.data(), obs.data, obs.bytes()), 0) << "step " << t;
+        ASSERT_EQ(std::memcmp(term_out.data(), term.data, term.bytes()), 0) << "step " << t;
+    }
+    // A copy that names no exported tensor (or only part of one) is refused before anything changes.
+    const uint64_t before = sim.state_hash(1);
+    EXPECT_THROW(sim.step_reading("action", caller.data(), {{obs.data, obs_out.data(), obs.bytes() - 4}}), Error);
+    EXPECT_THROW(sim.step_reading("action", caller.data(), {{obs_out.data(), obs_out.data(), obs.bytes()}}), Error);
+    EXPECT_THROW(sim.step_reading("action", caller.data(), {{obs.data, nullptr, obs.bytes()}}), Error);
+    EXPECT_EQ(sim.state_hash(1), before);
+    EXPECT_EQ(sim.steps_taken(), 12u);
+}
+
 TEST(StepReading, OutOfRangeValueThrowsNamingItAndChangesNothing) {
     Simulator sim = make_tag(3, 2);
     sim.step();

@@ -16,6 +16,16 @@
 struct OrreryStageRegion {
     unsigned long long base, bytes_per_world, smem, flags;
 };
+// The staged kernels' launch argument (CudaBackend::launch_staged): region
+// input_region is loaded from input_base (a caller's input read in place), and
+// output_region[k] is also written to output_base[k] after the copy back (a
+// caller's result buffer), k < num_outputs.
+struct OrreryStageArgs {
+    unsigned input_region, num_outputs;
+    unsigned long long input_base;
+    unsigned output_region[4];
+    unsigned long long output_base[4];
+};
 struct OrreryStagePlan {
     unsigned num_regions, worlds_per_block, smem_bytes, config_smem, storage_words;
 };
@@ -160,6 +170,25 @@ __device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first
     }
     orrery_stage_pass<OrreryWide, kIn>(smem, first, count, skip, in_region, in_base); // the last, partial block
     orrery_stage_pass<unsigned char, kIn>(smem, first, count, skip, in_region, in_base);
+}
+
+// After the copy back: the block's span of each region args.output_region[k]
+// also goes from shared memory to args.output_base[k] (laid out as the region,
+// 16-byte aligned), 16 bytes a piece where the span allows, else bytes.
+__device__ __forceinline__ void orrery_stage_outputs(const unsigned char* smem, unsigned first, unsigned count,
+                                                     const OrreryStageArgs& args) {
+    for (unsigned k = 0; k < args.num_outputs; ++k) {
+        const OrreryStageRegion& g = orrery_stage_regions[args.output_region[k]];
+        const unsigned long long n = g.bytes_per_world * count;
+        unsigned char* dst = reinterpret_cast<unsigned char*>(args.output_base[k] + g.bytes_per_world * first);
+        const unsigned char* src = smem + g.smem;
+        if (((reinterpret_cast<unsigned long long>(dst) | n) % 16) == 0) {
+            for (unsigned long long i = threadIdx.x; i < n / 16; i += blockDim.x)
+                reinterpret_cast<OrreryWide*>(dst)[i] = reinterpret_cast<const OrreryWide*>(src)[i];
+        } else {
+            for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+        }
+    }
 }
 
 // Programmatic dependent launch (sm_90+, CudaBackend launches passes with it):
