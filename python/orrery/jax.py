@@ -28,9 +28,10 @@ memory it did not allocate), and a scan keeps every step's outputs as values
 while the next step overwrites the simulator's one buffer per tensor.
 
 On a CUDA env the actions must be on that GPU (jax's CUDA backend, the same
-device): the handler orders the engine's step (which reads the actions in
-place) after and before XLA's stream with CUDA events and queues the output
-copies on XLA's stream, so nothing waits on the host and nothing leaves the GPU. As with every CUDA step, an out-of-range
+device): the handler queues the engine's step (which reads the actions in
+place) on XLA's stream, or orders it after and before that stream with CUDA
+events, and queues the output copies there, so nothing waits on the host and
+nothing leaves the GPU. As with every CUDA step, an out-of-range
 action is not raised: that world records ``ErrorCode.kBadAction`` and skips
 the step (``env.world_errors()``). Needs jax (pip install 'orrery-rl[jax]').
 """

@@ -66,13 +66,15 @@ ffi::Error cpu_step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi
     });
 }
 
-/// The step on the engine's stream after (an event) XLA's queued work, reading
-/// the actions in XLA's buffer in place (Simulator::step_reading: no copy for
-/// the staged step), then (after an event) the outputs copied into XLA's
-/// results on XLA's stream. XLA's later work on its stream, a reuse of the
-/// actions buffer included, follows the step. A bad action value is not seen
-/// on the host here: the world records ErrorCode::kBadAction and skips the
-/// step, as any CUDA step does.
+/// The step queued on XLA's stream itself (StreamOrder::follow: the engine
+/// moves there with one event, once), or where it may not move, on the
+/// engine's stream after (an event) XLA's queued work; either way reading the
+/// actions in XLA's buffer in place (Simulator::step_reading: no copy for the
+/// staged step), then (after an event, if on the engine's stream) the outputs
+/// copied into XLA's results on XLA's stream. XLA's later work on its stream,
+/// a reuse of the actions buffer included, follows the step. A bad action
+/// value is not seen on the host here: the world records ErrorCode::kBadAction
+/// and skips the step, as any CUDA step does.
 ffi::Error cuda_step(CUstream_st* stream, ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs,
                      ffi::Result<ffi::AnyBuffer> reward, ffi::Result<ffi::AnyBuffer> terminated,
                      ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
@@ -80,9 +82,13 @@ ffi::Error cuda_step(CUstream_st* stream, ffi::AnyBuffer actions, ffi::Result<ff
     return run_step(handle, true, actions, outs, ffi::ErrorCode::kInternal, [&](FfiStepper& s) {
         const auto caller = reinterpret_cast<uintptr_t>(stream);
         const auto device = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
-        s.order->engine_waits_for(caller);
-        s.sim->step_reading(s.input.name, actions.untyped_data());
-        s.order->caller_waits_for_engine(caller);
+        if (s.order->follow(caller)) {
+            s.sim->step_reading(s.input.name, actions.untyped_data());
+        } else {
+            s.order->engine_waits_for(caller);
+            s.sim->step_reading(s.input.name, actions.untyped_data());
+            s.order->caller_waits_for_engine(caller);
+        }
         for (size_t k = 0; k < 4; ++k)
             s.order->copy_on_caller((*outs[k])->untyped_data(), device(s.outputs[k].data), s.outputs[k].bytes(),
                                     caller);

@@ -5,8 +5,8 @@
 // on the CPU range-checked there and copied in; on CUDA read in place by the
 // staged step) and copies the outputs into XLA's result buffers (XLA owns
 // them): on the CPU with memcpy, on CUDA as device-to-device copies on XLA's
-// stream, the step ordered after and before that stream by events
-// (StreamOrder): no host synchronisation, as a PyTorch step.
+// stream, the step queued on that stream itself or ordered after and before it
+// by events (StreamOrder): no host synchronisation, as a PyTorch step.
 
 #include <pybind11/pybind11.h>
 
