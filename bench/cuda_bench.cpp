@@ -134,8 +134,7 @@ void compile_only(const Args& a) {
         a.per_node ? node_requests(spec, k, a.arch) : std::vector<CompileRequest>{kernel_request(spec, k, a.arch)};
     for (CompileRequest& r : reqs) {
         r.use_cache = false;
-        if (!o.gpu.nvrtc_options.empty()) // after the env's own, as the backend does
-            r.extra_options += (r.extra_options.empty() ? "" : " ") + o.gpu.nvrtc_options;
+        r.extra_options = o.gpu.nvrtc_options; // after EnvSpec::fast_compile, as the backend does
         r.dump_source_dir = o.gpu.dump_source_dir;
         r.log_compile = false;
     }
@@ -146,11 +145,12 @@ void compile_only(const Args& a) {
         sum += ms[i].seconds;
         std::printf("  %-60s %7.2f s %9zu bytes\n", reqs[i].label.c_str(), ms[i].seconds, ms[i].cubin.size());
     }
-    std::printf("compile env=%s form=%s programs=%zu options=\"%s\" wall_s=%.2f sum_s=%.2f\n", a.env.c_str(),
+    std::printf("compile env=%s form=%s programs=%zu fast_compile=\"%s\" options=\"%s\" wall_s=%.2f sum_s=%.2f\n",
+                a.env.c_str(),
                 a.per_node           ? "per-node"
                 : a.only == "direct" ? "direct"
                                      : "staged",
-                ms.size(), o.gpu.nvrtc_options.c_str(), wall, sum);
+                ms.size(), reqs.front().fast_compile.c_str(), o.gpu.nvrtc_options.c_str(), wall, sum);
 }
 
 } // namespace

@@ -419,12 +419,12 @@ class EnvSpec {
     /// env measured faster that way on the GPU (docs/perf-notes.md). Results
     /// are the same in every form.
     bool prefer_per_node = false;
-    /// NVRTC tuning options this env's kernels compile with (for example
-    /// "--Ofast-compile=mid" for a quicker cold start), before the
-    /// simulator's GpuOptions::nvrtc_options, whose later setting of the same
-    /// option wins ("--Ofast-compile=0" undoes that one). The options that
-    /// would change float results are refused, as there.
-    std::string nvrtc_options;
+    /// NVRTC's fast-compile level for this env's kernels ("min", "mid" or
+    /// "max": `--Ofast-compile`, less optimisation for a shorter cold start;
+    /// "" for none). Float results do not change: every float operation stays
+    /// IEEE. An NVRTC older than 12.8 has no such option and compiles fully;
+    /// GpuOptions::nvrtc_options "--Ofast-compile=0" undoes it.
+    std::string fast_compile;
 
     /// What the viewer and recorder draw (render/ reads only this); empty by default.
     DrawSpec draw;

@@ -13,7 +13,7 @@
 namespace orrery {
 
 /// Bumped whenever EnvSpec, or anything a factory hands across, changes shape.
-inline constexpr int kPluginAbiVersion = 2; // 2: EnvSpec::prefer_per_node, nvrtc_options
+inline constexpr int kPluginAbiVersion = 2; // 2: EnvSpec::prefer_per_node, fast_compile
 
 /// What a plugin and its loader must agree on to share EnvSpec objects. Both
 /// sides compute it from their own headers; a mismatch refuses the plugin.

@@ -427,9 +427,12 @@ std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSourc
 }
 
 CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch) {
-    extra_compile_options(spec.nvrtc_options, "EnvSpec::nvrtc_options of env '" + spec.name() + "'"); // refused early
+    const std::string& fast = spec.fast_compile;
+    if (!fast.empty() && fast != "min" && fast != "mid" && fast != "max")
+        throw Error("EnvSpec::fast_compile of env '" + spec.name() + "' is '" + fast +
+                    "'; expected min, mid, max or empty (NVRTC's --Ofast-compile levels)");
     CompileRequest req;
-    req.extra_options = spec.nvrtc_options;
+    req.fast_compile = fast;
     req.label = "'" + spec.name() + "' " + (k.per_node ? "per-node kernels" : "megakernel");
     req.source = k.text;
     req.env_header = k.env_header;

@@ -47,8 +47,7 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     req.dump_source_dir = gpu.dump_source_dir;
     req.verbose = gpu.verbose;
     req.source_dir = gpu.source_dir;
-    // The env's options first: a later setting of the same option (the simulator's) wins.
-    if (!gpu.nvrtc_options.empty()) req.extra_options += (req.extra_options.empty() ? "" : " ") + gpu.nvrtc_options;
+    req.extra_options = gpu.nvrtc_options; // after EnvSpec::fast_compile: its own --Ofast-compile wins
     req.driver_version = driver_version();
     return req;
 }

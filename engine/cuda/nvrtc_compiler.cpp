@@ -32,7 +32,7 @@
 
 namespace orrery::cuda {
 
-std::vector<std::string> extra_compile_options(const std::string& text, const std::string& field) {
+std::vector<std::string> extra_compile_options(const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
     std::string o;
@@ -47,7 +47,7 @@ std::vector<std::string> extra_compile_options(const std::string& text, const st
         for (const char* bad : kOwnOptions) {
             size_t n = std::strlen(bad);
             if (o.compare(0, n, bad) == 0 && (o.size() == n || o[n] == '=' || o[n] == ' '))
-                throw Error(field + ": '" + o +
+                throw Error("GpuOptions::nvrtc_options (ORRERY_NVRTC_OPTIONS): '" + o +
                             "' is set by Orrery itself (float contraction, denormals, division and square root "
                             "stay IEEE so that the GPU matches the CPU bit for bit; the architecture and language "
                             "come from the device and the engine); expected tuning options only, e.g. "
@@ -62,7 +62,7 @@ namespace {
 
 constexpr char kMagic[12] = {'O', 'R', 'R', 'E', 'R', 'Y', 'C', 'U', 'B', 'I', 'N', '1'};
 
-std::vector<std::string> compile_options(int arch, const std::string& extra = "") {
+std::vector<std::string> compile_options(int arch, const std::string& fast = "", const std::string& extra = "") {
     std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(arch),
                                         "--std=c++20",
                                         "-fmad=false", // bit-identical floats with the CPU build (-ffp-contract=off)
@@ -71,6 +71,8 @@ std::vector<std::string> compile_options(int arch, const std::string& extra = ""
                                         "-prec-sqrt=true",
                                         "-default-device",
                                         "-lineinfo"};
+    // NVRTC 12.8 brought --Ofast-compile; an older one compiles fully (the same results, later).
+    if (!fast.empty() && nvrtc_version() >= 12080) options.push_back("--Ofast-compile=" + fast);
     for (std::string& o : extra_compile_options(extra)) options.push_back(std::move(o));
     return options;
 }
@@ -325,7 +327,7 @@ CompiledModule compile_module(const CompileRequest& req) {
     std::vector<std::string> roots = req.header_roots;
     if (!req.source_dir.empty()) roots.push_back(req.source_dir);
     std::vector<Header> headers = gather_headers(req.source, req.env_header, roots);
-    std::vector<std::string> options = compile_options(req.arch, req.extra_options);
+    std::vector<std::string> options = compile_options(req.arch, req.fast_compile, req.extra_options);
 
     CompiledModule m;
     std::string dir = req.use_cache ? cache_directory(req.cache_dir) : "";

@@ -26,8 +26,11 @@ struct CompileRequest {
     bool verbose = false;        ///< log cache hits too
     bool log_compile = true;     ///< log each compile (a caller compiling many may log one line for all)
     std::string source_dir;      ///< one more header root, searched last (GpuOptions::source_dir)
-    std::string
-        extra_options; ///< EnvSpec::nvrtc_options, then GpuOptions::nvrtc_options (extra_compile_options reads it)
+    std::string extra_options;   ///< GpuOptions::nvrtc_options (extra_compile_options reads it)
+    /// NVRTC's --Ofast-compile level (EnvSpec::fast_compile: "min", "mid",
+    /// "max"; "" for none), placed before extra_options, whose own setting
+    /// wins; left out by an NVRTC older than 12.8, which has no such option.
+    std::string fast_compile;
 };
 
 /// A compiled module.
@@ -62,9 +65,6 @@ std::string compile_options_text(int arch);
 /// Error naming the option when it is one Orrery sets itself: those that
 /// change float results (-fmad, -ftz, -prec-div, -prec-sqrt, -use_fast_math),
 /// the architecture and the language standard.
-/// `field` names where the text came from in that error.
-std::vector<std::string> extra_compile_options(const std::string& text,
-                                               const std::string& field = "GpuOptions::nvrtc_options "
-                                                                          "(ORRERY_NVRTC_OPTIONS)");
+std::vector<std::string> extra_compile_options(const std::string& text);
 
 } // namespace orrery::cuda

@@ -226,30 +226,47 @@ TEST(NvrtcKernels, TheEnvPicksTheFormUnlessTheSimulatorDoes) {
     EXPECT_TRUE(orrery::cuda::runs_per_node(tag, node));
 }
 
-// An env's own NVRTC options (EnvSpec::nvrtc_options) ride on every program of
-// its kernels; a float-changing one is refused by name before any compile.
-TEST(NvrtcKernels, EnvOptionsReachEveryProgramAndFloatOnesAreRefused) {
+// An env's fast-compile level (EnvSpec::fast_compile) rides on every program
+// of its kernels and into the cache key (a binary compiled at another level is
+// never loaded in its place); the simulator's "--Ofast-compile=0" is another
+// key again; an unknown level is refused by name before any compile.
+TEST(NvrtcKernels, FastCompileLevelReachesEveryProgramAndTheCacheKey) {
     orrery::register_builtin_envs();
     orrery::EnvSpec spec = orrery::make_env_spec("tag", {});
-    spec.nvrtc_options = "--Ofast-compile=mid";
     orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kSameStep);
     orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode);
+    spec.fast_compile = "mid";
     std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, 90);
     ASSERT_FALSE(reqs.empty());
-    for (const orrery::cuda::CompileRequest& r : reqs) EXPECT_EQ(r.extra_options, "--Ofast-compile=mid") << r.label;
+    for (const orrery::cuda::CompileRequest& r : reqs) EXPECT_EQ(r.fast_compile, "mid") << r.label;
     orrery::cuda::KernelSource direct = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kDirect);
-    orrery::cuda::CompileRequest one = orrery::cuda::kernel_request(spec, direct, 90);
-    EXPECT_EQ(one.extra_options, "--Ofast-compile=mid");
-    one.use_cache = false;
-    EXPECT_EQ(orrery::cuda::compile_module(one).cubin.substr(0, 4), "\x7f"
-                                                                    "ELF");
-    spec.nvrtc_options = "--Ofast-compile=mid -fmad=true";
+    TempCache cache;
+    auto compiled = [&](const std::string& level, const std::string& extra) {
+        orrery::EnvSpec s = spec;
+        s.fast_compile = level;
+        orrery::cuda::CompileRequest r = orrery::cuda::kernel_request(s, direct, 90);
+        r.cache_dir = cache.dir.string();
+        r.extra_options = extra;
+        return orrery::cuda::compile_module(r);
+    };
+    orrery::cuda::CompiledModule full = compiled("", ""), mid = compiled("mid", ""),
+                                 undone = compiled("mid", "--Ofast-compile=0");
+    for (const orrery::cuda::CompiledModule* m : {&full, &mid, &undone}) {
+        EXPECT_EQ(m->cubin.substr(0, 4), "\x7f"
+                                         "ELF");
+        EXPECT_FALSE(m->from_cache);
+    }
+    if (orrery::cuda::nvrtc_version() >= 12080) { // older NVRTCs leave the option out
+        EXPECT_NE(mid.cache_path, full.cache_path);
+        EXPECT_NE(undone.cache_path, mid.cache_path);
+    }
+    EXPECT_TRUE(compiled("mid", "").from_cache) << "the same level finds its own entry";
+    spec.fast_compile = "fastest";
     try {
         orrery::cuda::kernel_request(spec, direct, 90);
-        FAIL() << "-fmad=true was accepted from the env";
+        FAIL() << "an unknown level was accepted";
     } catch (const orrery::Error& e) {
         std::string msg = e.what();
-        EXPECT_NE(msg.find("EnvSpec::nvrtc_options of env 'tag'"), std::string::npos) << msg;
-        EXPECT_NE(msg.find("'-fmad=true'"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("EnvSpec::fast_compile of env 'tag' is 'fastest'"), std::string::npos) << msg;
     }
 }
