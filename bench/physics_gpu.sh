@@ -12,6 +12,7 @@
 #   bash bench/physics_gpu.sh                    # everything (~6 min on one H200)
 #   SKIP_TESTS=1 WORLDS=1024 BIG=16384 bash bench/physics_gpu.sh
 #   VARIANTS="default r128" bash bench/physics_gpu.sh
+#   EXTRA_TARGETS=cuda_backend_test EXTRA_TESTS='CudaBackend\.' ...   # more GPU tests in the same batch
 #   COLD="default fc-mid mega" VARIANTS="default fc-mid mega" bash bench/physics_gpu.sh
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,7 +32,7 @@ export ORRERY_CACHE_DIR=$XDG_CACHE_HOME/orrery
 BIN="$BUILD/tools/orrery"
 
 OUT="$OUT" BUILD="$BUILD" STAGES="build" \
-    TARGETS="module_test physics_test physics_hull_test physics_query_test physics_validate_test hide_and_seek_test hide_and_seek_gpu_test determinism_test orrery_cli" \
+    TARGETS="module_test physics_test physics_hull_test physics_query_test physics_validate_test hide_and_seek_test hide_and_seek_gpu_test determinism_test orrery_cli ${EXTRA_TARGETS:-}" \
     "$ROOT/tools/gpu_check.sh" >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 grep -E "^(commit|gpu|build):" "$OUT/build.txt"
 
@@ -56,7 +57,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     # The parity tests (CPU = GPU bit for bit, pinned hashes) compile their own
     # kernels: they run beside the variants' compiles, and end before the timed rows.
     (cd "$BUILD" && ctest -j "${TEST_JOBS:-10}" --timeout 400 --output-on-failure \
-        -R 'Module\.Gpu|Module\.WorldLanes|PhysicsGpu|HullGpu|PhysicsQueryGpu|PhysicsBadHull|HideAndSeekGpu|GpuHideSeekGpu|PinnedHash\.Cuda/(physics_crowd|hide_and_seek)' \
+        -R 'Module\.Gpu|Module\.WorldLanes|PhysicsGpu|HullGpu|PhysicsQueryGpu|PhysicsBadHull|HideAndSeekGpu|GpuHideSeekGpu|PinnedHash\.Cuda/(physics_crowd|hide_and_seek)'"${EXTRA_TESTS:+|$EXTRA_TESTS}" \
         >"$OUT/tests.log" 2>&1) &
     tests_pid=$!
 fi
