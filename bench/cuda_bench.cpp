@@ -29,6 +29,8 @@ struct Args {
     uint32_t steps = 2000;
     bool startup_only = false;
     bool print_source = false;
+    bool compile = false;
+    int arch = 90;
     bool per_node = false;
     orrery::EnvOptions env_options;
     std::string only;  ///< "staged", "direct" or "per-node": run just that variant
@@ -87,7 +89,8 @@ const char* kernels_label(const orrery::cuda::CudaBackend& b, bool per_node) {
 
 void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     orrery::SimOptions o = options(n, per_node);
-    o.gpu.stage = !direct; // this row's kernel form, whatever ORRERY_CUDA_STAGE says
+    o.gpu.stage = !direct;        // this row's kernel form, whatever ORRERY_CUDA_STAGE says
+    o.gpu.megakernel = !per_node; // and whatever form the env prefers
     orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), o);
     orrery::cuda::CudaBackend& b = cuda_of(sim);
     uint32_t steps = n >= 262144 ? a.steps / 4 : a.steps;
@@ -115,6 +118,41 @@ void startup(const Args& a) {
     std::fflush(stdout);
 }
 
+/// A cold compile of one kernel form, past the cache, as the backend does it
+/// (the per-node form: its programs on GpuOptions::compile_threads threads;
+/// ORRERY_NVRTC_OPTIONS and ORRERY_NVRTC_THREADS apply). Needs NVRTC, no GPU.
+void compile_only(const Args& a) {
+    using namespace orrery::cuda;
+    orrery::SimOptions o = orrery::options_from_environment();
+    orrery::EnvSpec spec = orrery::make_env_spec(a.env, a.env_options);
+    orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep, true);
+    KernelForm form = a.per_node           ? KernelForm::kPerNode
+                      : a.only == "direct" ? KernelForm::kDirect
+                                           : KernelForm::kStaged;
+    KernelSource k = generate_kernels(spec, plan, form, o.gpu.world_lanes ? o.gpu.world_lanes : kWorldLanes);
+    std::vector<CompileRequest> reqs =
+        a.per_node ? node_requests(spec, k, a.arch) : std::vector<CompileRequest>{kernel_request(spec, k, a.arch)};
+    for (CompileRequest& r : reqs) {
+        r.use_cache = false;
+        r.extra_options = o.gpu.nvrtc_options; // after EnvSpec::fast_compile, as the backend does
+        r.dump_source_dir = o.gpu.dump_source_dir;
+        r.log_compile = false;
+    }
+    auto t0 = Clock::now();
+    std::vector<CompiledModule> ms = compile_modules(reqs, o.gpu.compile_threads);
+    double wall = since(t0), sum = 0;
+    for (size_t i = 0; i < ms.size(); ++i) {
+        sum += ms[i].seconds;
+        std::printf("  %-60s %7.2f s %9zu bytes\n", reqs[i].label.c_str(), ms[i].seconds, ms[i].cubin.size());
+    }
+    std::printf("compile env=%s form=%s programs=%zu fast_compile=\"%s\" options=\"%s\" wall_s=%.2f sum_s=%.2f\n",
+                a.env.c_str(),
+                a.per_node           ? "per-node"
+                : a.only == "direct" ? "direct"
+                                     : "staged",
+                ms.size(), reqs.front().fast_compile.c_str(), o.gpu.nvrtc_options.c_str(), wall, sum);
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -132,6 +170,10 @@ int main(int argc, char** argv) {
             a.startup_only = true;
         else if (s == "--print-source")
             a.print_source = true;
+        else if (s == "--compile")
+            a.compile = true;
+        else if (s == "--arch")
+            a.arch = int(orrery::cli::parse_u32(s, next()));
         else if (s == "--per-node")
             a.per_node = true;
         else if (s == "--layout")
@@ -143,7 +185,9 @@ int main(int argc, char** argv) {
                 stderr,
                 "usage: orrery_cuda_bench [--env E] [--layout L] [--worlds N,N] [--steps T]\n"
                 "                          [--only staged|direct|per-node] [--startup-only]\n"
-                "       orrery_cuda_bench --print-source [--env E] [--per-node | --only direct]   (no GPU needed)\n");
+                "       orrery_cuda_bench --print-source [--env E] [--per-node | --only direct]   (no GPU needed)\n"
+                "       orrery_cuda_bench --compile [--env E] [--per-node | --only direct] [--arch 90]   (no GPU "
+                "needed)\n");
             return 2;
         }
     }
@@ -157,6 +201,10 @@ int main(int argc, char** argv) {
                               : a.only == "direct" ? KernelForm::kDirect
                                                    : KernelForm::kStaged;
             std::fputs(orrery::cuda::generate_kernels(spec, plan, form).text.c_str(), stdout);
+            return 0;
+        }
+        if (a.compile) {
+            compile_only(a);
             return 0;
         }
         startup(a);

@@ -1,25 +1,28 @@
 #!/usr/bin/env bash
 # Physics and hide-and-seek on one GPU, in one call: build the C++ tools and
 # the GPU parity tests (tools/gpu_check.sh), run the parity tests (CPU = GPU
-# bit for bit, pinned hashes), then `orrery bench` of hide-and-seek under
-# kernel variants (the default direct megakernel, NVRTC register caps through
-# ORRERY_NVRTC_OPTIONS, teams of 8 and 32 lanes through ORRERY_CUDA_LANES,
-# the per-node form), gpu_hideseek and the physics
-# crowd. Every variant's kernel is compiled first, all at once (one NVRTC
+# bit for bit, pinned hashes), cold starts, then `orrery bench` of
+# hide-and-seek under kernel variants (the default per-node form, the direct
+# megakernel, its NVRTC register caps through ORRERY_NVRTC_OPTIONS, teams of 8
+# and 32 lanes through ORRERY_CUDA_LANES, NVRTC's fast-compile levels),
+# gpu_hideseek and the physics crowd. Every variant's kernel is compiled first, all at once (one NVRTC
 # compile per process, on the host's cores), so the timed rows start warm.
 # Prints a table; logs go to $OUT (default ./physics_gpu_out).
 #
 #   bash bench/physics_gpu.sh                    # everything (~6 min on one H200)
 #   SKIP_TESTS=1 WORLDS=1024 BIG=16384 bash bench/physics_gpu.sh
 #   VARIANTS="default r128" bash bench/physics_gpu.sh
+#   EXTRA_TARGETS=cuda_backend_test EXTRA_TESTS='CudaBackend\.' ...   # more GPU tests in the same batch
+#   COLD="default fc-mid mega" VARIANTS="default fc-mid mega" bash bench/physics_gpu.sh
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-$ROOT/physics_gpu_out}
 BUILD=${BUILD:-/tmp/orrery_gpu_build}
 WORLDS=${WORLDS:-1024,16384}
-BIG=${BIG:-65536} # the default variant's extra row
+BIG=${BIG:-65536} # the extra rows: BIG_VARIANTS (default "default mega"), gpu_hideseek, the crowd
 STEPS=${STEPS:-40}
-VARIANTS=${VARIANTS:-default r128 r96 r64 l8 l32 split per-node}
+VARIANTS=${VARIANTS:-default mega r128 r96 r64 l8 l32 split}
+# Cold-start rows (each alone on an empty cache): COLD="default mega fc-mid ..."
 mkdir -p "$OUT"
 # One compile cache for the bench rows and the C++ tests (whose simulators use
 # the platform's default, $XDG_CACHE_HOME/orrery), so a test finds the kernels
@@ -29,16 +32,22 @@ export ORRERY_CACHE_DIR=$XDG_CACHE_HOME/orrery
 BIN="$BUILD/tools/orrery"
 
 OUT="$OUT" BUILD="$BUILD" STAGES="build" \
-    TARGETS="module_test physics_test physics_hull_test physics_query_test physics_validate_test hide_and_seek_test hide_and_seek_gpu_test determinism_test orrery_cli" \
+    TARGETS="module_test physics_test physics_hull_test physics_query_test physics_validate_test hide_and_seek_test hide_and_seek_gpu_test determinism_test orrery_cli ${EXTRA_TARGETS:-}" \
     "$ROOT/tools/gpu_check.sh" >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 grep -E "^(commit|gpu|build):" "$OUT/build.txt"
 
 # A variant: its name, then the environment and bench flags it runs with.
+# Hide-and-seek runs the per-node form by default (EnvSpec::prefer_per_node);
+# "mega" is the megakernel (ORRERY_CUDA_PER_NODE=0), "fc-mid"/"fc-min" NVRTC's
+# fast-compile levels (the cold-start settings of docs/perf-notes.md).
 variant_env() {
     case "$1" in
-    r*) echo "ORRERY_NVRTC_OPTIONS=--maxrregcount=${1#r}" ;;
-    l*) echo "ORRERY_CUDA_LANES=${1#l}" ;;
-    split) echo "ORRERY_NVRTC_OPTIONS=--split-compile=0" ;;
+    r*) echo "ORRERY_CUDA_PER_NODE=0 ORRERY_NVRTC_OPTIONS=--maxrregcount=${1#r}" ;;
+    l*) echo "ORRERY_CUDA_PER_NODE=0 ORRERY_CUDA_LANES=${1#l}" ;;
+    split) echo "ORRERY_CUDA_PER_NODE=0 ORRERY_NVRTC_OPTIONS=--split-compile=0" ;;
+    mega) echo "ORRERY_CUDA_PER_NODE=0" ;;
+    fc-*) echo "ORRERY_NVRTC_OPTIONS=--Ofast-compile=${1#fc-}" ;;
+    mega-fc-*) echo "ORRERY_CUDA_PER_NODE=0 ORRERY_NVRTC_OPTIONS=--Ofast-compile=${1#mega-fc-}" ;;
     *) echo "" ;;
     esac
 }
@@ -48,7 +57,7 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     # The parity tests (CPU = GPU bit for bit, pinned hashes) compile their own
     # kernels: they run beside the variants' compiles, and end before the timed rows.
     (cd "$BUILD" && ctest -j "${TEST_JOBS:-10}" --timeout 400 --output-on-failure \
-        -R 'Module\.Gpu|Module\.WorldLanes|PhysicsGpu|HullGpu|PhysicsQueryGpu|PhysicsBadHull|HideAndSeekGpu|GpuHideSeekGpu|PinnedHash\.Cuda/(physics_crowd|hide_and_seek)' \
+        -R 'Module\.Gpu|Module\.WorldLanes|PhysicsGpu|HullGpu|PhysicsQueryGpu|PhysicsBadHull|HideAndSeekGpu|GpuHideSeekGpu|PinnedHash\.Cuda/(physics_crowd|hide_and_seek)'"${EXTRA_TESTS:+|$EXTRA_TESTS}" \
         >"$OUT/tests.log" 2>&1) &
     tests_pid=$!
 fi
@@ -73,12 +82,17 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
     grep -E '\*\*\*Failed|Timeout|Passed' "$OUT/tests.log" | sed 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: //' | head -30
 fi
 
-# Cold start: one compile alone on an empty cache, as NVRTC's default and with
-# --split-compile=0 (NVRTC's optimiser on every host core).
-for split in "" "--split-compile=0"; do
+# Cold start: each COLD variant alone on an empty cache, the whole process
+# timed (start, compile, 64 worlds, 2 steps, exit). The driver's compute cache
+# is off and empty too (CUDA 13's NVRTC can reuse it: docs/perf-notes.md row 12).
+for v in ${COLD:-default mega}; do
     c=$(mktemp -d)
-    ORRERY_CACHE_DIR=$c ORRERY_NVRTC_OPTIONS="$split" "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 \
-        2>&1 | grep -h "NVRTC compiled" | sed "s/^/  cold, ${split:-default options}: /"
+    t0=$(date +%s.%N)
+    env ORRERY_CACHE_DIR="$c" CUDA_CACHE_DISABLE=1 CUDA_CACHE_PATH="$c/nv" $(variant_env "$v") "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 \
+        $(variant_flags "$v") >"$OUT/cold_$v.log" 2>&1
+    t1=$(date +%s.%N)
+    printf "  cold %-12s process %6.2f s; %s\n" "$v" "$(awk "BEGIN {print $t1 - $t0}")" \
+        "$(grep -h "NVRTC compiled" "$OUT/cold_$v.log" | sed 's/^orrery: //' | tr '\n' ' ')"
 done
 
 echo "== hide_and_seek (env-steps/s), $STEPS steps a row"
@@ -100,8 +114,15 @@ done
 row gpu_hideseek "" hide_and_seek --device cuda --opt variant=gpu_hideseek
 row crowd "" physics_scenes --device cuda --opt scene=crowd
 echo "== at $BIG worlds (env-steps/s)"
-for args in "hide_and_seek" "hide_and_seek --opt variant=gpu_hideseek" "physics_scenes --opt scene=crowd"; do
-    printf "%-50s %12s\n" "$args" "$(timeout 200 "$BIN" bench $args --device cuda --worlds "$BIG" --steps "$STEPS" \
-        2>>"$OUT/bench.err" | tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {print $NF}')"
+big() { # environment, then bench args
+    local opts=$1
+    shift
+    printf "%-50s %12s\n" "${opts:+$opts }$*" "$(env $opts timeout 200 "$BIN" bench "$@" --device cuda --worlds "$BIG" \
+        --steps "$STEPS" 2>>"$OUT/bench.err" | tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {print $NF}')"
+}
+for v in ${BIG_VARIANTS:-default mega}; do # warm only when also in VARIANTS
+    big "$(variant_env "$v")" hide_and_seek $(variant_flags "$v")
 done
+big "" hide_and_seek --opt variant=gpu_hideseek
+big "" physics_scenes --opt scene=crowd
 

@@ -4,7 +4,8 @@
     python bench/ppo_table.py --target 200 LOG...
 
 One row per run (layout, seed, seconds from process start to the first mean
-sparse return >= target, env steps then, final and best return, env steps,
+sparse return >= target, env steps then, final and best return, the mean
+return of the last million env steps, env steps,
 env-steps/s), then the median per layout of the runs that reached the target (runs whose
 file name starts with "cold", made with an empty kernel cache, left out), then
 the start-up of each run from its ``startup:`` line: when each stage was
@@ -62,14 +63,14 @@ def number(text: str):
 def table(runs, target: str) -> str:
     key_s, key_steps = f"first_{target}_s", f"first_{target}_steps"
     rows = [f"| run | layout | rules | seed | graphs | s to {target} (from process start) | env steps at {target} | "
-            "final return | best return | env steps | env-steps/s |",
-            "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|"]
+            "final return | best return | return over the last 1 M steps | env steps | env-steps/s |",
+            "|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in sorted(runs, key=lambda r: (r.get("layout", ""), r.get("rules", ""), int(r.get("seed", 0)))):
         s, steps = number(r.get(key_s, "none")), number(r.get(key_steps, "none"))
         name = os.path.splitext(os.path.basename(r["file"]))[0]
         rows.append(f"| {name} | {r.get('layout')} | {r.get('rules')} | {r.get('seed')} | {r.get('graphs')} | "
                     f"{'-' if s is None else f'{s:.1f}'} | {'-' if steps is None else f'{steps / 1e6:.2f} M'} | "
-                    f"{r.get('final_return')} | {r.get('best_return')} | {number(r.get('steps', '0')) / 1e6:.2f} M | "
+                    f"{r.get('final_return')} | {r.get('best_return')} | {r.get('last_1m_return', '-')} | {number(r.get('steps', '0')) / 1e6:.2f} M | "
                     f"{r.get('sps')} |")
     lines = ["\n".join(rows), ""]
     for layout, rules in sorted({(r.get("layout"), r.get("rules")) for r in runs}):

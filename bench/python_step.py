@@ -9,17 +9,27 @@ Rows (median over interleaved repeats, microseconds per step of all worlds):
                    action sets every other row uses (Simulator.engine_loop): no
                    Python per step. A step's cost depends on what the chefs do, so
                    this is the like-for-like reference.
+  engine loop, in place  the same loop, each step reading its set where it is
+                   (Simulator.engine_loop(in_place=True): on a GPU the staged
+                   step's load reads it, no copy), as env.step(a) now does.
   binding          this simulator from a Python loop with no Python-side work: an
-                   action set copied in (np.copyto on the CPU, the binding's device
-                   copy on the GPU), then its step.
+                   action set copied in (np.copyto) then its step on the CPU; on
+                   the GPU the binding's step reading the set in place, ordered
+                   against torch's current stream (Simulator.step_reading).
   step(actions)    env.step(a), eager, `a` one of the 16 sets (NumPy on the CPU,
                    torch int32 tensors on the GPU) in turn.
   step() in place  the set written into env.actions (np.copyto / Tensor.copy_),
                    then env.step().
   step(a), env.stream  GPU only: step(actions) with env.stream (the engine's
-                   stream) made torch's current one: no events between the two.
+                   own stream) made torch's current one. With the engine following
+                   torch's current stream (the default) the same as step(actions);
+                   with ORRERY_CUDA_FOLLOW=0 the only form without two events a step.
   graph (T=..)     GPU only: T env.step(a) calls captured in one torch CUDA graph,
                    replayed; per step ("graph, env.stream": captured on env.stream).
+  jax scan (T=..)  with --jax: orrery.jax.make_step inside jax.jit(lax.scan) over
+                   T steps (the XLA FFI custom call; the 16 sets in turn, on the
+                   env's device), per step; obs, reward and the done flags of
+                   every step come back as XLA arrays.
 Columns: +bench / +loop are us/step over those two rows. "host" is the time the
 loop took before the final device wait (on a GPU the step is host-bound only when
 that exceeds the engine's step). "cpu us" (CPU device, one thread) is this
@@ -100,6 +110,31 @@ def captured(env, pool, T: int, timer, stream=None):
     return measure
 
 
+def jax_scan(env, stacked, T: int, timer):
+    """A measure() of jit(lax.scan) over T steps of orrery.jax.make_step(env), per step."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # beside torch in one process
+    import jax
+    import jax.numpy as jnp
+
+    from orrery.jax import make_step
+
+    step = make_step(env)
+    host = np.asarray(stacked.cpu() if hasattr(stacked, "cpu") else stacked)
+    device = jax.devices("cuda" if env.device != "cpu" else "cpu")[0]
+    acts = jax.device_put(jnp.asarray(host[np.arange(T) % 16]), device)
+
+    @jax.jit
+    def rollout(a):
+        return jax.lax.scan(lambda carry, x: (carry, step(x)), 0, a)[1]
+
+    jax.block_until_ready(rollout(acts))  # compile
+
+    def measure(steps):
+        wall, host_s, cpu = Timer(lambda: None)(lambda i: jax.block_until_ready(rollout(acts)), max(1, steps // T))
+        return wall / T, host_s / T, cpu / T
+    return measure
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--env", default="overcooked")
@@ -112,6 +147,7 @@ def main() -> int:
     ap.add_argument("--graph-steps", type=int, default=64, help="T: steps captured in one CUDA graph")
     ap.add_argument("--json", default="", help="also write the rows here")
     ap.add_argument("--profile", action="store_true", help="also print cProfile's top functions of env.step(a)")
+    ap.add_argument("--jax", action="store_true", help="also time orrery.jax.make_step in jit(lax.scan)")
     a = ap.parse_args()
 
     options = {"layout": a.layout} if a.layout else {}
@@ -149,12 +185,17 @@ def main() -> int:
         wall, cpu = sim.engine_loop(action, address, 16, steps)
         return wall, float("nan"), cpu
 
+    def engine_loop_in_place(steps):
+        sync()
+        wall, cpu = sim.engine_loop(action, address, 16, steps, in_place=True)
+        return wall, float("nan"), cpu
+
     # Every row but the first steps the same 16 action sets in turn: a step's
     # cost depends on what the chefs do.
     action = env._action_name()
     if cuda:
         raw, index = torch._C._cuda_getCurrentRawStream, torch.device(env.device).index
-        binding = lambda i: sim.step_after_copy(raw(index), action, pool[i & 15].data_ptr())  # noqa: E731
+        binding = lambda i: sim.step_reading(raw(index), action, pool[i & 15].data_ptr())  # noqa: E731
         in_place = lambda i: (env.actions.copy_(pool[i & 15]), env.step())  # noqa: E731
     else:
         dst = env.actions
@@ -163,6 +204,7 @@ def main() -> int:
     rows = {
         "orrery bench": bench,
         "engine loop": engine_loop,
+        "engine loop, in place": engine_loop_in_place,
         "binding": loop(binding),
         "step(actions)": loop(lambda i: env.step(pool[i & 15])),
         "step() in place": loop(in_place),
@@ -185,6 +227,12 @@ def main() -> int:
                 rows[label] = captured(env, pool, T, timer, stream)
             except Exception as e:  # report, and measure the rest
                 print(f"{label}: capture failed: {type(e).__name__}: {e}")
+
+    if a.jax:
+        try:
+            rows[f"jax scan (T={a.graph_steps})"] = jax_scan(env, stacked, a.graph_steps, timer)
+        except Exception as e:  # report, and measure the rest
+            print(f"jax scan: not measured: {type(e).__name__}: {e}")
 
     for label, measure in list(rows.items()):  # warm-up; a row that fails is reported and left out
         try:

@@ -27,6 +27,14 @@ struct BenchArgs {
     orrery::render::CommonArgs common;
     double seconds = 5.0, fps = 60.0;
     uint32_t width = 1280, height = 800;
+    /// Free-running: wait for the queued steps after every `ahead` steps (0: never
+    /// inside a phase). Long steps (hide-and-seek at 65,536 worlds takes about
+    /// 0.1 s) otherwise fill the launch queue, and each phase ends by draining it.
+    uint32_t ahead = 0;
+    /// Each mode's phases run `rounds` times, interleaved (alone, read_world,
+    /// world view, view thread, alone, ...), and are summed: a step whose cost
+    /// changes over an episode (hide-and-seek's) is then sampled alike by all.
+    uint32_t rounds = 1;
 };
 
 /// How frames are made: none; on the stepping thread from read_world or from
@@ -39,6 +47,13 @@ struct Phase {
     /// `watched` until stepping stopped, when frames stop too (the frame rate).
     double seconds = 0.0, watched = 0.0, frame_seconds = 0.0;
     uint64_t views = 0, lag_sum = 0, lag_max = 0; ///< fresh views and their lag (kLagging)
+
+    Phase& operator+=(const Phase& o) {
+        steps += o.steps, frames += o.frames, views += o.views, lag_sum += o.lag_sum;
+        seconds += o.seconds, watched += o.watched, frame_seconds += o.frame_seconds;
+        lag_max = std::max(lag_max, o.lag_max);
+        return *this;
+    }
 };
 
 /// The scene of world 0 for one frame: read exactly, or from the latest landed
@@ -81,9 +96,9 @@ void maybe_frame(orrery::Simulator& sim, orrery::render::FrameRenderer& frames, 
 /// Steps for `secs`; unless `watch` is kNone, renders world 0 whenever 1/fps has
 /// passed, on the stepping thread or (kThread) on a watcher thread. `lockstep`
 /// waits for each step, as a loop that reads every step's outputs does;
-/// otherwise steps queue freely.
+/// otherwise steps queue freely (at most `ahead` of them when it is not 0).
 Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRenderer& frames, Watch watch,
-                orrery::render::Scene& last, double fps, bool lockstep) {
+                orrery::render::Scene& last, double fps, bool lockstep, uint32_t ahead = 0) {
     Phase p;
     sim.synchronize();
     auto start = Clock::now(), next_frame = start;
@@ -100,8 +115,8 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
     uint64_t steps = 0;
     while (std::chrono::duration<double>(Clock::now() - start).count() < secs) {
         sim.step();
-        if (lockstep) sim.synchronize();
         ++steps;
+        if (lockstep || (ahead != 0 && steps % ahead == 0)) sim.synchronize();
         if (watch == Watch::kSync || watch == Watch::kLagging)
             maybe_frame(sim, frames, watch, last, p, next_frame, period);
     }
@@ -136,17 +151,27 @@ int bench(const BenchArgs& a) {
     double worlds = double(sim->num_worlds());
     std::printf("env %s, %u worlds on %s, frames %ux%u on %s\n", a.common.env.c_str(), sim->num_worlds(),
                 sim->backend().describe().c_str(), a.width, a.height, frames.device_name().c_str());
+    std::fflush(stdout);
     for (bool lockstep : {true, false}) {
-        Phase alone = run_phase(*sim, a.seconds, frames, Watch::kNone, last, a.fps, lockstep);
-        Phase sync = run_phase(*sim, a.seconds, frames, Watch::kSync, last, a.fps, lockstep);
-        Phase lagging = run_phase(*sim, a.seconds, frames, Watch::kLagging, last, a.fps, lockstep);
-        Phase threaded = run_phase(*sim, a.seconds, frames, Watch::kThread, last, a.fps, lockstep);
+        Phase alone, sync, lagging, threaded;
+        for (uint32_t r = 0; r < a.rounds; ++r) {
+            alone += run_phase(*sim, a.seconds, frames, Watch::kNone, last, a.fps, lockstep, a.ahead);
+            sync += run_phase(*sim, a.seconds, frames, Watch::kSync, last, a.fps, lockstep, a.ahead);
+            lagging += run_phase(*sim, a.seconds, frames, Watch::kLagging, last, a.fps, lockstep, a.ahead);
+            threaded += run_phase(*sim, a.seconds, frames, Watch::kThread, last, a.fps, lockstep, a.ahead);
+        }
         double rate_alone = double(alone.steps) / alone.seconds;
-        std::printf("%s\n", lockstep ? "lockstep (each step waited for):" : "free-running (steps queued ahead):");
+        if (lockstep)
+            std::printf("lockstep (each step waited for):\n");
+        else if (a.ahead != 0)
+            std::printf("free-running (at most %u steps queued ahead):\n", a.ahead);
+        else
+            std::printf("free-running (steps queued ahead):\n");
         std::printf("  %-16s %.1f steps/s (%.3g env-steps/s)\n", "alone:", rate_alone, rate_alone * worlds);
         print_watched("read_world:", sync, rate_alone, worlds);
         print_watched("world view:", lagging, rate_alone, worlds);
         print_watched("view thread:", threaded, rate_alone, worlds);
+        std::fflush(stdout); // a phase can take long: each block is out before the next starts
     }
     return 0;
 }
@@ -164,6 +189,10 @@ int main(int argc, char** argv) {
                 a.seconds = std::stod(argv[++i]);
             else if (arg == "--fps")
                 a.fps = std::stod(argv[++i]);
+            else if (arg == "--rounds")
+                a.rounds = std::max(1u, orrery::render::parse_u32(arg, argv[++i]));
+            else if (arg == "--ahead")
+                a.ahead = orrery::render::parse_u32(arg, argv[++i]);
             else if (arg == "--size")
                 std::tie(a.width, a.height) = orrery::render::parse_size(arg, argv[++i]);
             else
@@ -175,7 +204,7 @@ int main(int argc, char** argv) {
     } catch (const std::exception& e) {
         std::fprintf(stderr,
                      "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
-                     "[--device cuda] [--seconds T] [--fps F] [--size WxH]\n",
+                     "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--ahead N] [--rounds R]\n",
                      e.what());
         return 2;
     }

@@ -438,6 +438,18 @@ class EnvSpec {
     void add_world_check(WorldCheck check) { world_checks_.push_back(std::move(check)); }
     const std::vector<WorldCheck>& world_checks() const { return world_checks_; }
 
+    /// The CUDA backend runs one kernel per node (the per-node form) unless
+    /// the simulator asks for the megakernel (GpuOptions::megakernel): for an
+    /// env measured faster that way on the GPU (docs/perf-notes.md). Results
+    /// are the same in every form.
+    bool prefer_per_node = false;
+    /// NVRTC's fast-compile level for this env's kernels ("min", "mid" or
+    /// "max": `--Ofast-compile`, less optimisation for a shorter cold start;
+    /// "" for none). Float results do not change: every float operation stays
+    /// IEEE. An NVRTC older than 12.8 has no such option and compiles fully;
+    /// GpuOptions::nvrtc_options "--Ofast-compile=0" undoes it.
+    std::string fast_compile;
+
     /// What the viewer and recorder draw (render/ reads only this); empty by default.
     DrawSpec draw;
 

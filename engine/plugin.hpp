@@ -13,7 +13,8 @@
 namespace orrery {
 
 /// Bumped whenever EnvSpec, or anything a factory hands across, changes shape.
-inline constexpr int kPluginAbiVersion = 1;
+inline constexpr int kPluginAbiVersion =
+    3; // 2: EnvSpec::prefer_per_node, fast_compile; 3: step scratch (NodeSpec::scratch, CpuNodeFn's slot)
 
 /// What a plugin and its loader must agree on to share EnvSpec objects. Both
 /// sides compute it from their own headers; a mismatch refuses the plugin.

@@ -208,16 +208,17 @@ void Simulator::reset_worlds(const std::vector<uint8_t>& mask) {
     backend_->run(plan_.reset);
 }
 
-void Simulator::check_inputs() {
+void Simulator::check_inputs(const TensorView* replaced, const void* data) {
     if (backend_->device() != DeviceKind::kCpu) return; // the device records kBadAction instead
     if (opts_.random_inputs) return;                    // the step draws them in range
     for (const auto& [name, range] : spec_.input_ranges()) {
         const TensorView& t = tensor(name);
         size_t n = t.bytes() / dtype_size(t.dtype);
         size_t per_world = n / opts_.num_worlds;
+        const uint8_t* values = static_cast<const uint8_t*>(&t == replaced ? data : t.data);
         for (size_t i = 0; i < n; ++i) {
             int64_t v = 0;
-            const uint8_t* p = static_cast<const uint8_t*>(t.data) + i * dtype_size(t.dtype);
+            const uint8_t* p = values + i * dtype_size(t.dtype);
             switch (t.dtype) {
             case DType::kU8: v = *p; break;
             case DType::kI8: v = *reinterpret_cast<const int8_t*>(p); break;
@@ -262,6 +263,23 @@ void Simulator::step() {
     check_inputs();
     std::lock_guard<FairMutex> lock(mutex_);
     backend_->run(plan_.step);
+    steps_taken_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Simulator::step_reading(const std::string& name, const void* data, const std::vector<OutputCopy>& outputs) {
+    const TensorView& t = tensor(name);
+    if (!t.input) throw Error("step_reading: '" + name + "' is not an input tensor");
+    if (!data) throw Error("step_reading: no data for input '" + name + "'");
+    for (const OutputCopy& o : outputs) {
+        bool known = false;
+        for (const TensorView& v : tensors_) known = known || (v.data == o.column && v.bytes() == o.bytes);
+        if (!known || !o.dst)
+            throw Error("step_reading: an output copy names " + std::to_string(o.bytes) +
+                        " bytes that are no exported tensor of this simulator, or no destination");
+    }
+    check_inputs(&t, data); // the CPU: checked where they are, before anything changes
+    std::lock_guard<FairMutex> lock(mutex_);
+    backend_->run_reading(plan_.step, {t.data, data, t.bytes()}, outputs);
     steps_taken_.fetch_add(1, std::memory_order_relaxed);
 }
 

@@ -66,6 +66,17 @@ struct GpuOptions {
     /// teams then wait for a slot, and slots pass between worlds more often.
     /// Results do not depend on it. ORRERY_CUDA_SCRATCH_SLOTS.
     uint32_t scratch_slots = 0;
+    /// Run the megakernel even for an env that prefers the per-node form
+    /// (EnvSpec::prefer_per_node). ORRERY_CUDA_PER_NODE=0.
+    bool megakernel = false;
+    /// Host threads compiling the per-node form's kernels, each its own NVRTC
+    /// program (0: one per hardware thread). ORRERY_NVRTC_THREADS.
+    uint32_t compile_threads = 0;
+    /// Python on CUDA: the engine queues its work on the caller's (PyTorch's
+    /// current) stream, moving there once with one event, so each step needs
+    /// no events between the two streams; off, each ordered call waits on the
+    /// caller's stream and back with two events. ORRERY_CUDA_FOLLOW=0.
+    bool follow_caller_stream = true;
 };
 
 /// How a simulator is created.
@@ -73,8 +84,10 @@ struct SimOptions {
     uint32_t num_worlds = 1;
     uint32_t threads = 0; ///< CPU worker threads; 0 uses every hardware thread
     AutoReset autoreset = AutoReset::kNextStep;
-    std::string device = "cpu";     ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
-    bool per_node_launches = false; ///< GPU: one launch per node instead of the megakernel
+    std::string device = "cpu"; ///< "cpu", "cuda", "cuda:N" or "auto" (CUDA when usable)
+    /// GPU: one launch per node instead of the megakernel (whatever the env
+    /// prefers; EnvSpec::prefer_per_node). ORRERY_CUDA_PER_NODE=1.
+    bool per_node_launches = false;
     /// Each step first fills every ranged input (the actions) with uniform random
     /// values from the world's RNG, on the device that steps (benchmarks and
     /// smoke runs: no host traffic per step). The values are readable afterwards
@@ -186,6 +199,22 @@ struct StorageLayout {
 };
 StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mode);
 
+/// One input column read from elsewhere for one step (Simulator::step_reading):
+/// `bytes` at `source`, laid out as the column at `column`, in the backend's memory.
+struct InputSource {
+    void* column = nullptr;
+    const void* source = nullptr;
+    size_t bytes = 0;
+};
+
+/// A tensor's values after a step, also written to `dst` (Simulator::step_reading):
+/// `bytes` from the tensor at `column` to `dst`, in the backend's memory.
+struct OutputCopy {
+    const void* column = nullptr;
+    void* dst = nullptr;
+    size_t bytes = 0;
+};
+
 /// Runs passes over the worlds in one memory space. The CPU backend is always
 /// present; the CUDA backend is loaded when a GPU is asked for.
 class Backend {
@@ -199,6 +228,16 @@ class Backend {
     virtual const Storage& storage() const = 0;
     /// Runs a pass (plan.step or plan.reset) over every world; may return before it completes.
     virtual void run(const std::vector<Op>& ops) = 0;
+    /// Runs the step pass `ops` with `in.column`'s values taken from `in.source`
+    /// (which the column holds afterwards), then writes each of `outs` to its
+    /// `dst`. This version copies them in first and out after; the CUDA
+    /// backend's staged step reads and writes them where they are instead.
+    virtual void run_reading(const std::vector<Op>& ops, const InputSource& in,
+                             const std::vector<OutputCopy>& outs = {}) {
+        if (in.source != in.column) copy_within(in.column, in.source, in.bytes);
+        run(ops);
+        for (const OutputCopy& o : outs) copy_within(o.dst, o.column, o.bytes);
+    }
     /// Copies between host memory and this backend's memory (either pointer may be the backend's).
     virtual void copy_to_host(void* dst, const void* src, size_t n) = 0;
     virtual void copy_from_host(void* dst, const void* src, size_t n) = 0;
@@ -215,8 +254,22 @@ class Backend {
     virtual ScratchPool scratch_pool() const { return {}; }
     /// The native stream this backend queues its work on, as an integer (a
     /// CUstream on the GPU), so a caller can order its own work against it
-    /// without host synchronisation; 0 where there is none (the CPU).
+    /// without host synchronisation; 0 where there is none (the CPU), and 0
+    /// on the GPU too while it follows the legacy default stream
+    /// (follow_stream(0): PyTorch's default stream).
     virtual uintptr_t native_stream() const { return 0; }
+    /// The stream the backend made for itself (native_stream() until
+    /// follow_stream moves it); 0 where there is none.
+    virtual uintptr_t own_stream() const { return 0; }
+    /// Queues all further work on native stream `stream` of this backend's
+    /// device (own_stream() to come back), after the work queued so far,
+    /// without waiting on the host: one event on the old stream that the new
+    /// one waits for. For a caller that keeps its own work on one stream (the
+    /// Python binding follows PyTorch's current stream, so a step needs no
+    /// events). Neither stream may be in a CUDA graph capture, and `stream`
+    /// must outlive its use. With `ordered` false no event is queued (the
+    /// caller orders the two streams itself). Nothing on the CPU.
+    virtual void follow_stream(uintptr_t stream, bool ordered = true) { (void)stream, (void)ordered; }
 
     /// Queues a copy of world `world`'s `regions` (their bytes one after the
     /// other) as they will be once all work queued so far has run, and returns
@@ -281,6 +334,29 @@ class Simulator {
     /// Advances every world one step. Input tensors are range-checked first; a bad
     /// value throws orrery::Error naming the tensor, world and value, before any change.
     void step();
+    /// Like step(), with input tensor `name`'s values read from `data` (its
+    /// dtype and layout, in the simulator's memory: host memory on the CPU,
+    /// device memory on a GPU) instead of from the tensor, which holds them
+    /// after the step as if they had been written there. On the CPU they are
+    /// range-checked where they are (a bad value throws as in step(), nothing
+    /// changed, the tensor included) and copied in. On a GPU nothing is copied
+    /// when the staged megakernel runs and `data` is 16-byte aligned: the step
+    /// reads `data` in place while it loads its worlds, and an out-of-range
+    /// value is recorded per world (ErrorCode::kBadAction, that world not
+    /// stepped) as in step(); otherwise a device copy is queued first. Either
+    /// way the read is queued on the backend's stream: `data` must hold its
+    /// values until the work queued there so far has run, and writes to it
+    /// queued on that stream afterwards (or ordered after it) do not affect
+    /// this step, while a write from another stream or the host before then
+    /// races with the read.
+    ///
+    /// Each of `outputs` (an exported tensor's `data` and `bytes()`, and a
+    /// destination laid out as it) is written to its `dst` after the step, as
+    /// a copy queued after it would be: on a GPU the staged step writes up to
+    /// four 16-byte aligned destinations from its copy back (no copy launch),
+    /// the rest are device copies queued after it. Throws orrery::Error,
+    /// before anything changes, for a column or size that is no exported tensor's.
+    void step_reading(const std::string& name, const void* data, const std::vector<OutputCopy>& outputs = {});
     /// Waits for the device (no-op on the CPU).
     void synchronize();
 
@@ -355,7 +431,8 @@ class Simulator {
 
   private:
     void check_world(uint32_t w, const char* what) const;
-    void check_inputs();
+    /// Range-checks every ranged input, reading `replaced`'s values at `data`.
+    void check_inputs(const TensorView* replaced = nullptr, const void* data = nullptr);
     std::string schema_text() const;
     size_t snapshot_bytes() const;
     /// One world's region bytes into `into` (scratch_ or view_scratch_).

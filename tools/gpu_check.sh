@@ -164,14 +164,14 @@ stage_watch() {
     # orrery-watch-bench (built where Vulkan is installed, passed in as WATCH_BENCH) with
     # the Vulkan loader and glvnd libraries unpacked from .gl/*.deb when the machine lacks them.
     local t0; t0=$(date +%s) bin=${WATCH_BENCH:-}
-    note "== watching a world while 65,536 step (orrery-watch-bench)"
+    note "== watching a world while 65,536 step (orrery-watch-bench; WATCH_ENVS)"
     if [ -z "$bin" ] || [ ! -x "$bin" ]; then note "watch: skipped (WATCH_BENCH not set)"; return; fi
     if ! ldconfig -p | grep -q libvulkan.so.1 && [ -d "$ROOT/.gl" ]; then
         for deb in "$ROOT"/.gl/*.deb; do dpkg -x "$deb" /tmp/orrery_gl; done
         export LD_LIBRARY_PATH=/tmp/orrery_gl/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
     fi
-    for env in overcooked tag; do
-        timeout 120 "$bin" "$env" --worlds 65536 --device cuda --seconds "${WATCH_SECONDS:-3}" 2>&1 |
+    for env in ${WATCH_ENVS:-overcooked tag hide_and_seek}; do
+        timeout 240 "$bin" "$env" --worlds 65536 --device cuda --seconds "${WATCH_SECONDS:-3}" ${WATCH_ARGS:-} 2>&1 |
             tee -a "$OUT/watch.log" "$SUMMARY"
     done
     note "watch: $(elapsed "$t0")"

@@ -77,6 +77,20 @@ std::string op_statement(const Op& op, AutoReset mode, bool check_inputs) {
            " // " + sys.name;
 }
 
+/// What an engine op is called in a per-node program's label.
+const char* op_label(OpKind kind) {
+    switch (kind) {
+    case OpKind::kBeginStep: return "begin step";
+    case OpKind::kRandomInputs: return "random inputs";
+    case OpKind::kEndStep: return "end step";
+    case OpKind::kFinishSameStep: return "finish same step";
+    case OpKind::kBeginRequestedReset: return "begin requested reset";
+    case OpKind::kClearOutputs: return "clear outputs";
+    case OpKind::kNode: break;
+    }
+    return "node";
+}
+
 unsigned pow2_at_least(unsigned n) {
     unsigned p = 1;
     while (p < n) p *= 2;
@@ -128,13 +142,17 @@ namespace {
 
 // The staged kernels' body around the per-env ops; the runtime they call
 // (orrery_stage_begin, orrery_stage) is device/stage.cuh.
-const char* kStagedHead = R"(() {
+// Both take the same launch argument (CudaBackend::launch_staged, OrreryStageArgs):
+// a region the load reads from another address, regions also written elsewhere
+// after the copy back, or neither.
+const char* kStagedHead = R"((const __grid_constant__ OrreryStageArgs orrery_args) {
     extern __shared__ __align__(16) unsigned char orrery_smem[];
     const unsigned first = blockIdx.x * orrery_stage_plan.worlds_per_block;
     const unsigned total = orrery_storage().num_worlds;
     if (first >= total) return;
     const unsigned count = min(orrery_stage_plan.worlds_per_block, total - first);
-    const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count, ORRERY_STEP_PASS, ORRERY_PROLOGUE_CLEAR);
+    const orrery::Storage& s = orrery_stage_begin(orrery_smem, first, count, ORRERY_STEP_PASS, ORRERY_PROLOGUE_CLEAR,
+                                                        orrery_args.input_region, orrery_args.input_base);
     const orrery::uint32_t w = threadIdx.x;
     // Lane ops give each world `lanes` of the block's threads.
     const unsigned lanes = blockDim.x / orrery_stage_plan.worlds_per_block;
@@ -142,6 +160,7 @@ const char* kStagedHead = R"(() {
 )";
 
 const char* kStagedTail = R"(    orrery_stage<false>(orrery_smem, first, count);
+    if (orrery_args.num_outputs) orrery_stage_outputs(orrery_smem, first, count, orrery_args);
 }
 )";
 
@@ -269,7 +288,7 @@ void emit_ordered(std::ostringstream& out, const EnvSpec& spec, const std::vecto
 
 void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<Op>& ops, AutoReset mode,
                const char* pass, KernelForm form, unsigned lanes, unsigned world_lanes, std::vector<std::string>& names,
-               std::string& staged) {
+               std::string& staged, size_t head_size, std::vector<NodeProgram>& programs) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
@@ -361,15 +380,20 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         out << kStagedTail << "#undef ORRERY_STEP_PASS\n#undef ORRERY_PROLOGUE_CLEAR\n";
         return;
     }
+    // Per-node: each kernel is also a program of its own (the head, then it).
+    const std::string shared_head = out.str().substr(0, head_size);
     for (size_t i = 0; i < ops.size(); ++i) {
         std::string name = std::string("orrery_") + pass + "_op" + std::to_string(i);
         names.push_back(name);
+        const std::streamoff at = out.tellp();
         head(name);
         if (lanes == 1 || is_lane_op(ops[i]))
             out << lane_line(ops[i]);
         else
-            out << "    if (lane == 0) " << op_statement(ops[i], mode, check_inputs) << "\n";
+            out << "    if (lane == 0) {\n        " << op_statement(ops[i], mode, check_inputs) << "\n    }\n";
         out << "}\n";
+        programs.push_back({name, ops[i].node ? ops[i].node->system.name : op_label(ops[i].kind),
+                            shared_head + out.str().substr(size_t(at))});
     }
 }
 
@@ -392,8 +416,25 @@ std::string qualified_system_name(const SystemRef& s) {
     return q;
 }
 
+std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSource& k, int arch) {
+    std::vector<CompileRequest> out;
+    for (const NodeProgram& p : k.programs) {
+        CompileRequest req = kernel_request(spec, k, arch);
+        req.label = "'" + spec.name() + "' per-node kernel " + p.kernel + " (" + p.node + ")";
+        req.source = p.text;
+        req.file_name = p.kernel + ".cu";
+        out.push_back(std::move(req));
+    }
+    return out;
+}
+
 CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch) {
+    const std::string& fast = spec.fast_compile;
+    if (!fast.empty() && fast != "min" && fast != "mid" && fast != "max")
+        throw Error("EnvSpec::fast_compile of env '" + spec.name() + "' is '" + fast +
+                    "'; expected min, mid, max or empty (NVRTC's --Ofast-compile levels)");
     CompileRequest req;
+    req.fast_compile = fast;
     req.label = "'" + spec.name() + "' " + (k.per_node ? "per-node kernels" : "megakernel");
     req.source = k.text;
     req.env_header = k.env_header;
@@ -434,10 +475,11 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
             << "#define ORRERY_STAGE_STORAGE_WORDS " << stage_storage_words(spec) << "u\n"
             << kStageCuh;
     emit_input_helpers(out, spec);
+    const size_t head_size = out.str().size();
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
-              k.staged_step_kernel);
+              k.staged_step_kernel, head_size, k.programs);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
-              k.staged_reset_kernel);
+              k.staged_reset_kernel, head_size, k.programs);
     k.text = out.str();
     return k;
 }

@@ -11,6 +11,16 @@
 
 namespace orrery::cuda {
 
+/// One kernel of the per-node form as a translation unit of its own: the
+/// source's shared head (includes, Storage, tables, input checks) and that
+/// kernel. The CUDA backend compiles these as separate NVRTC programs, in
+/// parallel, each its own cache entry (docs/perf-notes.md, cold start).
+struct NodeProgram {
+    std::string kernel; ///< the kernel's name ("orrery_step_op7")
+    std::string node;   ///< what it runs, for labels and errors ("phys::simulate")
+    std::string text;
+};
+
 /// Generated CUDA source and the kernels it defines, in launch order.
 struct KernelSource {
     std::string text;                      ///< the whole translation unit
@@ -20,6 +30,8 @@ struct KernelSource {
     std::string staged_step_kernel;  ///< megakernel that stages its block's worlds in shared memory
     std::string staged_reset_kernel; ///< (set only in KernelForm::kStaged, which has no other kernels)
     bool per_node = false;
+    /// Per-node form: each kernel of `text` alone, in launch order (step, then reset).
+    std::vector<NodeProgram> programs;
     /// Direct and per-node forms: threads per world (1, or a power of two up
     /// to kMaxWorldLanes when the plan has lane ops; past 32, one block per
     /// world); the staged form sets its own.
@@ -81,6 +93,23 @@ inline constexpr unsigned long long kStageSkipLoadOnStep = 1;
 /// copy in the block's prologue (under a programmatic launch, while the pass
 /// ahead still runs) in place of the clear op before the observe nodes.
 inline constexpr unsigned long long kStageClearOnStep = 2;
+/// The staged kernels' launch arguments name at most one region that the
+/// step's load reads from another address (Backend::run_reading); this index
+/// names none.
+inline constexpr unsigned kNoStageInput = 0xffffffffu;
+/// Regions a staged pass also writes to other addresses after its copy back, at most.
+inline constexpr unsigned kMaxStageOutputs = 4;
+/// The staged kernels' one launch argument (mirrors the generated
+/// OrreryStageArgs): region `input_region` is loaded from `input_base`, and
+/// region `output_region[k]` is also written to `output_base[k]` (laid out as
+/// the region, 16-byte aligned) for k < num_outputs.
+struct StageArgs {
+    unsigned input_region = kNoStageInput, num_outputs = 0;
+    unsigned long long input_base = 0;
+    unsigned output_region[kMaxStageOutputs] = {};
+    unsigned long long output_base[kMaxStageOutputs] = {};
+};
+static_assert(sizeof(StageArgs) == 64, "must match the generated OrreryStageArgs");
 /// Mirrors the generated OrreryStagePlan: the env config (read-only, the same
 /// for every world) is staged too, at shared offset `config_smem`; the
 /// block-local Storage is the first `storage_words` 8-byte words of Storage.
@@ -102,6 +131,10 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
 /// source, the env header and the folder headers outside the library are read
 /// from (EnvSpec::header_root). Cache, logging and driver settings are the caller's.
 CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch);
+/// The same for each of the per-node form's programs (KernelSource::programs),
+/// in order; each label names the env and the node ("'tag' per-node kernel
+/// orrery_step_op3 (move)").
+std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSource& k, int arch);
 
 /// The fully qualified C++ name of a system ("tag::spawn"), as the generated
 /// source must spell it.

@@ -1,12 +1,17 @@
 // The CUDA backend. Construction loads the driver and NVRTC, allocates one
 // device block sized from the storage layout, compiles (or loads from the
 // cache) the env's kernels for the GPU present, and puts the Storage struct in
-// __constant__ memory once; after that a pass is one kernel launch with no
-// arguments, so steps queue back to back and can be captured in a CUDA graph.
+// __constant__ memory once; after that a pass is one kernel launch (the staged
+// kernels' one argument: where to read a caller's input column, for
+// run_reading), so steps queue back to back and can be captured in a CUDA graph.
 
 #include "engine/cuda/cuda_backend.hpp"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
 #include <type_traits>
 
 #include "engine/cuda/device_sources.hpp"
@@ -42,12 +47,16 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     req.dump_source_dir = gpu.dump_source_dir;
     req.verbose = gpu.verbose;
     req.source_dir = gpu.source_dir;
-    req.extra_options = gpu.nvrtc_options;
+    req.extra_options = gpu.nvrtc_options; // after EnvSpec::fast_compile: its own --Ofast-compile wins
     req.driver_version = driver_version();
     return req;
 }
 
 } // namespace
+
+bool runs_per_node(const EnvSpec& spec, const SimOptions& opts) {
+    return opts.per_node_launches || (spec.prefer_per_node && !opts.gpu.megakernel);
+}
 
 DeviceInfo device_info(int index) {
     const DriverApi& d = driver();
@@ -98,11 +107,13 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         ORRERY_CU(d.cuMemsetD8Async(memory_, 0, bytes, stream_));
         storage_ = layout.bind(reinterpret_cast<uint8_t*>(memory_), nullptr);
         // Decide the form first: only the kernels that will run are compiled.
-        unsigned stage_worlds = opts.per_node_launches ? 0 : choose_stage_worlds(spec, layout);
+        // Per-node when asked for, or when the env prefers it and the megakernel was not asked for.
+        const bool per_node = runs_per_node(spec, opts);
+        unsigned stage_worlds = per_node ? 0 : choose_stage_worlds(spec, layout);
         source_ = generate_kernels(spec, plan,
-                                   opts.per_node_launches ? KernelForm::kPerNode
-                                   : stage_worlds         ? KernelForm::kStaged
-                                                          : KernelForm::kDirect,
+                                   per_node       ? KernelForm::kPerNode
+                                   : stage_worlds ? KernelForm::kStaged
+                                                  : KernelForm::kDirect,
                                    gpu_.world_lanes ? gpu_.world_lanes : kWorldLanes);
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
@@ -124,24 +135,74 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     }
 }
 
-void CudaBackend::load_module(const EnvSpec& spec) {
+CUmodule CudaBackend::load_cubin(const CompileRequest& req, const std::string& cubin) {
     const DriverApi& d = driver();
-    CompileRequest req = with_settings(kernel_request(spec, source_, info_.arch), gpu_);
-    CompiledModule m = compile_module(req);
-    stats_ = {m.seconds, m.from_cache, m.cache_path};
-    CUresult r = d.cuModuleLoadData(&module_, m.cubin.data());
+    CUmodule m = nullptr;
+    CUresult r = d.cuModuleLoadData(&m, cubin.data());
     if (r != kCudaSuccess)
         throw Error("cannot load the compiled " + req.label + " on cuda:" + std::to_string(info_.index) + " (" +
                     info_.name + ", sm_" + std::to_string(info_.arch) + "): " + cu_error_text(r) +
                     (r == kCudaErrorUnsupportedPtxVersion ? "; the driver is older than NVRTC" : ""));
+    modules_.push_back(m); // unloaded in release(), also when a later step here throws
+    CUdeviceptr sym = 0;
+    size_t sym_bytes = 0;
+    ORRERY_CU(d.cuModuleGetGlobal(&sym, &sym_bytes, m, kStorageSymbol));
+    if (sym_bytes != sizeof(Storage))
+        throw Error("Storage is " + std::to_string(sizeof(Storage)) + " bytes on the host but " +
+                    std::to_string(sym_bytes) + " under NVRTC; ecs/storage.hpp must lay out identically");
+    ORRERY_CU(d.cuMemcpyHtoDAsync(sym, &storage_, sizeof(Storage), stream_));
+    return m;
+}
+
+void CudaBackend::load_module(const EnvSpec& spec) {
+    const DriverApi& d = driver();
+    // The per-node form: every kernel its own NVRTC program and module, the
+    // programs compiled in parallel (a cold start waits for the slowest one,
+    // not for the sum); the other forms: one program.
+    std::vector<CompileRequest> reqs;
+    if (source_.per_node) {
+        for (CompileRequest& r : node_requests(spec, source_, info_.arch)) {
+            reqs.push_back(with_settings(std::move(r), gpu_));
+            reqs.back().log_compile = gpu_.verbose; // one line for all below
+        }
+    } else {
+        reqs.push_back(with_settings(kernel_request(spec, source_, info_.arch), gpu_));
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    std::vector<CompiledModule> ms = compile_modules(reqs, gpu_.compile_threads);
+    stats_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true,
+              ms.front().cache_path};
+    size_t compiled = 0, slowest = 0; // of the programs compiled, not loaded from the cache
+    for (size_t i = 0; i < ms.size(); ++i) {
+        stats_.from_cache = stats_.from_cache && ms[i].from_cache;
+        if (ms[i].from_cache) continue;
+        if (compiled++ == 0 || ms[i].seconds > ms[slowest].seconds) slowest = i;
+    }
+    if (source_.per_node && compiled)
+        std::fprintf(stderr,
+                     "orrery: NVRTC compiled '%s' per-node kernels for sm_%d in %.2f s (%zu of %zu programs, "
+                     "%u threads; slowest %s, %.2f s)\n",
+                     spec.name().c_str(), info_.arch, stats_.compile_seconds, compiled, ms.size(),
+                     unsigned(std::min<size_t>(gpu_.compile_threads ? gpu_.compile_threads
+                                                                    : std::max(1u, std::thread::hardware_concurrency()),
+                                               ms.size())),
+                     source_.programs[slowest].node.c_str(), ms[slowest].seconds);
+    std::map<std::string, CUmodule> by_kernel;
+    for (size_t i = 0; i < ms.size(); ++i) {
+        CUmodule m = load_cubin(reqs[i], ms[i].cubin);
+        if (source_.per_node) by_kernel[source_.programs[i].kernel] = m;
+    }
+    module_ = modules_.front();
+    auto module_of = [&](const std::string& kernel) { return source_.per_node ? by_kernel.at(kernel) : module_; };
     for (const std::string& n : source_.step_kernels) {
         step_fns_.push_back(nullptr);
-        ORRERY_CU(d.cuModuleGetFunction(&step_fns_.back(), module_, n.c_str()));
+        ORRERY_CU(d.cuModuleGetFunction(&step_fns_.back(), module_of(n), n.c_str()));
     }
     for (const std::string& n : source_.reset_kernels) {
         reset_fns_.push_back(nullptr);
-        ORRERY_CU(d.cuModuleGetFunction(&reset_fns_.back(), module_, n.c_str()));
+        ORRERY_CU(d.cuModuleGetFunction(&reset_fns_.back(), module_of(n), n.c_str()));
     }
+    ORRERY_CU(d.cuStreamSynchronize(stream_));
 }
 
 unsigned CudaBackend::resident_scratch_teams_per_sm() const {
@@ -172,7 +233,8 @@ unsigned CudaBackend::resident_scratch_teams_per_sm() const {
 
 void CudaBackend::allocate_scratch(const EnvSpec& spec) {
     const DriverApi& d = driver();
-    if (storage_.scratch_slot_bytes) {
+    if (!storage_.scratch_slot_bytes) return; // no step scratch: the modules have their Storage
+    {
         // A slot per team that can run at once, never more than the worlds.
         const unsigned per_sm = resident_scratch_teams_per_sm();
         const unsigned long long resident = (unsigned long long)per_sm * unsigned(info_.multiprocessors);
@@ -198,13 +260,13 @@ void CudaBackend::allocate_scratch(const EnvSpec& spec) {
         storage_.scratch_slots = slots;
         scratch_pool_ = {slots, bytes, basis};
     }
-    CUdeviceptr sym = 0;
-    size_t sym_bytes = 0;
-    ORRERY_CU(d.cuModuleGetGlobal(&sym, &sym_bytes, module_, kStorageSymbol));
-    if (sym_bytes != sizeof(Storage))
-        throw Error("Storage is " + std::to_string(sizeof(Storage)) + " bytes on the host but " +
-                    std::to_string(sym_bytes) + " under NVRTC; ecs/storage.hpp must lay out identically");
-    ORRERY_CU(d.cuMemcpyHtoDAsync(sym, &storage_, sizeof(Storage), stream_));
+    // Every module has its own __constant__ Storage (the per-node form: one per kernel).
+    for (CUmodule m : modules_) {
+        CUdeviceptr sym = 0;
+        size_t sym_bytes = 0;
+        ORRERY_CU(d.cuModuleGetGlobal(&sym, &sym_bytes, m, kStorageSymbol));
+        ORRERY_CU(d.cuMemcpyHtoDAsync(sym, &storage_, sizeof(Storage), stream_));
+    }
     ORRERY_CU(d.cuStreamSynchronize(stream_));
 }
 
@@ -361,6 +423,7 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     ORRERY_CU(d.cuFuncSetAttribute(step_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
     ORRERY_CU(d.cuFuncSetAttribute(reset_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
     ORRERY_CU(d.cuStreamSynchronize(stream_)); // `table`, `tmpl` and `mask` are staged from this frame
+    stage_table_ = table;
     stage_worlds_ = block;
     stage_threads_ = threads;
     stage_grid_ = (storage_.num_worlds + block - 1) / block;
@@ -380,8 +443,13 @@ void CudaBackend::release() noexcept {
     const DriverApi& d = driver();
     d.cuCtxSetCurrent(ctx_);
     if (own_stream_) d.cuStreamSynchronize(own_stream_); // a caller's stream may be gone; cuMemFree waits anyway
+    if (moved_ && stream_ != own_stream_ && d.cuEventRecord(moved_, stream_) == kCudaSuccess)
+        d.cuEventSynchronize(moved_); // the followed stream's work on this memory
+    if (moved_) d.cuEventDestroy(moved_);
+    moved_ = nullptr;
     release_snapshot();
-    if (module_) d.cuModuleUnload(module_);
+    for (CUmodule m : modules_) d.cuModuleUnload(m); // module_ is the first
+    modules_.clear();
     if (memory_) d.cuMemFree(memory_);
     if (scratch_) d.cuMemFree(scratch_);
     if (own_stream_) d.cuStreamDestroy(own_stream_);
@@ -427,20 +495,67 @@ void CudaBackend::run(const std::vector<Op>& ops) {
     else
         throw Error("CudaBackend::run: this op list is neither the plan's step nor its reset pass");
     if (staged_) {
-        CUfunction f = fns == &step_fns_ ? step_staged_ : reset_staged_;
-        if (pdl_) {
-            CUlaunchAttribute attr{};
-            attr.id = kLaunchAttrProgrammaticStreamSerialization;
-            attr.value.programmatic_stream_serialization_allowed = 1;
-            CUlaunchConfig c{stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, &attr, 1};
-            ORRERY_CU(driver().cuLaunchKernelEx(&c, f, nullptr, nullptr));
-            return;
-        }
-        ORRERY_CU(driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, nullptr,
-                                          nullptr));
+        launch_staged(fns == &step_fns_ ? step_staged_ : reset_staged_, StageArgs{});
         return;
     }
     for (CUfunction f : *fns) launch(f, nullptr);
+}
+
+void CudaBackend::launch_staged(CUfunction f, const StageArgs& args) {
+    StageArgs copy = args;
+    void* params[] = {&copy};
+    if (pdl_) {
+        CUlaunchAttribute attr{};
+        attr.id = kLaunchAttrProgrammaticStreamSerialization;
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        CUlaunchConfig c{stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, &attr, 1};
+        ORRERY_CU(driver().cuLaunchKernelEx(&c, f, params, nullptr));
+        return;
+    }
+    ORRERY_CU(
+        driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, params, nullptr));
+}
+
+unsigned CudaBackend::stage_region_of(const void* column, size_t bytes) const {
+    for (unsigned r = 0; r < stage_table_.size(); ++r) {
+        const StageRegion& g = stage_table_[r];
+        if (g.base == reinterpret_cast<unsigned long long>(column) && g.bytes_per_world * storage_.num_worlds == bytes)
+            return r;
+    }
+    return kNoStageInput;
+}
+
+void CudaBackend::run_reading(const std::vector<Op>& ops, const InputSource& in, const std::vector<OutputCopy>& outs) {
+    if (!staged_ || !same_ops(ops, step_ops_)) return Backend::run_reading(ops, in, outs);
+    bind_current();
+    // The staged step's load reads the input region from the caller's address
+    // instead of its base: the same 16-byte pieces when both are 16-byte aligned
+    // (the column is, as every staged region), and the copy back leaves the
+    // values in the column. Outputs go from shared memory to the caller's
+    // addresses too, after the copy back.
+    StageArgs args;
+    const auto aligned = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+    if (in.source != in.column) {
+        const unsigned r = aligned(in.source) ? stage_region_of(in.column, in.bytes) : kNoStageInput;
+        if (r != kNoStageInput && !(stage_table_[r].flags & kStageSkipLoadOnStep)) {
+            args.input_region = r;
+            args.input_base = reinterpret_cast<unsigned long long>(in.source);
+        } else {
+            copy_within(in.column, in.source, in.bytes);
+        }
+    }
+    size_t written[kMaxStageOutputs] = {}; // the indices in `outs` the step writes itself
+    for (size_t k = 0; k < outs.size() && args.num_outputs < kMaxStageOutputs; ++k) {
+        const unsigned r = aligned(outs[k].dst) ? stage_region_of(outs[k].column, outs[k].bytes) : kNoStageInput;
+        if (r == kNoStageInput) continue;
+        written[args.num_outputs] = k;
+        args.output_region[args.num_outputs] = r;
+        args.output_base[args.num_outputs++] = reinterpret_cast<unsigned long long>(outs[k].dst);
+    }
+    launch_staged(step_staged_, args);
+    for (size_t k = 0; k < outs.size(); ++k)
+        if (std::find(written, written + args.num_outputs, k) == written + args.num_outputs)
+            copy_within(outs[k].dst, outs[k].column, outs[k].bytes);
 }
 
 void CudaBackend::copy_to_host(void* dst, const void* src, size_t n) {
@@ -467,6 +582,21 @@ void CudaBackend::copy_within(void* dst, const void* src, size_t n) {
 void CudaBackend::use_stream(CUstream stream) {
     synchronize();
     stream_ = stream ? stream : own_stream_;
+}
+
+void CudaBackend::follow_stream(uintptr_t stream, bool ordered) {
+    auto next = reinterpret_cast<CUstream>(stream);
+    if (next == stream_) return;
+    if (!ordered) {
+        stream_ = next;
+        return;
+    }
+    bind_current();
+    const DriverApi& d = driver();
+    if (!moved_) ORRERY_CU(d.cuEventCreate(&moved_, kEventDisableTiming));
+    ORRERY_CU(d.cuEventRecord(moved_, stream_));
+    ORRERY_CU(d.cuStreamWaitEvent(next, moved_, 0));
+    stream_ = next;
 }
 
 void CudaBackend::synchronize() {

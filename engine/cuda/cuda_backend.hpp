@@ -25,6 +25,11 @@ struct DeviceInfo {
     int multiprocessors = 0;
 };
 
+/// True when the backend runs one kernel per node: asked for
+/// (SimOptions::per_node_launches), or preferred by the env
+/// (EnvSpec::prefer_per_node) and the megakernel not asked for (GpuOptions::megakernel).
+bool runs_per_node(const EnvSpec& spec, const SimOptions& opts);
+
 /// Reads device `index`; throws orrery::Error when the driver or device is unavailable.
 DeviceInfo device_info(int index);
 
@@ -51,6 +56,13 @@ class CudaBackend final : public Backend {
     std::string describe() const override;
     const Storage& storage() const override { return storage_; }
     void run(const std::vector<Op>& ops) override;
+    /// The staged step reads `in.source` in place of its column while it loads
+    /// its worlds, and writes up to kMaxStageOutputs of `outs` from its copy
+    /// back (its launch argument, no copy launch), when the address is 16-byte
+    /// aligned and names a whole staged region; otherwise a device copy is
+    /// queued before (the input) or after (an output) the step.
+    void run_reading(const std::vector<Op>& ops, const InputSource& in,
+                     const std::vector<OutputCopy>& outs = {}) override;
     void copy_to_host(void* dst, const void* src, size_t n) override;
     void copy_from_host(void* dst, const void* src, size_t n) override;
     void copy_within(void* dst, const void* src, size_t n) override;
@@ -58,6 +70,8 @@ class CudaBackend final : public Backend {
     uintptr_t native_stream() const override { return reinterpret_cast<uintptr_t>(stream_); }
     /// The step-scratch pool: a slot per team that can be resident at once.
     ScratchPool scratch_pool() const override { return scratch_pool_; }
+    uintptr_t own_stream() const override { return reinterpret_cast<uintptr_t>(own_stream_); }
+    void follow_stream(uintptr_t stream, bool ordered = true) override;
     /// Gathers the world's regions into a device staging buffer on the step
     /// stream with one kernel launch (so the copy falls between two passes),
     /// then copies that to pinned host memory on a second stream; the step
@@ -88,15 +102,21 @@ class CudaBackend final : public Backend {
   private:
     void load_module(const EnvSpec& spec);
     /// Sizes and allocates the step-scratch pool once the kernels are loaded
-    /// (their occupancy sizes it), then puts Storage in __constant__ memory.
+    /// (their occupancy sizes it), then puts its place in every module's __constant__ Storage.
     void allocate_scratch(const EnvSpec& spec);
     /// Teams of the kernels running scratch nodes that can be resident on one SM.
     unsigned resident_scratch_teams_per_sm() const;
+    /// Loads one compiled program and sets its __constant__ Storage.
+    CUmodule load_cubin(const CompileRequest& req, const std::string& cubin);
     /// Worlds per staged block, or 0 to run the direct megakernel (from the layout and the device).
     unsigned choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const;
     /// Uploads the staging tables of `block`-world blocks into the loaded module.
     void plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block);
     void launch(CUfunction f, void** params);
+    /// One staged pass with its launch argument (StageArgs).
+    void launch_staged(CUfunction f, const StageArgs& args);
+    /// The staged region whose base is `column` and spans `bytes` over every world, or kNoStageInput.
+    unsigned stage_region_of(const void* column, size_t bytes) const;
     void bind_current() const;
     void release() noexcept;
     void reserve_snapshot(size_t bytes);
@@ -109,10 +129,12 @@ class CudaBackend final : public Backend {
     CUcontext ctx_ = nullptr;
     CUstream stream_ = nullptr; ///< where work is queued: own_stream_ or the caller's
     CUstream own_stream_ = nullptr;
+    CUevent moved_ = nullptr; ///< follow_stream's event: the old stream's work, which the new one waits for
     CUdeviceptr memory_ = 0;
     CUdeviceptr scratch_ = 0; ///< the step-scratch pool: the busy bitmap, then the slots
     ScratchPool scratch_pool_;
-    CUmodule module_ = nullptr;
+    CUmodule module_ = nullptr;     ///< the megakernel's module (the per-node form: its first)
+    std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel)
     Storage storage_;
     GpuOptions gpu_; ///< kernel form and compile settings (SimOptions::gpu)
     std::vector<Op> step_ops_, reset_ops_;
@@ -124,6 +146,7 @@ class CudaBackend final : public Backend {
     std::string lanes_text() const; ///< ", 8 lanes/world (observe 8, ...)" or ""
     unsigned block_ = 128, grid_ = 1;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
+    std::vector<StageRegion> stage_table_; ///< the staged regions, in the kernel's order
     ModuleStats stats_;
     // World snapshots (request_snapshot): created at the first request.
     CUstream copy_stream_ = nullptr; ///< device-to-host copies of snapshots, beside the step stream

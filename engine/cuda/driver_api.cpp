@@ -64,6 +64,8 @@ void load_driver_symbols(void* lib, DriverApi& a, std::string& missing) {
     resolve(lib, a.cuGraphLaunch, "cuGraphLaunch", missing);
     resolve(lib, a.cuGraphExecDestroy, "cuGraphExecDestroy", missing);
     resolve(lib, a.cuGraphDestroy, "cuGraphDestroy", missing);
+    resolve(lib, a.cuGraphGetNodes, "cuGraphGetNodes", optional);
+    resolve(lib, a.cuStreamIsCapturing, "cuStreamIsCapturing", optional);
     resolve(lib, a.cuMemAllocHost, "cuMemAllocHost_v2", missing);
     resolve(lib, a.cuMemFreeHost, "cuMemFreeHost", missing);
     resolve(lib, a.cuEventCreate, "cuEventCreate", missing);

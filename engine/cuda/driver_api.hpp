@@ -95,11 +95,15 @@ struct DriverApi {
     CUresult (*cuStreamDestroy)(CUstream);
     CUresult (*cuStreamSynchronize)(CUstream);
     CUresult (*cuStreamBeginCapture)(CUstream, int);
+    /// Optional: *status 0 when `stream` is not being captured (1 active, 2 invalidated).
+    CUresult (*cuStreamIsCapturing)(CUstream, int* status);
     CUresult (*cuStreamEndCapture)(CUstream, CUgraph*);
     CUresult (*cuGraphInstantiateWithFlags)(CUgraphExec*, CUgraph, unsigned long long);
     CUresult (*cuGraphLaunch)(CUgraphExec, CUstream);
     CUresult (*cuGraphExecDestroy)(CUgraphExec);
     CUresult (*cuGraphDestroy)(CUgraph);
+    /// Optional (tests count a captured graph's nodes): nodes may be null to count only.
+    CUresult (*cuGraphGetNodes)(CUgraph, void** nodes, size_t* count);
     CUresult (*cuMemAllocHost)(void**, size_t);
     CUresult (*cuMemFreeHost)(void*);
     CUresult (*cuEventCreate)(CUevent*, unsigned);

@@ -21,6 +21,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 #include "engine/cuda/driver_api.hpp"
@@ -60,7 +62,7 @@ namespace {
 
 constexpr char kMagic[12] = {'O', 'R', 'R', 'E', 'R', 'Y', 'C', 'U', 'B', 'I', 'N', '1'};
 
-std::vector<std::string> compile_options(int arch, const std::string& extra = "") {
+std::vector<std::string> compile_options(int arch, const std::string& fast = "", const std::string& extra = "") {
     std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(arch),
                                         "--std=c++20",
                                         "-fmad=false", // bit-identical floats with the CPU build (-ffp-contract=off)
@@ -69,6 +71,8 @@ std::vector<std::string> compile_options(int arch, const std::string& extra = ""
                                         "-prec-sqrt=true",
                                         "-default-device",
                                         "-lineinfo"};
+    // NVRTC 12.8 brought --Ofast-compile; an older one compiles fully (the same results, later).
+    if (!fast.empty() && nvrtc_version() >= 12080) options.push_back("--Ofast-compile=" + fast);
     for (std::string& o : extra_compile_options(extra)) options.push_back(std::move(o));
     return options;
 }
@@ -258,16 +262,17 @@ std::string run_nvrtc(const CompileRequest& req, const std::vector<Header>& head
         texts.push_back(h.text.c_str());
     }
     for (const std::string& o : options) opts.push_back(o.c_str());
-    // For profilers: the line info of the cubin names "orrery_kernels.cu" under
-    // the working directory; GpuOptions::dump_source_dir (ORRERY_DUMP_SOURCE) writes the source there.
+    // For profilers: the line info of the cubin names req.file_name under the
+    // working directory; GpuOptions::dump_source_dir (ORRERY_DUMP_SOURCE) writes the source there.
     if (const std::string& dir = req.dump_source_dir; !dir.empty()) {
-        std::ofstream dump(dir + "/orrery_kernels.cu", std::ios::binary);
+        std::ofstream dump(dir + "/" + req.file_name, std::ios::binary);
         dump << req.source;
         if (!dump)
-            std::fprintf(stderr, "orrery: could not write %s/orrery_kernels.cu (ORRERY_DUMP_SOURCE)\n", dir.c_str());
+            std::fprintf(stderr, "orrery: could not write %s/%s (ORRERY_DUMP_SOURCE)\n", dir.c_str(),
+                         req.file_name.c_str());
     }
     nvrtcProgram prog = nullptr;
-    ORRERY_NVRTC(api.nvrtcCreateProgram(&prog, req.source.c_str(), "orrery_kernels.cu", int(headers.size()),
+    ORRERY_NVRTC(api.nvrtcCreateProgram(&prog, req.source.c_str(), req.file_name.c_str(), int(headers.size()),
                                         texts.data(), names.data()),
                  nullptr);
     struct Guard {
@@ -322,7 +327,7 @@ CompiledModule compile_module(const CompileRequest& req) {
     std::vector<std::string> roots = req.header_roots;
     if (!req.source_dir.empty()) roots.push_back(req.source_dir);
     std::vector<Header> headers = gather_headers(req.source, req.env_header, roots);
-    std::vector<std::string> options = compile_options(req.arch, req.extra_options);
+    std::vector<std::string> options = compile_options(req.arch, req.fast_compile, req.extra_options);
 
     CompiledModule m;
     std::string dir = req.use_cache ? cache_directory(req.cache_dir) : "";
@@ -347,13 +352,43 @@ CompiledModule compile_module(const CompileRequest& req) {
     }
     m.cubin = run_nvrtc(req, headers, options);
     m.seconds = seconds();
-    std::fprintf(stderr, "orrery: NVRTC compiled %s for sm_%d in %.2f s%s\n", req.label.c_str(), req.arch, m.seconds,
-                 cache_ok ? "" : " (not cached)");
+    if (req.log_compile)
+        std::fprintf(stderr, "orrery: NVRTC compiled %s for sm_%d in %.2f s%s\n", req.label.c_str(), req.arch,
+                     m.seconds, cache_ok ? "" : " (not cached)");
     if (cache_ok)
         store_entry(dir, m.cache_path, key, m.cubin);
     else
         m.cache_path.clear();
     return m;
+}
+
+std::vector<CompiledModule> compile_modules(const std::vector<CompileRequest>& reqs, unsigned threads) {
+    std::vector<CompiledModule> out(reqs.size());
+    std::vector<std::string> errors(reqs.size());
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    threads = unsigned(std::min<size_t>(threads, reqs.size()));
+    // Requests are taken in order by whichever thread is free; NVRTC compiles
+    // separate programs concurrently, and the cache writes distinct entries
+    // (a temporary name per process and counter, then a rename).
+    std::atomic<size_t> next{0};
+    auto work = [&] {
+        for (size_t i = next++; i < reqs.size(); i = next++) {
+            try {
+                out[i] = compile_module(reqs[i]);
+            } catch (const std::exception& e) { errors[i] = reqs[i].label + ": " + e.what(); }
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned t = 1; t < threads; ++t) {
+        try {
+            pool.emplace_back(work);
+        } catch (const std::system_error&) { break; } // fewer threads, same results
+    }
+    work();
+    for (std::thread& t : pool) t.join();
+    for (const std::string& e : errors)
+        if (!e.empty()) throw Error(e);
+    return out;
 }
 
 } // namespace orrery::cuda

@@ -11,9 +11,10 @@ namespace orrery::cuda {
 
 /// What to compile.
 struct CompileRequest {
-    std::string label;      ///< for logs: "tag megakernel"
-    std::string source;     ///< the generated translation unit
-    std::string env_header; ///< include name of the env header (embedded, or found on disk)
+    std::string label;                           ///< for logs: "tag megakernel"
+    std::string source;                          ///< the generated translation unit
+    std::string file_name = "orrery_kernels.cu"; ///< its name for NVRTC (line info) and the source dump
+    std::string env_header;                      ///< include name of the env header (embedded, or found on disk)
     /// Folders searched for headers not built into the library (an env or
     /// module kept outside this tree): "name" is read from root + "/name".
     std::vector<std::string> header_roots;
@@ -21,10 +22,15 @@ struct CompileRequest {
     bool use_cache = true;
     int driver_version = 0;      ///< part of the cache key (0 without a driver)
     std::string cache_dir;       ///< "" for the default (cache_directory)
-    std::string dump_source_dir; ///< when set, the source is written to DIR/orrery_kernels.cu first
+    std::string dump_source_dir; ///< when set, the source is written to DIR/file_name first
     bool verbose = false;        ///< log cache hits too
+    bool log_compile = true;     ///< log each compile (a caller compiling many may log one line for all)
     std::string source_dir;      ///< one more header root, searched last (GpuOptions::source_dir)
     std::string extra_options;   ///< GpuOptions::nvrtc_options (extra_compile_options reads it)
+    /// NVRTC's --Ofast-compile level (EnvSpec::fast_compile: "min", "mid",
+    /// "max"; "" for none), placed before extra_options, whose own setting
+    /// wins; left out by an NVRTC older than 12.8, which has no such option.
+    std::string fast_compile;
 };
 
 /// A compiled module.
@@ -38,6 +44,13 @@ struct CompiledModule {
 /// Compiles `req` with NVRTC (or loads it from the cache). Throws orrery::Error
 /// with NVRTC's log when compilation fails.
 CompiledModule compile_module(const CompileRequest& req);
+
+/// Compiles every request (or loads it from the cache) on up to `threads`
+/// host threads at once (0: one per hardware thread), each its own NVRTC
+/// program and cache entry; the results are in the order of `reqs`. When any
+/// fails, throws the first failure in that order, its message led by the
+/// request's label (the per-node kernel and its node).
+std::vector<CompiledModule> compile_modules(const std::vector<CompileRequest>& reqs, unsigned threads = 0);
 
 /// The cache directory: `configured` (GpuOptions::cache_dir) when set, else
 /// $XDG_CACHE_HOME/orrery, else ~/.cache/orrery ("" when none can be determined).

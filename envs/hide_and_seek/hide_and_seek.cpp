@@ -158,6 +158,11 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.info()["variant"] = variant;
     spec.info()["game"] = game;
     spec.validate_world = hide_and_seek::validate_world; // after the physics module's check (add_to)
+    // On the H200 the default game steps faster one kernel per node than in the
+    // megakernel (496 k / 839 k against 436 k / 636 k env-steps/s at 1,024 /
+    // 16,384 worlds: the megakernel stalls on instruction fetch), and its
+    // kernels compile in parallel (docs/perf-notes.md, cold start).
+    spec.prefer_per_node = !gpu;
 
     // The variants differ in these nodes; vision, rewards and the ray scene are shared.
     if (gpu) {

@@ -352,10 +352,13 @@ class Env:
 
     @property
     def stream(self) -> Any:
-        """On CUDA with torch, the engine's stream as a ``torch.cuda.ExternalStream``
-        (None on the CPU or without torch). Running torch work on it
-        (``with torch.cuda.stream(env.stream):``) puts the policy and the engine on
-        one stream: step() then needs no events to order them and costs the least."""
+        """On CUDA with torch, the stream the engine made for itself, as a
+        ``torch.cuda.ExternalStream`` (None on the CPU or without torch). The
+        engine queues each step on torch's current stream (moving there once,
+        with one event), so any stream costs the same; this one is where it
+        works during a CUDA graph capture on another stream, and the one to
+        use with ``ORRERY_CUDA_FOLLOW=0`` (``with torch.cuda.stream(env.stream):``
+        puts the policy and the engine on one stream: no events per step)."""
         if self._torch is None:
             return None
         if self._external is None:
@@ -496,7 +499,12 @@ class Env:
         GPU, out-of-range values are recorded per world instead: errors()).
         On the GPU the step follows the work queued on torch's current stream
         and precedes what is queued there next, never waiting on the host, so
-        it can be captured in a CUDA graph.
+        it can be captured in a CUDA graph. A contiguous torch tensor of the
+        action's dtype on this device is read in place by the step, not copied
+        (the action tensor holds its values afterwards): writes to it queued on
+        torch's current stream after step() returns come after the step's read
+        and do not affect it, but a write from another stream not ordered after
+        this one (or from the host, through a pointer) may race with the read.
 
         The action tensor is part of each world's state: a world that is reset
         (by auto-reset, ``reset()`` or ``reset_worlds()``) starts its new episode
@@ -524,8 +532,8 @@ class Env:
         reads, or returns False (nothing written) for write_input's full path.
         CPU: a NumPy array of the action's shape and dtype, C order; the binding
         checks every value's range before copying. CUDA: a contiguous torch
-        tensor of the action's shape and dtype on this device, copied on torch's
-        current stream by the binding (skipped when it is ``env.actions``)."""
+        tensor of the action's shape and dtype on this device, which the step
+        reads in place (no copy), ordered after torch's current stream."""
         if self._input is None or actions.__class__ is dict:
             return False
         if self._cpu:
@@ -536,7 +544,7 @@ class Env:
                 or actions.shape != self._input_shape or actions.get_device() != self._device_index
                 or not actions.is_contiguous()):
             return False
-        sim.step_after_copy(self._current_stream(self._device_index), self._input, actions.data_ptr())
+        sim.step_reading(self._current_stream(self._device_index), self._input, actions.data_ptr())
         return True
 
     def _outputs(self) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:

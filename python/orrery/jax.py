@@ -4,9 +4,10 @@
 that steps the simulator and returns (obs, reward, terminated, truncated) as
 JAX arrays. It is one XLA custom call through XLA's FFI (``jax.ffi.ffi_call``,
 the handler lives in orrery._core): no Python runs per step, and the call is
-marked side-effecting, so XLA keeps every step, in order. The handler copies
-the actions XLA hands it into the simulator and the outputs into XLA's result
-buffers (XLA owns both). Where the FFI is unavailable (an old jax) it falls
+marked side-effecting, so XLA keeps every step, in order. The handler steps
+reading the actions where XLA holds them and writing the outputs into XLA's
+result buffers (XLA owns them): on a GPU the step's kernel does both itself,
+on the CPU they are copied. Where the FFI is unavailable (an old jax) it falls
 back to ``jax.experimental.io_callback(..., ordered=True)``, same results.
 
 Called eagerly (outside ``jax.jit``) on a CPU env, the step is zero-copy: it
@@ -27,9 +28,10 @@ memory it did not allocate), and a scan keeps every step's outputs as values
 while the next step overwrites the simulator's one buffer per tensor.
 
 On a CUDA env the actions must be on that GPU (jax's CUDA backend, the same
-device): the handler queues device-to-device copies on XLA's stream and orders
-the engine's step after and before it with CUDA events, so nothing waits on
-the host and nothing leaves the GPU. As with every CUDA step, an out-of-range
+device): the handler queues the engine's step (which reads the actions and
+writes the results in place) on XLA's stream, or orders it after and before
+that stream with CUDA events, so nothing waits on the host and nothing leaves
+the GPU. As with every CUDA step, an out-of-range
 action is not raised: that world records ``ErrorCode.kBadAction`` and skips
 the step (``env.world_errors()``). Needs jax (pip install 'orrery-rl[jax]').
 """

@@ -177,12 +177,15 @@ void set_error(PyObject* type, const char* what) {
 
 /// Like unlocked(), and on CUDA with a caller stream (PyTorch's current one)
 /// `fn`'s work follows the caller's queued work and the caller's next work
-/// follows it: two event waits, no host synchronisation, capturable in a graph.
-/// Without a stream (or on the CPU) `fn` runs on the engine's stream alone.
+/// follows it, with no host synchronisation, capturable in a graph: queued on
+/// the caller's stream itself (StreamOrder::follow: no events once there), or,
+/// where it may not move there, with two event waits. Without a stream (or on
+/// the CPU) `fn` runs on the engine's current stream alone.
 template <class F> void ordered(const PySimulator& p, std::optional<uintptr_t> stream, F fn) {
     unlocked(p, [&](Simulator& s) {
         if (!stream || s.backend().device() == DeviceKind::kCpu) return fn(s);
         StreamOrder& order = p.order(s);
+        if (order.follow(*stream)) return fn(s); // queued on the caller's stream itself
         order.engine_waits_for(*stream);
         fn(s);
         order.caller_waits_for_engine(*stream);
@@ -244,16 +247,15 @@ bool step_host(const PySimulator& p, const std::string& name, const py::array& a
     return true;
 }
 
-/// CUDA step after copying input `name` from device memory at `src` (its exact
-/// dtype and size, checked by the caller) on the caller's stream.
-void step_after_copy(const PySimulator& p, uintptr_t stream, const std::string& name, uintptr_t src) {
+/// CUDA step reading input `name` from device memory at `src` (its exact dtype
+/// and size, checked by the caller) ordered after the caller's queued work and
+/// before its next (Simulator::step_reading: the staged step reads it in place).
+void step_reading(const PySimulator& p, uintptr_t stream, const std::string& name, uintptr_t src) {
     unlocked(p, [&](Simulator& s) {
-        const TensorView& t = s.tensor(name);
-        if (!t.input) throw Error("'" + name + "' is not an input tensor");
         StreamOrder& order = p.order(s);
-        if (src != reinterpret_cast<uintptr_t>(t.data)) order.copy_on_caller(t.data, src, t.bytes(), stream);
+        if (order.follow(stream)) return s.step_reading(name, reinterpret_cast<const void*>(src));
         order.engine_waits_for(stream);
-        s.step();
+        s.step_reading(name, reinterpret_cast<const void*>(src));
         order.caller_waits_for_engine(stream);
     });
 }
@@ -309,9 +311,10 @@ std::pair<double, double> engine_step_seconds(const std::string& env, const EnvO
 /// (wall, calling thread's CPU) seconds per step of `orrery bench`'s loop on this
 /// simulator: before each step, input `name` is copied from the next of `count`
 /// action sets at `pool` (consecutive, in the simulator's memory space: host on
-/// the CPU, device on a GPU); `steps` timed steps after 8 warm-up ones.
+/// the CPU, device on a GPU), or with `in_place` each step reads its set where
+/// it is (Simulator::step_reading); `steps` timed steps after 8 warm-up ones.
 std::pair<double, double> engine_loop(const PySimulator& p, const std::string& name, uintptr_t pool, uint32_t count,
-                                      uint32_t steps) {
+                                      uint32_t steps, bool in_place) {
     std::pair<double, double> out;
     unlocked(p, [&](Simulator& s) {
         const TensorView& t = s.tensor(name);
@@ -320,6 +323,10 @@ std::pair<double, double> engine_loop(const PySimulator& p, const std::string& n
         auto run = [&](uint32_t n) {
             for (uint32_t i = 0; i < n; ++i) {
                 const void* src = reinterpret_cast<const void*>(pool + (i % count) * t.bytes());
+                if (in_place) {
+                    s.step_reading(name, src);
+                    continue;
+                }
                 if (host)
                     s.backend().copy_from_host(t.data, src, t.bytes());
                 else
@@ -398,8 +405,9 @@ void bind_simulator(py::module_& m) {
                                })
         // So Python can order the simulator's work against PyTorch's streams without host synchronisation.
         .def_property_readonly(
-            "cuda_stream", [](Self p) { return p.get()->backend().native_stream(); },
-            "CUstream of a CUDA simulator's work (0 on the CPU).")
+            "cuda_stream", [](Self p) { return p.get()->backend().own_stream(); },
+            "The CUstream a CUDA simulator made for its work (0 on the CPU); ordered calls may move its work "
+            "to the caller's stream (GpuOptions::follow_caller_stream).")
         .def_property_readonly("env_info", [](Self p) { return p.get()->spec().info(); })
         .def("tensors", &PySimulator::tensors, "Every exported tensor by name (views, no copies).")
         .def("exports", &PySimulator::exports, "The env's export table: archetype, capacity, dims of each tensor.")
@@ -427,14 +435,17 @@ void bind_simulator(py::module_& m) {
             "One step; on CUDA with `stream` (a CUstream, 0 the legacy default) ordered against that stream "
             "by two events, with no host synchronisation.")
         .def("engine_loop", &engine_loop, py::arg("input"), py::arg("pool"), py::arg("count"), py::arg("steps"),
+             py::arg("in_place") = false,
              "(wall, thread CPU) seconds per step of orrery bench's loop on this simulator, copying input `input` "
-             "from `count` consecutive sets at address `pool` before each step (benchmarks).")
+             "from `count` consecutive sets at address `pool` before each step, or with `in_place` each step "
+             "reading its set where it is (Simulator::step_reading) (benchmarks).")
         .def("step_host", &step_host, py::arg("input"), py::arg("array"),
              "CPU: copies a NumPy array of input `input`'s exact dtype and size, all values in range, and steps; "
              "False (nothing written) otherwise.")
-        .def("step_after_copy", &step_after_copy, py::arg("stream"), py::arg("input"), py::arg("source"),
-             "CUDA: copies input `input`'s bytes from device address `source` on `stream`, then steps ordered "
-             "against `stream`. The caller checks the source's dtype, shape and device.")
+        .def("step_reading", &step_reading, py::arg("stream"), py::arg("input"), py::arg("source"),
+             "CUDA: one step ordered against `stream`, reading input `input` from device address `source` (the "
+             "staged step reads it in place: no copy when it is 16-byte aligned). The caller checks the source's "
+             "dtype, shape and device, and keeps it unchanged until work queued on `stream` after this call.")
         .def("synchronize", [](Self p) { unlocked(p, [](Simulator& s) { s.synchronize(); }); })
         .def("errors",
              [](Self p) {

@@ -2,8 +2,6 @@
 
 #include "python/src/xla_ffi.hpp"
 
-#include <cstring>
-
 #include "xla/ffi/api/ffi.h"
 
 namespace ffi = xla::ffi;
@@ -41,6 +39,14 @@ FfiStepper* checked(uint64_t handle, bool cuda, const ffi::AnyBuffer& actions, c
     return s;
 }
 
+/// XLA's result buffers as the step's output copies: each of the stepper's outputs into its result.
+std::vector<OutputCopy> result_copies(const FfiStepper& s, const Results& outs) {
+    std::vector<OutputCopy> copies;
+    for (size_t k = 0; k < 4; ++k)
+        copies.push_back({s.outputs[k].data, (*outs[k])->untyped_data(), s.outputs[k].bytes()});
+    return copies;
+}
+
 /// Checks the call, then runs `body(stepper)` under the simulator's lock; an
 /// exception becomes an FFI error of `code`.
 template <class F>
@@ -60,30 +66,37 @@ ffi::Error cpu_step(ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs, ffi
                     ffi::Result<ffi::AnyBuffer> terminated, ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
     Results outs = {&obs, &reward, &terminated, &truncated};
     return run_step(handle, false, actions, outs, ffi::ErrorCode::kInvalidArgument, [&](FfiStepper& s) {
-        std::memcpy(s.input.data, actions.untyped_data(), s.input.bytes());
-        s.sim->step(); // on the CPU a bad action value throws here, before any world changes
-        for (size_t k = 0; k < 4; ++k) std::memcpy((*outs[k])->untyped_data(), s.outputs[k].data, s.outputs[k].bytes());
+        // Checked where XLA holds them, then copied in: a bad value throws before
+        // anything changes. The outputs are copied into XLA's results after the step.
+        s.sim->step_reading(s.input.name, actions.untyped_data(), result_copies(s, outs));
     });
 }
 
-/// On XLA's stream: actions into the simulator's input, then (after an event)
-/// the step on the engine's stream, then (after an event) the outputs into
-/// XLA's results. A bad action value is not seen on the host here: the world
-/// records ErrorCode::kBadAction and skips the step, as any CUDA step does.
+/// The step queued on XLA's stream itself (StreamOrder::follow: the engine
+/// moves there with one event, once), or where it may not move, on the
+/// engine's stream after (an event) XLA's queued work and before (an event)
+/// XLA's next; either way reading the actions in XLA's buffer in place and
+/// writing the outputs into XLA's results (Simulator::step_reading: the staged
+/// step does both from its copies in and back, one launch and no copy).
+/// XLA's later work on its stream, a reuse of the actions buffer included,
+/// follows the step. A bad action
+/// value is not seen on the host here: the world records ErrorCode::kBadAction
+/// and skips the step, as any CUDA step does.
 ffi::Error cuda_step(CUstream_st* stream, ffi::AnyBuffer actions, ffi::Result<ffi::AnyBuffer> obs,
                      ffi::Result<ffi::AnyBuffer> reward, ffi::Result<ffi::AnyBuffer> terminated,
                      ffi::Result<ffi::AnyBuffer> truncated, uint64_t handle) {
     Results outs = {&obs, &reward, &terminated, &truncated};
     return run_step(handle, true, actions, outs, ffi::ErrorCode::kInternal, [&](FfiStepper& s) {
         const auto caller = reinterpret_cast<uintptr_t>(stream);
-        const auto device = [](const void* p) { return reinterpret_cast<uintptr_t>(p); };
-        s.order->copy_on_caller(s.input.data, device(actions.untyped_data()), s.input.bytes(), caller);
-        s.order->engine_waits_for(caller);
-        s.sim->step();
-        s.order->caller_waits_for_engine(caller);
-        for (size_t k = 0; k < 4; ++k)
-            s.order->copy_on_caller((*outs[k])->untyped_data(), device(s.outputs[k].data), s.outputs[k].bytes(),
-                                    caller);
+        // The staged step writes XLA's results from its copy back: one launch, no copies.
+        const std::vector<OutputCopy> copies = result_copies(s, outs);
+        if (s.order->follow(caller)) {
+            s.sim->step_reading(s.input.name, actions.untyped_data(), copies);
+        } else {
+            s.order->engine_waits_for(caller);
+            s.sim->step_reading(s.input.name, actions.untyped_data(), copies);
+            s.order->caller_waits_for_engine(caller);
+        }
     });
 }
 

@@ -1,10 +1,12 @@
 #pragma once
 // A simulator's step as an XLA FFI (custom call) target, so orrery.jax's step
 // runs inside jax.jit and lax.scan as one XLA op with no Python callback: the
-// handler copies the action buffer XLA gives it into the simulator's input
-// tensor, steps, and copies the outputs into XLA's result buffers. On the CPU
-// with memcpy; on CUDA as device-to-device copies on XLA's stream, the step
-// ordered after and before that stream by events (StreamOrder): no host
+// handler steps reading the action buffer XLA gives it and writing the outputs
+// into XLA's result buffers (XLA owns them) with Simulator::step_reading: on
+// the CPU the actions are range-checked there and copied in, the outputs
+// copied out; on CUDA the staged step reads and writes them in place from its
+// copies in and back (one launch, no copy), queued on XLA's stream itself or
+// ordered after and before it by events (StreamOrder): no host
 // synchronisation, as a PyTorch step.
 
 #include <pybind11/pybind11.h>

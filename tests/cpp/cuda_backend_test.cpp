@@ -229,6 +229,143 @@ TEST(CudaBackend, BadActionIsRecordedAndThatWorldDoesNotStep) {
     sim.read_world(1, [&](orrery::Ctx& c) { EXPECT_EQ(c.step(), before + 1); });
 }
 
+/// Device memory for a test, freed at scope exit.
+struct DeviceBuffer {
+    orrery::cuda::CUdeviceptr p = 0;
+    explicit DeviceBuffer(size_t n) { ORRERY_CU(orrery::cuda::driver().cuMemAlloc(&p, n)); }
+    ~DeviceBuffer() { orrery::cuda::driver().cuMemFree(p); }
+    uint8_t* at(size_t offset) const { return reinterpret_cast<uint8_t*>(p) + offset; }
+};
+
+TEST(CudaBackend, StepReadingMatchesCopyingInWithoutACopy) {
+    // The staged step reads the caller's column in place (an aligned source) or
+    // after a device copy (an unaligned one); both step exactly as writing the
+    // tensor and calling step() does, and leave the values in the tensor.
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    const uint32_t W = 200; // 12 full staged blocks of 16 and a partial one, at most
+    Simulator copied(orrery::make_env_spec("tag", {}), options(W, "cuda", orrery::AutoReset::kSameStep));
+    Simulator aligned(orrery::make_env_spec("tag", {}), options(W, "cuda", orrery::AutoReset::kSameStep));
+    Simulator unaligned(orrery::make_env_spec("tag", {}), options(W, "cuda", orrery::AutoReset::kSameStep));
+    ASSERT_TRUE(dynamic_cast<CudaBackend&>(aligned.backend()).staged()) << aligned.backend().describe();
+    const size_t bytes = copied.tensor("action").bytes();
+    DeviceBuffer pool(8 * bytes + 16);
+    Actions actions;
+    for (Simulator* s : {&copied, &aligned, &unaligned}) s->reset(5);
+    for (uint32_t t = 0; t < 60; ++t) {
+        std::vector<uint8_t> values = actions.fill(copied).front();
+        uint8_t* set = pool.at((t % 8) * bytes); // cudaMalloc'd: 256-byte aligned, bytes a multiple of 16 here
+        copied.backend().copy_from_host(set, values.data(), bytes);
+        copied.backend().copy_from_host(pool.at(8 * bytes + 4), values.data(), bytes);
+        copied.synchronize(); // the uploads were queued on copied's stream; the others read them
+        copied.backend().copy_within(copied.tensor("action").data, set, bytes);
+        copied.step();
+        aligned.step_reading("action", set);
+        unaligned.step_reading("action", pool.at(8 * bytes + 4));
+        aligned.synchronize(); // the next uploads must not overtake these steps' reads
+        unaligned.synchronize();
+        copied.synchronize();
+    }
+    EXPECT_EQ(world_hashes(aligned), world_hashes(copied));
+    EXPECT_EQ(world_hashes(unaligned), world_hashes(copied));
+    EXPECT_EQ(tensors_of(aligned), tensors_of(copied)) << "the action tensor holds what was read, like the outputs";
+    EXPECT_EQ(tensors_of(unaligned), tensors_of(copied));
+}
+
+TEST(CudaBackend, StepReadingWritesOutputsFromTheStagedCopyBack) {
+    // Outputs given to step_reading land at their destinations after the step:
+    // aligned ones written by the staged step itself (four at most), the others
+    // (unaligned, or past four) by copies after it; every one equals the tensor.
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    Simulator sim(orrery::make_env_spec("tag", {}), options(200, "cuda", orrery::AutoReset::kSameStep));
+    ASSERT_TRUE(dynamic_cast<CudaBackend&>(sim.backend()).staged()) << sim.backend().describe();
+    std::vector<const orrery::TensorView*> outs;
+    for (const char* n : {"obs", "reward", "terminated", "truncated", "position"}) outs.push_back(&sim.tensor(n));
+    size_t total = 0;
+    for (const orrery::TensorView* t : outs) total += (t->bytes() + 15) / 16 * 16 + 16;
+    DeviceBuffer dst(total), source(sim.tensor("action").bytes());
+    Actions actions;
+    sim.reset(3);
+    for (uint32_t t = 0; t < 40; ++t) {
+        std::vector<uint8_t> values = actions.fill(sim).front();
+        sim.backend().copy_from_host(source.at(0), values.data(), values.size());
+        std::vector<orrery::OutputCopy> copies;
+        size_t at = 0;
+        for (size_t k = 0; k < outs.size(); ++k) {
+            const size_t skew = k == 1 ? 4 : 0; // reward's destination unaligned: copied after the step
+            copies.push_back({outs[k]->data, dst.at(at + skew), outs[k]->bytes()});
+            at += (outs[k]->bytes() + 15) / 16 * 16 + 16;
+        }
+        sim.step_reading("action", source.at(0), copies);
+        for (const orrery::OutputCopy& c : copies) {
+            std::vector<uint8_t> want(c.bytes), got(c.bytes);
+            sim.backend().copy_to_host(want.data(), c.column, c.bytes);
+            sim.backend().copy_to_host(got.data(), c.dst, c.bytes);
+            ASSERT_EQ(want, got) << "step " << t << ", " << c.bytes << " bytes";
+        }
+    }
+}
+
+TEST(CudaBackend, StepReadingRecordsABadActionAndThatWorldDoesNotStep) {
+    REQUIRE_GPU();
+    orrery::register_builtin_envs();
+    Simulator sim(orrery::make_env_spec("tag", {}), options(4, "cuda", orrery::AutoReset::kNextStep));
+    sim.step();
+    const orrery::TensorView& a = sim.tensor("action");
+    std::vector<int32_t> act(a.bytes() / 4, 1);
+    act[2 * a.shape[1] + 1] = -3; // world 2, agent 1
+    DeviceBuffer source(a.bytes());
+    sim.backend().copy_from_host(source.at(0), act.data(), a.bytes());
+    uint32_t before = 0;
+    sim.read_world(2, [&](orrery::Ctx& c) { before = c.step(); });
+    sim.step_reading("action", source.at(0));
+    std::vector<uint32_t> e = sim.errors();
+    EXPECT_EQ(e[2], uint32_t(orrery::ErrorCode::kBadAction));
+    EXPECT_EQ(e[0] + e[1] + e[3], 0u);
+    sim.read_world(2, [&](orrery::Ctx& c) { EXPECT_EQ(c.step(), before); });
+    sim.read_world(3, [&](orrery::Ctx& c) { EXPECT_EQ(c.step(), before + 1); });
+}
+
+TEST(CudaBackend, StepReadingCapturedInAGraphIsOneKernelAndReadsAtReplay) {
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    Simulator twin(orrery::make_env_spec("tag", {}), options(256, "cuda", orrery::AutoReset::kNextStep));
+    Simulator graphed(orrery::make_env_spec("tag", {}), options(256, "cuda", orrery::AutoReset::kNextStep));
+    auto& b = dynamic_cast<CudaBackend&>(graphed.backend());
+    ASSERT_TRUE(b.staged()) << b.describe();
+    const DriverApi& d = driver();
+    const size_t bytes = graphed.tensor("action").bytes();
+    DeviceBuffer source(bytes);
+    graphed.synchronize();
+    CUgraph graph = nullptr;
+    CUgraphExec exec = nullptr;
+    ORRERY_CU(d.cuStreamBeginCapture(b.stream(), kCaptureModeThreadLocal));
+    graphed.step_reading("action", source.at(0));
+    ORRERY_CU(d.cuStreamEndCapture(b.stream(), &graph));
+    if (d.cuGraphGetNodes) {
+        size_t nodes = 0;
+        ORRERY_CU(d.cuGraphGetNodes(graph, nullptr, &nodes));
+        EXPECT_EQ(nodes, 1u) << "the step's one launch, no copy";
+    }
+    ORRERY_CU(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
+    Actions actions;
+    for (int rep = 0; rep < 30; ++rep) { // new values in the source before each replay
+        std::vector<uint8_t> values = actions.fill(twin).front();
+        graphed.backend().copy_from_host(source.at(0), values.data(), bytes);
+        ORRERY_CU(d.cuGraphLaunch(exec, b.stream()));
+        twin.backend().copy_from_host(twin.tensor("action").data, values.data(), bytes);
+        twin.step();
+        graphed.synchronize(); // `values` is pageable: staged at once, but keep the next upload after this replay
+    }
+    EXPECT_EQ(world_hashes(twin), world_hashes(graphed));
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+}
+
 TEST(CudaBackend, StepsCapturedInACudaGraphMatchDirectLaunches) {
     REQUIRE_GPU();
     using namespace orrery::cuda;
@@ -271,6 +408,38 @@ TEST(CudaBackend, WorkFollowsTheCallersStream) {
     for (int i = 0; i < 60; ++i) plain.step();
     EXPECT_EQ(world_hashes(plain), world_hashes(moved));
     driver().cuStreamDestroy(theirs);
+}
+
+TEST(CudaBackend, FollowStreamMovesWorkWithoutWaitingOnTheHost) {
+    // follow_stream orders the new stream after the old one's queued work by an
+    // event: steps queued on three streams in turn, with no host wait between,
+    // give what 60 steps on one stream give.
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    Simulator plain(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
+    Simulator moved(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
+    auto& b = dynamic_cast<CudaBackend&>(moved.backend());
+    const uintptr_t own = b.own_stream();
+    EXPECT_EQ(own, b.native_stream());
+    CUstream first = nullptr, second = nullptr;
+    ORRERY_CU(driver().cuStreamCreate(&first, kStreamNonBlocking));
+    ORRERY_CU(driver().cuStreamCreate(&second, kStreamNonBlocking));
+    for (int round = 0; round < 3; ++round) {
+        moved.backend().follow_stream(reinterpret_cast<uintptr_t>(first));
+        EXPECT_EQ(b.stream(), first);
+        for (int i = 0; i < 5; ++i) moved.step();
+        moved.backend().follow_stream(reinterpret_cast<uintptr_t>(second));
+        for (int i = 0; i < 5; ++i) moved.step();
+        moved.backend().follow_stream(own);
+        EXPECT_EQ(b.native_stream(), own);
+        for (int i = 0; i < 10; ++i) moved.step();
+    }
+    EXPECT_EQ(b.own_stream(), own) << "its own stream never changes";
+    for (int i = 0; i < 60; ++i) plain.step();
+    EXPECT_EQ(world_hashes(plain), world_hashes(moved));
+    driver().cuStreamDestroy(first);
+    driver().cuStreamDestroy(second);
 }
 
 TEST(CudaBackend, TheCpuBackendHasNoNativeStream) {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 
@@ -344,6 +345,76 @@ TEST(BadInput, OutOfRangeActionThrowsAndLeavesStateUntouched) {
     }
     a[2 * 4 + 3] = previous; // the action column is part of the world; undo our own write
     EXPECT_EQ(before, (std::vector<uint64_t>{sim.state_hash(0), sim.state_hash(1), sim.state_hash(2)}));
+}
+
+TEST(StepReading, ReadsTheCallersValuesAndLeavesThemInTheTensor) {
+    // step_reading(name, data) steps exactly as writing `data` into the tensor
+    // and calling step() would: the same trajectory, and the tensor holds the values after.
+    Simulator written = make_tag(5, 2), read = make_tag(5, 2);
+    written.reset(4);
+    read.reset(4);
+    const TensorView& a = read.tensor("action");
+    std::vector<int32_t> caller(a.bytes() / 4);
+    const uint32_t agents = uint32_t(a.shape[1]);
+    for (uint32_t t = 0; t < 30; ++t) {
+        set_actions(written, t);
+        written.step();
+        for (uint32_t w = 0; w < 5; ++w)
+            for (uint32_t i = 0; i < agents; ++i) caller[w * agents + i] = action_of(w, t, i);
+        read.step_reading("action", caller.data());
+        ASSERT_EQ(std::memcmp(a.data, caller.data(), a.bytes()), 0) << "step " << t;
+        for (uint32_t w = 0; w < 5; ++w) ASSERT_EQ(read.state_hash(w), written.state_hash(w)) << "step " << t;
+    }
+    EXPECT_EQ(read.steps_taken(), 30u);
+    read.step_reading("action", a.data); // the tensor itself: nothing to copy
+    written.step();
+    EXPECT_EQ(read.state_hash(3), written.state_hash(3));
+}
+
+TEST(StepReading, WritesTheOutputsItIsGivenAfterTheStep) {
+    Simulator sim = make_tag(6, 2, AutoReset::kSameStep);
+    sim.reset(2);
+    const TensorView &obs = sim.tensor("obs"), &term = sim.tensor("terminated"), &a = sim.tensor("action");
+    std::vector<uint8_t> obs_out(obs.bytes()), term_out(term.bytes());
+    std::vector<int32_t> caller(a.bytes() / 4);
+    for (uint32_t t = 0; t < 12; ++t) {
+        for (size_t i = 0; i < caller.size(); ++i) caller[i] = int32_t((i * 3 + t) % 5);
+        sim.step_reading("action", caller.data(),
+                         {{obs.data, obs_out.data(), obs.bytes()}, {term.data, term_out.data(), term.bytes()}});
+        ASSERT_EQ(std::memcmp(obs_out.data(), obs.data, obs.bytes()), 0) << "step " << t;
+        ASSERT_EQ(std::memcmp(term_out.data(), term.data, term.bytes()), 0) << "step " << t;
+    }
+    // A copy that names no exported tensor (or only part of one) is refused before anything changes.
+    const uint64_t before = sim.state_hash(1);
+    EXPECT_THROW(sim.step_reading("action", caller.data(), {{obs.data, obs_out.data(), obs.bytes() - 4}}), Error);
+    EXPECT_THROW(sim.step_reading("action", caller.data(), {{obs_out.data(), obs_out.data(), obs.bytes()}}), Error);
+    EXPECT_THROW(sim.step_reading("action", caller.data(), {{obs.data, nullptr, obs.bytes()}}), Error);
+    EXPECT_EQ(sim.state_hash(1), before);
+    EXPECT_EQ(sim.steps_taken(), 12u);
+}
+
+TEST(StepReading, OutOfRangeValueThrowsNamingItAndChangesNothing) {
+    Simulator sim = make_tag(3, 2);
+    sim.step();
+    const TensorView& a = sim.tensor("action");
+    std::vector<uint8_t> column(static_cast<uint8_t*>(a.data), static_cast<uint8_t*>(a.data) + a.bytes());
+    std::vector<uint64_t> before = {sim.state_hash(0), sim.state_hash(1), sim.state_hash(2)};
+    std::vector<int32_t> caller(a.bytes() / 4, 1);
+    caller[1 * 4 + 2] = -1;
+    try {
+        sim.step_reading("action", caller.data());
+        FAIL() << "expected an error";
+    } catch (const Error& e) {
+        std::string m = e.what();
+        EXPECT_NE(m.find("'action' holds -1 at world 1, index 2"), std::string::npos) << m;
+        EXPECT_NE(m.find("[0, 4]"), std::string::npos) << m;
+    }
+    // Refused before anything changed: the tensor still holds its old values.
+    EXPECT_EQ(std::memcmp(a.data, column.data(), a.bytes()), 0);
+    EXPECT_EQ(before, (std::vector<uint64_t>{sim.state_hash(0), sim.state_hash(1), sim.state_hash(2)}));
+    EXPECT_EQ(sim.steps_taken(), 1u);
+    EXPECT_THROW(sim.step_reading("reward", caller.data()), Error); // an output, not an input
+    EXPECT_THROW(sim.step_reading("action", nullptr), Error);
 }
 
 TEST(BadInput, UnknownEnvOptionAndDeviceAreNamed) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "engine/cuda/codegen.hpp"
 #include "engine/cuda/cuda_backend.hpp"
@@ -28,13 +29,25 @@ inline std::string gpu_unavailable() {
     } while (0)
 
 /// Compiles `k`, generated for `s`, with NVRTC for sm_90 past the compile
-/// cache and expects a cubin (an ELF image); a compile error fails the test
-/// with NVRTC's message and the generated source. Needs NVRTC only, no GPU.
+/// cache as the CUDA backend does (the per-node form: each kernel its own
+/// program, in parallel) and expects cubins (ELF images) holding the kernels;
+/// a compile error fails the test with NVRTC's message and the generated
+/// source. Needs NVRTC only, no GPU.
 inline void expect_nvrtc_compiles(const orrery::EnvSpec& s, const orrery::cuda::KernelSource& k) {
-    orrery::cuda::CompileRequest req = orrery::cuda::kernel_request(s, k, 90); // the env's header root too
-    req.use_cache = false;
+    std::vector<orrery::cuda::CompileRequest> reqs =
+        k.per_node ? orrery::cuda::node_requests(s, k, 90)
+                   : std::vector<orrery::cuda::CompileRequest>{orrery::cuda::kernel_request(s, k, 90)};
+    for (orrery::cuda::CompileRequest& r : reqs) r.use_cache = false;
     try {
-        EXPECT_EQ(orrery::cuda::compile_module(req).cubin.substr(0, 4), "\x7f"
-                                                                        "ELF");
+        std::vector<orrery::cuda::CompiledModule> ms = orrery::cuda::compile_modules(reqs);
+        ASSERT_EQ(ms.size(), reqs.size());
+        std::string all;
+        for (const orrery::cuda::CompiledModule& m : ms) {
+            EXPECT_EQ(m.cubin.substr(0, 4), "\x7f"
+                                            "ELF");
+            all += m.cubin;
+        }
+        for (const auto* names : {&k.step_kernels, &k.reset_kernels})
+            for (const std::string& n : *names) EXPECT_NE(all.find(n), std::string::npos) << n;
     } catch (const orrery::Error& e) { FAIL() << e.what() << "\n--- generated source ---\n" << k.text; }
 }

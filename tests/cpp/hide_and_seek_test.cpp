@@ -908,6 +908,7 @@ TEST(HideAndSeekGpu, AnyTeamSizeGivesTheCpuBytes) {
     for (uint32_t lanes : {8u, 32u}) {
         SimOptions g = random_actions(256, "cuda", 0, 1);
         g.gpu.stage = false;
+        g.gpu.megakernel = true; // the env prefers the per-node form
         g.gpu.world_lanes = lanes;
         gpus.push_back(std::make_unique<Simulator>(spec(o), g));
     }
@@ -925,6 +926,37 @@ TEST(HideAndSeekGpu, AnyTeamSizeGivesTheCpuBytes) {
     for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(256, 0));
 }
 
+// The cold-start settings (docs/perf-notes.md): NVRTC's fast-compile levels
+// leave float results alone (every operation stays IEEE, no contraction), so
+// the per-node kernels at --Ofast-compile=mid and min and the megakernel at
+// mid give the CPU's bytes: 70 steps past a reset, 256 worlds.
+TEST(HideAndSeekGpu, FastCompileLevelsGiveTheCpuBytes) {
+    REQUIRE_GPU();
+    EnvOptions o = {{"horizon", "60"}, {"prep_steps", "20"}};
+    Simulator cpu(spec(o), random_actions(256, "cpu", 8, 1));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    std::vector<std::string> names;
+    for (auto [megakernel, level] : {std::pair{false, "mid"}, {false, "min"}, {true, "mid"}}) {
+        SimOptions g = random_actions(256, "cuda", 0, 1);
+        g.gpu.megakernel = megakernel;
+        g.gpu.stage = false;
+        g.gpu.nvrtc_options = std::string("--Ofast-compile=") + level;
+        gpus.push_back(std::make_unique<Simulator>(spec(o), g));
+        names.push_back(gpus.back()->backend().describe() + " at " + g.gpu.nvrtc_options);
+    }
+    cpu.reset(20);
+    for (auto& g : gpus) g->reset(20);
+    for (uint32_t step = 0; step < 70; ++step) {
+        cpu.step();
+        std::vector<uint8_t> want = state_bytes(cpu);
+        for (size_t i = 0; i < gpus.size(); ++i) {
+            gpus[i]->step();
+            ASSERT_EQ(first_difference(state_bytes(*gpus[i]), want), "") << names[i] << " differs at step " << step;
+        }
+    }
+    for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(256, 0));
+}
+
 // Every world's every byte after every step, 130 steps past two resets (60
 // steps each, seekers free after 20), 256 worlds; the CPU side on 8 threads
 // (any count gives the same bytes).
@@ -935,7 +967,9 @@ TEST(HideAndSeekGpu, MatchesTheCpuBitForBitInEveryKernelForm) {
     Simulator cpu(spec(o), random_actions(256, "cpu", 8, 1));
     SimOptions staged = random_actions(256, "cuda", 0, 1), direct = staged, node = staged;
     staged.gpu.stage = true;
+    staged.gpu.megakernel = true; // the env prefers the per-node form
     direct.gpu.stage = false;
+    direct.gpu.megakernel = true;
     node.per_node_launches = true;
     Simulator a(spec(o), staged), b(spec(o), direct), c(spec(o), node);
     std::vector<Simulator*> sims = {&cpu, &a, &b, &c};

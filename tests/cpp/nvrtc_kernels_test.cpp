@@ -3,6 +3,11 @@
 // must be present (CI installs the CUDA toolkit); a missing NVRTC fails loudly.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
 
 #include "engine/cuda/codegen.hpp"
 #include "engine/cuda/cuda_backend.hpp"
@@ -36,6 +41,22 @@ void compile_all(orrery::AutoReset mode, orrery::cuda::KernelForm form, int arch
         const size_t direct = form == KernelForm::kDirect ? 1u : 0u;
         EXPECT_EQ(k.step_kernels.size(), per_node ? plan.step.size() : direct);
         EXPECT_EQ(k.reset_kernels.size(), per_node ? plan.reset.size() : direct);
+        if (per_node) { // what the backend compiles: each kernel its own program
+            std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, arch);
+            ASSERT_EQ(reqs.size(), plan.step.size() + plan.reset.size());
+            for (orrery::cuda::CompileRequest& r : reqs) r.use_cache = false;
+            std::vector<orrery::cuda::CompiledModule> ms;
+            try {
+                ms = orrery::cuda::compile_modules(reqs);
+            } catch (const orrery::Error& e) { FAIL() << e.what() << "\n--- generated source ---\n" << k.text; }
+            for (size_t i = 0; i < ms.size(); ++i) {
+                EXPECT_EQ(ms[i].cubin.substr(0, 4), "\x7f"
+                                                    "ELF");
+                EXPECT_NE(ms[i].cubin.find(k.programs[i].kernel), std::string::npos) << reqs[i].label;
+                EXPECT_FALSE(ms[i].from_cache);
+            }
+            continue;
+        }
         orrery::cuda::CompileRequest req;
         req.label = "'" + name + "' test";
         req.source = k.text;
@@ -103,5 +124,149 @@ TEST(NvrtcKernels, CompileErrorShowsLog) {
         std::string msg = e.what();
         EXPECT_NE(msg.find("nvrtcCompileProgram"), std::string::npos) << msg;
         EXPECT_NE(msg.find("undefined_name_xyz"), std::string::npos) << msg; // the log names the culprit
+    }
+}
+
+namespace {
+namespace fs = std::filesystem;
+
+/// A private cache directory for one test, removed afterwards.
+struct TempCache {
+    fs::path dir = fs::temp_directory_path() / ("orrery_node_cache_" + std::to_string(::getpid()));
+    TempCache() { fs::remove_all(dir); }
+    ~TempCache() { fs::remove_all(dir); }
+    size_t entries() const {
+        size_t n = 0;
+        for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".cubin" ? 1 : 0;
+        return n;
+    }
+};
+
+std::vector<orrery::cuda::CompileRequest> tag_node_requests(orrery::cuda::KernelSource& k) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("tag", {});
+    orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kSameStep);
+    k = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode);
+    return orrery::cuda::node_requests(spec, k, 90);
+}
+} // namespace
+
+// The per-node form as the backend compiles it: every kernel a program of its
+// own (the source's head and that kernel), each its own cache entry; compiled
+// on one thread or several, the same binaries; a second start loads them all.
+TEST(NvrtcKernels, PerNodeProgramsAreCachedOneEntryEach) {
+    orrery::cuda::KernelSource k;
+    std::vector<orrery::cuda::CompileRequest> reqs = tag_node_requests(k);
+    ASSERT_EQ(k.programs.size(), k.step_kernels.size() + k.reset_kernels.size());
+    ASSERT_GT(k.programs.size(), 4u);
+    const std::string head = k.text.substr(0, k.text.find("extern \"C\" __global__"));
+    for (size_t i = 0; i < k.programs.size(); ++i) {
+        const orrery::cuda::NodeProgram& p = k.programs[i];
+        EXPECT_EQ(p.kernel, i < k.step_kernels.size() ? k.step_kernels[i] : k.reset_kernels[i - k.step_kernels.size()]);
+        EXPECT_EQ(p.text.compare(0, head.size(), head), 0) << p.kernel << " starts with the shared head";
+        std::string body = p.text.substr(head.size());
+        EXPECT_NE(k.text.find(body), std::string::npos) << p.kernel << "'s kernel is the whole source's";
+        EXPECT_EQ(body.find("__global__", body.find("__global__") + 1), std::string::npos) << "one kernel each";
+        EXPECT_NE(reqs[i].label.find(p.kernel + " (" + p.node + ")"), std::string::npos) << reqs[i].label;
+    }
+    TempCache cache;
+    for (orrery::cuda::CompileRequest& r : reqs) r.cache_dir = cache.dir.string();
+    std::vector<orrery::cuda::CompiledModule> one = orrery::cuda::compile_modules(reqs, 1);
+    EXPECT_EQ(cache.entries(), reqs.size()) << "one entry per program";
+    for (const orrery::cuda::CompiledModule& m : one) EXPECT_FALSE(m.from_cache);
+    std::vector<orrery::cuda::CompiledModule> again = orrery::cuda::compile_modules(reqs, 3);
+    EXPECT_EQ(cache.entries(), reqs.size());
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        EXPECT_TRUE(again[i].from_cache) << reqs[i].label;
+        EXPECT_EQ(again[i].cubin, one[i].cubin) << reqs[i].label;
+        EXPECT_EQ(again[i].cache_path, one[i].cache_path);
+    }
+    // Compiled in parallel past the cache: the same binaries as one at a time.
+    for (orrery::cuda::CompileRequest& r : reqs) r.use_cache = false;
+    std::vector<orrery::cuda::CompiledModule> parallel = orrery::cuda::compile_modules(reqs, 4);
+    for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(parallel[i].cubin, one[i].cubin) << reqs[i].label;
+}
+
+// A program that fails to compile is named by its kernel and node, with
+// NVRTC's log; the others' failures do not hide it (the first in order wins).
+TEST(NvrtcKernels, PerNodeCompileErrorNamesTheNode) {
+    orrery::cuda::KernelSource k;
+    std::vector<orrery::cuda::CompileRequest> reqs = tag_node_requests(k);
+    const size_t bad = reqs.size() / 2;
+    for (orrery::cuda::CompileRequest& r : reqs) r.use_cache = false;
+    reqs[bad].source += "\n__device__ void broken() { undefined_name_xyz = 1; }\n";
+    try {
+        orrery::cuda::compile_modules(reqs, 2);
+        FAIL() << "a broken program compiled";
+    } catch (const orrery::Error& e) {
+        std::string msg = e.what();
+        EXPECT_EQ(msg.rfind(reqs[bad].label + ": ", 0), 0u) << msg;
+        EXPECT_NE(msg.find("(" + k.programs[bad].node + ")"), std::string::npos) << msg;
+        EXPECT_NE(msg.find("undefined_name_xyz"), std::string::npos) << msg;
+        EXPECT_NE(msg.find(k.programs[bad].kernel + ".cu"), std::string::npos) << "NVRTC's log names the program";
+    }
+}
+
+// Hide-and-seek's default game runs one kernel per node (EnvSpec::prefer_per_node:
+// faster on the H200, and its programs compile in parallel); its gpu_hideseek
+// variant and tag keep the megakernel; SimOptions overrule the env either way.
+TEST(NvrtcKernels, TheEnvPicksTheFormUnlessTheSimulatorDoes) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec hs = orrery::make_env_spec("hide_and_seek", {});
+    orrery::EnvSpec gpu_hs = orrery::make_env_spec("hide_and_seek", {{"variant", "gpu_hideseek"}});
+    orrery::EnvSpec tag = orrery::make_env_spec("tag", {});
+    orrery::SimOptions plain, mega, node;
+    mega.gpu.megakernel = true;
+    node.per_node_launches = true;
+    EXPECT_TRUE(orrery::cuda::runs_per_node(hs, plain));
+    EXPECT_FALSE(orrery::cuda::runs_per_node(hs, mega));
+    EXPECT_TRUE(orrery::cuda::runs_per_node(hs, node));
+    EXPECT_FALSE(orrery::cuda::runs_per_node(gpu_hs, plain));
+    EXPECT_FALSE(orrery::cuda::runs_per_node(tag, plain));
+    EXPECT_TRUE(orrery::cuda::runs_per_node(tag, node));
+}
+
+// An env's fast-compile level (EnvSpec::fast_compile) rides on every program
+// of its kernels and into the cache key (a binary compiled at another level is
+// never loaded in its place); the simulator's "--Ofast-compile=0" is another
+// key again; an unknown level is refused by name before any compile.
+TEST(NvrtcKernels, FastCompileLevelReachesEveryProgramAndTheCacheKey) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("tag", {});
+    orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kSameStep);
+    orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode);
+    spec.fast_compile = "mid";
+    std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, 90);
+    ASSERT_FALSE(reqs.empty());
+    for (const orrery::cuda::CompileRequest& r : reqs) EXPECT_EQ(r.fast_compile, "mid") << r.label;
+    orrery::cuda::KernelSource direct = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kDirect);
+    TempCache cache;
+    auto compiled = [&](const std::string& level, const std::string& extra) {
+        orrery::EnvSpec s = spec;
+        s.fast_compile = level;
+        orrery::cuda::CompileRequest r = orrery::cuda::kernel_request(s, direct, 90);
+        r.cache_dir = cache.dir.string();
+        r.extra_options = extra;
+        return orrery::cuda::compile_module(r);
+    };
+    orrery::cuda::CompiledModule full = compiled("", ""), mid = compiled("mid", ""),
+                                 undone = compiled("mid", "--Ofast-compile=0");
+    for (const orrery::cuda::CompiledModule* m : {&full, &mid, &undone}) {
+        EXPECT_EQ(m->cubin.substr(0, 4), "\x7f"
+                                         "ELF");
+        EXPECT_FALSE(m->from_cache);
+    }
+    if (orrery::cuda::nvrtc_version() >= 12080) { // older NVRTCs leave the option out
+        EXPECT_NE(mid.cache_path, full.cache_path);
+        EXPECT_NE(undone.cache_path, mid.cache_path);
+    }
+    EXPECT_TRUE(compiled("mid", "").from_cache) << "the same level finds its own entry";
+    spec.fast_compile = "fastest";
+    try {
+        orrery::cuda::kernel_request(spec, direct, 90);
+        FAIL() << "an unknown level was accepted";
+    } catch (const orrery::Error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("EnvSpec::fast_compile of env 'tag' is 'fastest'"), std::string::npos) << msg;
     }
 }

@@ -13,10 +13,11 @@
 
 namespace {
 
-const char* const kVariables[] = {"ORRERY_CUDA_STAGE", "ORRERY_CUDA_STAGE_WORLDS", "ORRERY_CUDA_STAGE_BLOCKS",
-                                  "ORRERY_CUDA_PDL",   "ORRERY_CACHE_DIR",         "ORRERY_DUMP_SOURCE",
-                                  "ORRERY_VERBOSE",    "ORRERY_SOURCE_DIR",        "ORRERY_NVRTC_OPTIONS",
-                                  "ORRERY_CUDA_LANES", "ORRERY_CUDA_PER_NODE",     "ORRERY_CUDA_SCRATCH_SLOTS"};
+const char* const kVariables[] = {"ORRERY_CUDA_STAGE",  "ORRERY_CUDA_STAGE_WORLDS", "ORRERY_CUDA_STAGE_BLOCKS",
+                                  "ORRERY_CUDA_PDL",    "ORRERY_CACHE_DIR",         "ORRERY_DUMP_SOURCE",
+                                  "ORRERY_VERBOSE",     "ORRERY_SOURCE_DIR",        "ORRERY_NVRTC_OPTIONS",
+                                  "ORRERY_CUDA_LANES",  "ORRERY_CUDA_PER_NODE",     "ORRERY_NVRTC_THREADS",
+                                  "ORRERY_CUDA_FOLLOW", "ORRERY_CUDA_SCRATCH_SLOTS"};
 
 /// Clears the variables for one test and puts the caller's values back after it.
 class Environment : public ::testing::Test {
@@ -51,7 +52,10 @@ TEST_F(Environment, NothingSetKeepsTheDefaultsAndTheBase) {
     EXPECT_EQ(o.gpu.nvrtc_options, "");
     EXPECT_EQ(o.gpu.world_lanes, 0u);
     EXPECT_EQ(o.gpu.scratch_slots, 0u);
+    EXPECT_FALSE(o.gpu.megakernel);
+    EXPECT_EQ(o.gpu.compile_threads, 0u);
     EXPECT_FALSE(o.per_node_launches);
+    EXPECT_TRUE(o.gpu.follow_caller_stream);
 }
 
 TEST_F(Environment, EveryVariableSetsItsField) {
@@ -67,6 +71,8 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     setenv("ORRERY_CUDA_LANES", "8", 1);
     setenv("ORRERY_CUDA_PER_NODE", "1", 1);
     setenv("ORRERY_CUDA_SCRATCH_SLOTS", "3", 1);
+    setenv("ORRERY_NVRTC_THREADS", "3", 1);
+    setenv("ORRERY_CUDA_FOLLOW", "0", 1);
     orrery::SimOptions o = orrery::options_from_environment();
     EXPECT_FALSE(o.gpu.stage);
     EXPECT_EQ(o.gpu.stage_worlds, 80u);
@@ -79,15 +85,29 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     EXPECT_EQ(o.gpu.nvrtc_options, "--maxrregcount=128");
     EXPECT_EQ(o.gpu.world_lanes, 8u);
     EXPECT_EQ(o.gpu.scratch_slots, 3u);
+    EXPECT_EQ(o.gpu.compile_threads, 3u);
     EXPECT_TRUE(o.per_node_launches);
+    EXPECT_FALSE(o.gpu.follow_caller_stream);
+    EXPECT_FALSE(o.gpu.megakernel);
+}
+
+// ORRERY_CUDA_PER_NODE=0 asks for the megakernel even where the env prefers
+// one kernel per node (EnvSpec::prefer_per_node); unset leaves it to the env.
+TEST_F(Environment, PerNodeZeroAsksForTheMegakernel) {
+    setenv("ORRERY_CUDA_PER_NODE", "0", 1);
+    orrery::SimOptions o = orrery::options_from_environment();
+    EXPECT_TRUE(o.gpu.megakernel);
+    EXPECT_FALSE(o.per_node_launches);
 }
 
 TEST_F(Environment, SwitchesChangeOnlyAtZeroOrOne) {
     setenv("ORRERY_CUDA_STAGE", "1", 1);
     setenv("ORRERY_CUDA_PDL", "no", 1);
     setenv("ORRERY_CUDA_PER_NODE", "yes", 1);
+    setenv("ORRERY_CUDA_FOLLOW", "false", 1);
     orrery::SimOptions o = orrery::options_from_environment();
     EXPECT_TRUE(o.gpu.stage);
+    EXPECT_TRUE(o.gpu.follow_caller_stream);
     EXPECT_TRUE(o.gpu.programmatic_launch);
     EXPECT_FALSE(o.per_node_launches) << "a switch that is off by default turns on only at 1";
 }

@@ -636,6 +636,8 @@ def test_jax_ffi_step_is_one_custom_call_and_reports_bad_actions():
     twin = orrery.make("tag", num_worlds=2, device="cpu", seed=0, threads=1)
     with pytest.raises(Exception, match="holds 9 at world 0"):
         jax.block_until_ready(jax.jit(step)(jnp.full((2, 4), 9, jnp.int32)))
+    # Refused where XLA holds the values, before anything changed: the action tensor included.
+    assert [env.state_hash(w) for w in range(2)] == [twin.state_hash(w) for w in range(2)]
     zeros = np.zeros((2, 4), np.int32)
     jax.block_until_ready(jax.jit(step)(jnp.asarray(zeros)))
     twin.step(zeros)

@@ -115,7 +115,7 @@ def test_step_captured_in_a_cuda_graph(autoreset):
     assert [env.state_hash(w) for w in range(8)] == [twin.state_hash(w) for w in range(8)]
 
 
-# int32: the binding's copy; int64: torch's cast (write_input). "side": torch's
+# int32: read in place by the step; int64: torch's cast (write_input). "side": torch's
 # usual capture on a side stream, ordered against the engine's stream by events;
 # "env": everything on env.stream, the engine's own (eager twin likewise).
 @pytest.mark.parametrize("dtype, where", [("int32", "side"), ("int64", "side"), ("int32", "env")])
@@ -180,8 +180,8 @@ def test_rollout_with_a_policy_captured_in_one_cuda_graph(dtype, where):
 
 
 def test_step_fast_path_stays_on_the_device_and_checks_its_input():
-    """env.step(t) with t of the action's exact dtype and shape is copied by the
-    binding; other dtypes or layouts go through torch; bad ones still raise."""
+    """env.step(t) with t of the action's exact dtype and shape is read in place
+    by the step; other dtypes or layouts go through torch; bad ones still raise."""
     import torch
 
     env, twin = gpu("tag", 8), gpu("tag", 8)
@@ -189,7 +189,7 @@ def test_step_fast_path_stays_on_the_device_and_checks_its_input():
     for _ in range(20):
         acts = torch.randint(0, 5, (4, 8), device="cuda", generator=gen, dtype=torch.int32)
         env.step(acts.t())  # non-contiguous: torch's copy
-        twin.step(acts.t().contiguous())  # the binding's copy
+        twin.step(acts.t().contiguous())  # read in place by the step
         assert torch.equal(env.obs, twin.obs)
     twin.actions.copy_(acts.t())
     twin.step(twin.actions)  # the action tensor itself: no copy at all
@@ -203,6 +203,74 @@ def test_step_fast_path_stays_on_the_device_and_checks_its_input():
         env.step(torch.zeros((8, 4), dtype=torch.int32))
     env.step(torch.full((8, 4), 9, dtype=torch.int32, device="cuda"))  # out of range: recorded on the device
     assert (env.errors() == 3).all()
+
+
+def test_step_reads_the_callers_tensor_in_place_in_stream_order():
+    """env.step(t), t contiguous of the action's dtype on this device, is read
+    by the step where it is (no copy): writes to t queued on torch's stream
+    after step() returns do not reach that step, the action tensor holds the
+    values the step read, and a tensor that is not 16-byte aligned (copied
+    first) steps alike."""
+    import torch
+
+    env, twin, odd = gpu("tag", 64), gpu("tag", 64), gpu("tag", 64)
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    backing = torch.zeros(64 * 4 + 1, dtype=torch.int32, device="cuda")
+    unaligned = backing[1:].view(64, 4)  # contiguous, 4 bytes past an aligned address
+    assert unaligned.is_contiguous() and unaligned.data_ptr() % 16 == 4
+    acts = torch.empty((64, 4), dtype=torch.int32, device="cuda")
+    for _ in range(30):
+        acts.copy_(torch.randint(0, 5, (64, 4), device="cuda", generator=gen, dtype=torch.int32))
+        kept = acts.clone()
+        unaligned.copy_(acts)
+        env.step(acts)
+        odd.step(unaligned)
+        acts.fill_(4)  # queued after the step on the same stream: the step has read kept's values
+        unaligned.fill_(4)
+        twin.step(kept)
+        assert torch.equal(env.actions, kept)
+        assert torch.equal(env.obs, twin.obs) and torch.equal(odd.obs, twin.obs)
+    torch.cuda.synchronize()
+    assert [env.state_hash(w) for w in range(8)] == [twin.state_hash(w) for w in range(8)]
+    assert [odd.state_hash(w) for w in range(8)] == [twin.state_hash(w) for w in range(8)]
+    acts.copy_(kept)
+    acts[5, 2] = 7  # out of range, read in place: world 5 records kBadAction and does not step
+    env.step(acts)
+    twin.step(kept)
+    errors = env.errors()
+    assert errors[5] == 3 and (np.delete(errors, 5) == 0).all()
+    assert env.state_hash(5) != twin.state_hash(5) and env.state_hash(4) == twin.state_hash(4)
+
+
+@pytest.mark.parametrize("follow", ["1", "0"])
+def test_steps_on_changing_torch_streams_stay_ordered(follow, monkeypatch):
+    """The engine follows torch's current stream (moving with one event) or,
+    with ORRERY_CUDA_FOLLOW=0, orders each call with two events: either way a
+    step reads the actions a slow torch kernel wrote just before it, and the
+    observations it returns are read after it, across the default stream, a
+    side stream and env.stream, as a twin stepped on the default stream alone."""
+    import torch
+
+    monkeypatch.setenv("ORRERY_CUDA_FOLLOW", follow)
+    env = gpu("tag", 256)
+    monkeypatch.delenv("ORRERY_CUDA_FOLLOW")
+    twin = gpu("tag", 256)
+    side = torch.cuda.Stream()
+    big = torch.randn(2048, 2048, device="cuda")
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    for k in range(24):
+        stream = (torch.cuda.current_stream(), side, env.stream)[k % 3]
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            slow = (big @ big).sum()  # queued ahead of the actions: a step that ran early would read stale ones
+            acts = (torch.randint(0, 5, (256, 4), device="cuda", generator=gen, dtype=torch.int32)
+                    + (slow * 0).to(torch.int32))
+            obs = env.step(acts)[0].clone()  # read after the step, on the same stream
+        torch.cuda.current_stream().wait_stream(stream)
+        twin.step(acts)
+        assert torch.equal(obs, twin.obs), k
+    torch.cuda.synchronize()
+    assert [env.state_hash(w) for w in range(8)] == [twin.state_hash(w) for w in range(8)]
 
 
 def _jax_cuda():

@@ -107,6 +107,18 @@ def test_main_prints_the_summary_and_writes_the_curve(tmp_path, capsys):
     finally:
         sys.path.pop(0)
     assert ppo_table.parse_summary(summary[0])["steps"] == "192"
+    # Every row of a run shorter than a million steps is in its tail.
+    tail = float(ppo_table.parse_summary(summary[0])["last_1m_return"])
+    rows = [r for _, _, r in result["history"]]
+    assert tail == pytest.approx(sum(rows) / len(rows), abs=0.051)
+
+
+def test_tail_return_averages_the_last_million_steps():
+    ippo = load_example()
+    history = [(500_000, 5.0, 100.0), (1_500_000, 9.0, 200.0), (2_000_000, 11.0, 230.0), (2_500_000, 13.0, 250.0)]
+    assert ippo.tail_return(history, 2_500_000) == pytest.approx((230.0 + 250.0) / 2)
+    assert ippo.tail_return(history, 2_400_000) == pytest.approx((200.0 + 230.0 + 250.0) / 3)
+    assert math.isnan(ippo.tail_return([], 0))
 
 
 def test_time_limit_stops_the_run():

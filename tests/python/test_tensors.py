@@ -212,7 +212,8 @@ def test_step_fast_and_general_paths_agree():
 def test_binding_step_paths_on_the_cpu():
     """step_host writes nothing and returns False for anything but an in-range
     C-order array of the input's dtype and size; a stream is ignored on the CPU;
-    the device copy path says it needs CUDA; engine_loop times orrery bench's loop."""
+    the device path says it needs CUDA; engine_loop times orrery bench's loop,
+    copying each set in or reading it in place, which steps alike."""
     env = orrery.make("tag", num_worlds=4, device="cpu", seed=1, threads=1)
     sim = env._sim
     before = env.actions.copy()
@@ -227,10 +228,19 @@ def test_binding_step_paths_on_the_cpu():
     assert [env.state_hash(w) for w in range(4)] != hashes
     sim.step(0)  # a caller stream means nothing on the CPU
     with pytest.raises(ValueError, match="needs a CUDA simulator"):
-        sim.step_after_copy(0, "action", good.ctypes.data)
+        sim.step_reading(0, "action", good.ctypes.data)
     pool = np.stack([np.full((4, 4), k % 5, np.int32) for k in range(3)])
     wall, cpu = sim.engine_loop("action", pool.ctypes.data, 3, 10)
     assert wall > 0 and cpu > 0
     np.testing.assert_array_equal(env.actions, pool[(10 - 1) % 3])  # the last timed step's set
+    twin = orrery.make("tag", num_worlds=4, device="cpu", seed=1, threads=1)
+    twin._sim.step_host("action", good)
+    twin._sim.step(0)
+    twin._sim.engine_loop("action", pool.ctypes.data, 3, 10)
+    wall, cpu = sim.engine_loop("action", pool.ctypes.data, 3, 7, in_place=True)  # each step reads its set
+    twin._sim.engine_loop("action", pool.ctypes.data, 3, 7)
+    assert wall > 0 and cpu > 0
+    np.testing.assert_array_equal(env.actions, pool[(7 - 1) % 3])
+    assert [env.state_hash(w) for w in range(4)] == [twin.state_hash(w) for w in range(4)]
     wall, cpu = orrery._core.engine_step_seconds("tag", {}, 4, "cpu", 1, 10)
     assert wall > 0 and cpu > 0

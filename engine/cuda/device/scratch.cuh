@@ -52,7 +52,8 @@ __device__ __forceinline__ void orrery_scratch_give_back(unsigned char* slot) {
 }
 
 // A per-world node with scratch on world w: take a slot, run, give it back.
-template <auto F> __device__ __forceinline__ void orrery_run_world_scratch(const orrery::Storage& s, orrery::uint32_t w) {
+template <auto F>
+__device__ __forceinline__ void orrery_run_world_scratch(const orrery::Storage& s, orrery::uint32_t w) {
     unsigned char* slot = orrery_scratch_take();
     orrery::run_world<F>(s, w, slot);
     orrery_scratch_give_back(slot);

@@ -16,6 +16,16 @@
 struct OrreryStageRegion {
     unsigned long long base, bytes_per_world, smem, flags;
 };
+// The staged kernels' launch argument (CudaBackend::launch_staged): region
+// input_region is loaded from input_base (a caller's input read in place), and
+// output_region[k] is also written to output_base[k] after the copy back (a
+// caller's result buffer), k < num_outputs.
+struct OrreryStageArgs {
+    unsigned input_region, num_outputs;
+    unsigned long long input_base;
+    unsigned output_region[4];
+    unsigned long long output_base[4];
+};
 struct OrreryStagePlan {
     unsigned num_regions, worlds_per_block, smem_bytes, config_smem, storage_words;
 };
@@ -50,9 +60,12 @@ __device__ __forceinline__ unsigned long long orrery_stage_pieces(unsigned r, un
     return wide ? 0 : n;
 }
 
-// With kIn and `skip`, regions flagged 1 (outputs the step rewrites) are not loaded.
+// With kIn and `skip`, regions flagged 1 (outputs the step rewrites) are not
+// loaded; with kIn, region `in_region` is loaded from `in_base` in place of its
+// own base (a caller's input column laid out as it, 16-byte aligned as it).
 template <class Unit, bool kIn>
-__device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned first, unsigned count, bool skip) {
+__device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned first, unsigned count, bool skip,
+                                                  unsigned in_region, unsigned long long in_base) {
     constexpr unsigned U = ORRERY_STAGE_UNROLL;
     const unsigned nr = orrery_stage_plan.num_regions;
     unsigned r = 0;
@@ -72,7 +85,8 @@ __device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned 
             ok[u] = r < nr;
             if (ok[u]) {
                 const OrreryStageRegion& g = orrery_stage_regions[r];
-                Unit* global = reinterpret_cast<Unit*>(g.base + g.bytes_per_world * first) + (j - start);
+                const unsigned long long base = kIn && r == in_region ? in_base : g.base;
+                Unit* global = reinterpret_cast<Unit*>(base + g.bytes_per_world * first) + (j - start);
                 Unit* shared = reinterpret_cast<Unit*>(smem + g.smem) + (j - start);
                 dst[u] = kIn ? shared : global;
                 src[u] = kIn ? global : shared;
@@ -97,7 +111,9 @@ __device__ __forceinline__ void orrery_stage_pass(unsigned char* smem, unsigned 
 __constant__ unsigned orrery_stage_end_load[ORRERY_MAX_STAGE_REGIONS];
 __constant__ unsigned orrery_stage_end_all[ORRERY_MAX_STAGE_REGIONS];
 
-template <bool kIn> __device__ __forceinline__ void orrery_stage_full(unsigned char* smem, const unsigned* end) {
+template <bool kIn>
+__device__ __forceinline__ void orrery_stage_full(unsigned char* smem, const unsigned* end, unsigned in_region,
+                                                  unsigned long long in_base) {
     constexpr unsigned U = ORRERY_STAGE_UNROLL;
     const unsigned nr = orrery_stage_plan.num_regions;
     const unsigned total = nr ? end[nr - 1] : 0;
@@ -126,7 +142,8 @@ template <bool kIn> __device__ __forceinline__ void orrery_stage_full(unsigned c
             if (!ok[u]) continue;
             while (j >= end[r]) start = end[r++];
             const OrreryStageRegion& g = orrery_stage_regions[r];
-            OrreryWide* global = reinterpret_cast<OrreryWide*>(g.base + g.bytes_per_world * block) + (j - start);
+            const unsigned long long base = kIn && r == in_region ? in_base : g.base;
+            OrreryWide* global = reinterpret_cast<OrreryWide*>(base + g.bytes_per_world * block) + (j - start);
             OrreryWide* shared = reinterpret_cast<OrreryWide*>(smem + g.smem) + (j - start);
             dst[u] = kIn ? shared : global;
             src[u] = kIn ? global : shared;
@@ -141,14 +158,37 @@ template <bool kIn> __device__ __forceinline__ void orrery_stage_full(unsigned c
     }
 }
 
+// `in_region`, `in_base`: as orrery_stage_pass (loads only; ORRERY_NO_STAGE_INPUT: none).
+#define ORRERY_NO_STAGE_INPUT 0xffffffffu
 template <bool kIn>
-__device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count, bool skip = false) {
+__device__ __forceinline__ void orrery_stage(unsigned char* smem, unsigned first, unsigned count, bool skip = false,
+                                             unsigned in_region = ORRERY_NO_STAGE_INPUT,
+                                             unsigned long long in_base = 0) {
     if (count == orrery_stage_plan.worlds_per_block) {
-        orrery_stage_full<kIn>(smem, kIn && skip ? orrery_stage_end_load : orrery_stage_end_all);
+        orrery_stage_full<kIn>(smem, kIn && skip ? orrery_stage_end_load : orrery_stage_end_all, in_region, in_base);
         return;
     }
-    orrery_stage_pass<OrreryWide, kIn>(smem, first, count, skip); // the last, partial block
-    orrery_stage_pass<unsigned char, kIn>(smem, first, count, skip);
+    orrery_stage_pass<OrreryWide, kIn>(smem, first, count, skip, in_region, in_base); // the last, partial block
+    orrery_stage_pass<unsigned char, kIn>(smem, first, count, skip, in_region, in_base);
+}
+
+// After the copy back: the block's span of each region args.output_region[k]
+// also goes from shared memory to args.output_base[k] (laid out as the region,
+// 16-byte aligned), 16 bytes a piece where the span allows, else bytes.
+__device__ __forceinline__ void orrery_stage_outputs(const unsigned char* smem, unsigned first, unsigned count,
+                                                     const OrreryStageArgs& args) {
+    for (unsigned k = 0; k < args.num_outputs; ++k) {
+        const OrreryStageRegion& g = orrery_stage_regions[args.output_region[k]];
+        const unsigned long long n = g.bytes_per_world * count;
+        unsigned char* dst = reinterpret_cast<unsigned char*>(args.output_base[k] + g.bytes_per_world * first);
+        const unsigned char* src = smem + g.smem;
+        if (((reinterpret_cast<unsigned long long>(dst) | n) % 16) == 0) {
+            for (unsigned long long i = threadIdx.x; i < n / 16; i += blockDim.x)
+                reinterpret_cast<OrreryWide*>(dst)[i] = reinterpret_cast<const OrreryWide*>(src)[i];
+        } else {
+            for (unsigned long long i = threadIdx.x; i < n; i += blockDim.x) dst[i] = src[i];
+        }
+    }
 }
 
 // Programmatic dependent launch (sm_90+, CudaBackend launches passes with it):
@@ -187,9 +227,11 @@ __device__ __forceinline__ void orrery_stage_clear(unsigned char* smem, unsigned
 }
 
 // `step`: the step pass, which need not load outputs it rewrites; `clear`: it
-// zeroes its cleared outputs here instead of in a clear op.
+// zeroes its cleared outputs here instead of in a clear op. Region `in_region`
+// is loaded from `in_base` (the kernel's launch arguments): a caller's input
+// read in place, which the copy back then leaves in the region's own column.
 __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsigned first, unsigned count, bool step,
-                                                     bool clear) {
+                                                     bool clear, unsigned in_region, unsigned long long in_base) {
     // The header and the tables in use (Storage::used_bytes): the env's, not
     // kMaxArchetypes'. A compile-time count, so the loop unrolls, copied 16
     // bytes per thread: one round of loads for a 256-thread block up to 4 KB.
@@ -217,7 +259,7 @@ __device__ const orrery::Storage& orrery_stage_begin(unsigned char* smem, unsign
     // programmatic launch it overlaps the pass ahead of this one; from here
     // on the worlds are read.
     orrery_wait_for_previous_pass();
-    orrery_stage<true>(smem, first, count, step);
+    orrery_stage<true>(smem, first, count, step, in_region, in_base);
     __syncthreads();
     orrery_let_next_pass_launch();
     orrery::Storage& s = *reinterpret_cast<orrery::Storage*>(smem);
