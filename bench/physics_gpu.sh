@@ -39,7 +39,8 @@ grep -E "^(commit|gpu|build):" "$OUT/build.txt"
 # A variant: its name, then the environment and bench flags it runs with.
 # Hide-and-seek runs the per-node form by default (EnvSpec::prefer_per_node);
 # "mega" is the megakernel (ORRERY_CUDA_PER_NODE=0), "fc-mid"/"fc-min" NVRTC's
-# fast-compile levels (the cold-start settings of docs/perf-notes.md).
+# fast-compile levels, "t8" the per-node programs on 8 host threads (the
+# cold-start settings of docs/perf-notes.md row 30).
 variant_env() {
     case "$1" in
     r*) echo "ORRERY_CUDA_PER_NODE=0 ORRERY_NVRTC_OPTIONS=--maxrregcount=${1#r}" ;;
@@ -48,6 +49,7 @@ variant_env() {
     mega) echo "ORRERY_CUDA_PER_NODE=0" ;;
     fc-*) echo "ORRERY_NVRTC_OPTIONS=--Ofast-compile=${1#fc-}" ;;
     mega-fc-*) echo "ORRERY_CUDA_PER_NODE=0 ORRERY_NVRTC_OPTIONS=--Ofast-compile=${1#mega-fc-}" ;;
+    t*) echo "ORRERY_NVRTC_THREADS=${1#t}" ;; # the per-node programs on fewer host threads
     *) echo "" ;;
     esac
 }

@@ -250,7 +250,7 @@ TEST(CudaBackend, StepReadingMatchesCopyingInWithoutACopy) {
     Simulator unaligned(orrery::make_env_spec("tag", {}), options(W, "cuda", orrery::AutoReset::kSameStep));
     ASSERT_TRUE(dynamic_cast<CudaBackend&>(aligned.backend()).staged()) << aligned.backend().describe();
     const size_t bytes = copied.tensor("action").bytes();
-    DeviceBuffer pool(8 * bytes + 16);
+    DeviceBuffer pool(9 * bytes + 16); // eight aligned sets, then one more at +4 past them (unaligned)
     Actions actions;
     for (Simulator* s : {&copied, &aligned, &unaligned}) s->reset(5);
     for (uint32_t t = 0; t < 60; ++t) {
