@@ -30,10 +30,10 @@ __device__ __noinline__ unsigned char* orrery_scratch_take() {
             while (unsigned free = ~seen & valid) {
                 const unsigned b = unsigned(__ffs(int(free))) - 1u, bit = 1u << b;
                 const unsigned before = atomicOr(g.scratch_busy + word, bit);
-                // No fence (one would also drop the SM's L1 lines, every team's): the
-                // team reads nothing it has not written, and its writes follow this
-                // atomic by control dependency, after the last holder's (released).
-                if (!(before & bit)) return g.scratch + (unsigned long long)(word * 32u + b) * g.scratch_slot_bytes;
+                if (!(before & bit)) {
+                    __threadfence(); // the slot's last holder finished with it before giving it back
+                    return g.scratch + (unsigned long long)(word * 32u + b) * g.scratch_slot_bytes;
+                }
                 seen = before | bit;
             }
         }
@@ -43,19 +43,12 @@ __device__ __noinline__ unsigned char* orrery_scratch_take() {
     }
 }
 
-// Gives slot `slot` back: a release, so the team's writes to it (ordered
-// before this lane's by the team's sync) reach L2 before the next holder can
-// take it and write over them.
+// Gives slot `slot` back once the team's writes to it are done.
 __device__ __forceinline__ void orrery_scratch_give_back(unsigned char* slot) {
     const orrery::Storage& g = orrery_storage();
     const unsigned i = unsigned((slot - g.scratch) / g.scratch_slot_bytes);
-#if __CUDA_ARCH__ >= 700
-    asm volatile("red.release.gpu.global.and.b32 [%0], %1;" ::"l"(g.scratch_busy + i / 32u), "r"(~(1u << (i % 32u)))
-                 : "memory");
-#else
     __threadfence();
     atomicAnd(g.scratch_busy + i / 32u, ~(1u << (i % 32u)));
-#endif
 }
 
 // A per-world node with scratch on world w: take a slot, run, give it back.
