@@ -32,6 +32,11 @@ orrery::SimOptions options(uint32_t worlds, const std::string& device, orrery::A
     return o;
 }
 
+/// Tag on the GPU: most tests here compare two or three of these.
+Simulator tag_on_cuda(uint32_t worlds, orrery::AutoReset mode) {
+    return Simulator(orrery::make_env_spec("tag", {}), options(worlds, "cuda", mode));
+}
+
 /// Every world's Simulator::state_hash, read with one bulk copy per region.
 std::vector<uint64_t> world_hashes(Simulator& sim) {
     const uint32_t W = sim.num_worlds();
@@ -211,7 +216,7 @@ TEST(CudaSanitize, SmallBatchEveryEnv) {
 TEST(CudaBackend, BadActionIsRecordedAndThatWorldDoesNotStep) {
     REQUIRE_GPU();
     orrery::register_builtin_envs();
-    Simulator sim(orrery::make_env_spec("tag", {}), options(4, "cuda", orrery::AutoReset::kNextStep));
+    Simulator sim = tag_on_cuda(4, orrery::AutoReset::kNextStep);
     sim.step();
     const orrery::TensorView& a = sim.tensor("action");
     std::vector<int32_t> act(a.bytes() / 4, 1);
@@ -245,9 +250,9 @@ TEST(CudaBackend, StepReadingMatchesCopyingInWithoutACopy) {
     using namespace orrery::cuda;
     orrery::register_builtin_envs();
     const uint32_t W = 200; // 12 full staged blocks of 16 and a partial one, at most
-    Simulator copied(orrery::make_env_spec("tag", {}), options(W, "cuda", orrery::AutoReset::kSameStep));
-    Simulator aligned(orrery::make_env_spec("tag", {}), options(W, "cuda", orrery::AutoReset::kSameStep));
-    Simulator unaligned(orrery::make_env_spec("tag", {}), options(W, "cuda", orrery::AutoReset::kSameStep));
+    Simulator copied = tag_on_cuda(W, orrery::AutoReset::kSameStep);
+    Simulator aligned = tag_on_cuda(W, orrery::AutoReset::kSameStep);
+    Simulator unaligned = tag_on_cuda(W, orrery::AutoReset::kSameStep);
     ASSERT_TRUE(dynamic_cast<CudaBackend&>(aligned.backend()).staged()) << aligned.backend().describe();
     const size_t bytes = copied.tensor("action").bytes();
     DeviceBuffer pool(9 * bytes + 16); // eight aligned sets, then one more at +4 past them (unaligned)
@@ -280,7 +285,7 @@ TEST(CudaBackend, StepReadingWritesOutputsFromTheStagedCopyBack) {
     REQUIRE_GPU();
     using namespace orrery::cuda;
     orrery::register_builtin_envs();
-    Simulator sim(orrery::make_env_spec("tag", {}), options(200, "cuda", orrery::AutoReset::kSameStep));
+    Simulator sim = tag_on_cuda(200, orrery::AutoReset::kSameStep);
     ASSERT_TRUE(dynamic_cast<CudaBackend&>(sim.backend()).staged()) << sim.backend().describe();
     std::vector<const orrery::TensorView*> outs;
     for (const char* n : {"obs", "reward", "terminated", "truncated", "position"}) outs.push_back(&sim.tensor(n));
@@ -312,7 +317,7 @@ TEST(CudaBackend, StepReadingWritesOutputsFromTheStagedCopyBack) {
 TEST(CudaBackend, StepReadingRecordsABadActionAndThatWorldDoesNotStep) {
     REQUIRE_GPU();
     orrery::register_builtin_envs();
-    Simulator sim(orrery::make_env_spec("tag", {}), options(4, "cuda", orrery::AutoReset::kNextStep));
+    Simulator sim = tag_on_cuda(4, orrery::AutoReset::kNextStep);
     sim.step();
     const orrery::TensorView& a = sim.tensor("action");
     std::vector<int32_t> act(a.bytes() / 4, 1);
@@ -333,8 +338,8 @@ TEST(CudaBackend, StepReadingCapturedInAGraphIsOneKernelAndReadsAtReplay) {
     REQUIRE_GPU();
     using namespace orrery::cuda;
     orrery::register_builtin_envs();
-    Simulator twin(orrery::make_env_spec("tag", {}), options(256, "cuda", orrery::AutoReset::kNextStep));
-    Simulator graphed(orrery::make_env_spec("tag", {}), options(256, "cuda", orrery::AutoReset::kNextStep));
+    Simulator twin = tag_on_cuda(256, orrery::AutoReset::kNextStep);
+    Simulator graphed = tag_on_cuda(256, orrery::AutoReset::kNextStep);
     auto& b = dynamic_cast<CudaBackend&>(graphed.backend());
     ASSERT_TRUE(b.staged()) << b.describe();
     const DriverApi& d = driver();
@@ -370,8 +375,8 @@ TEST(CudaBackend, StepsCapturedInACudaGraphMatchDirectLaunches) {
     REQUIRE_GPU();
     using namespace orrery::cuda;
     orrery::register_builtin_envs();
-    Simulator direct(orrery::make_env_spec("tag", {}), options(256, "cuda", orrery::AutoReset::kNextStep));
-    Simulator graphed(orrery::make_env_spec("tag", {}), options(256, "cuda", orrery::AutoReset::kNextStep));
+    Simulator direct = tag_on_cuda(256, orrery::AutoReset::kNextStep);
+    Simulator graphed = tag_on_cuda(256, orrery::AutoReset::kNextStep);
     auto& b = dynamic_cast<CudaBackend&>(graphed.backend());
     const DriverApi& d = driver();
     graphed.synchronize();
@@ -392,8 +397,8 @@ TEST(CudaBackend, WorkFollowsTheCallersStream) {
     REQUIRE_GPU();
     using namespace orrery::cuda;
     orrery::register_builtin_envs();
-    Simulator plain(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
-    Simulator moved(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
+    Simulator plain = tag_on_cuda(128, orrery::AutoReset::kNextStep);
+    Simulator moved = tag_on_cuda(128, orrery::AutoReset::kNextStep);
     auto& b = dynamic_cast<CudaBackend&>(moved.backend());
     CUstream own = b.stream(), theirs = nullptr;
     ORRERY_CU(driver().cuStreamCreate(&theirs, kStreamNonBlocking));
@@ -417,8 +422,8 @@ TEST(CudaBackend, FollowStreamMovesWorkWithoutWaitingOnTheHost) {
     REQUIRE_GPU();
     using namespace orrery::cuda;
     orrery::register_builtin_envs();
-    Simulator plain(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
-    Simulator moved(orrery::make_env_spec("tag", {}), options(128, "cuda", orrery::AutoReset::kNextStep));
+    Simulator plain = tag_on_cuda(128, orrery::AutoReset::kNextStep);
+    Simulator moved = tag_on_cuda(128, orrery::AutoReset::kNextStep);
     auto& b = dynamic_cast<CudaBackend&>(moved.backend());
     const uintptr_t own = b.own_stream();
     EXPECT_EQ(own, b.native_stream());
@@ -451,7 +456,7 @@ TEST(CudaBackend, TheCpuBackendHasNoNativeStream) {
 TEST(CudaBackend, ExportedTensorsAreDevicePointersAtFixedAddresses) {
     REQUIRE_GPU();
     orrery::register_builtin_envs();
-    Simulator sim(orrery::make_env_spec("tag", {}), options(16, "cuda", orrery::AutoReset::kNextStep));
+    Simulator sim = tag_on_cuda(16, orrery::AutoReset::kNextStep);
     void* obs = sim.tensor("obs").data;
     EXPECT_EQ(sim.tensor("obs").device, orrery::DeviceKind::kCuda);
     for (int i = 0; i < 5; ++i) sim.step();
@@ -481,7 +486,7 @@ TEST(CudaDevice, CudaNeverFallsBackSilently) {
         return;
     }
     try {
-        Simulator sim(orrery::make_env_spec("tag", {}), options(4, "cuda", orrery::AutoReset::kNextStep));
+        Simulator sim = tag_on_cuda(4, orrery::AutoReset::kNextStep);
         FAIL() << "device='cuda' gave a simulator without a usable GPU";
     } catch (const orrery::Error& e) {
         std::string msg = e.what();
