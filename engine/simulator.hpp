@@ -72,6 +72,15 @@ struct GpuOptions {
     /// Host threads compiling the per-node form's kernels, each its own NVRTC
     /// program (0: one per hardware thread). ORRERY_NVRTC_THREADS.
     uint32_t compile_threads = 0;
+    /// Cold start: the kernels the compile cache lacks are first compiled at
+    /// this NVRTC --Ofast-compile level ("min", "mid", "max": a few times
+    /// quicker to compile, the same results, a slower step), so stepping starts
+    /// early, while the fully optimised kernels compile on background host
+    /// threads (compile_threads of them), are cached, and are swapped in
+    /// between two steps (never inside a graph capture). "" compiles them
+    /// fully before the first step. Not used when the env or nvrtc_options
+    /// set a level. ORRERY_NVRTC_BACKGROUND (0 for "", or a level).
+    std::string cold_start_level = "max";
     /// Python on CUDA: the engine queues its work on the caller's (PyTorch's
     /// current) stream, moving there once with one event, so each step needs
     /// no events between the two streams; off, each ordered call waits on the
@@ -283,6 +292,11 @@ class Backend {
     /// copy has landed (then nothing is pending); false while it is in flight or
     /// when nothing was requested.
     virtual bool poll_snapshot(std::vector<uint8_t>& out);
+    /// Waits for kernels still compiling behind the first steps (the CUDA
+    /// backend's cold start, GpuOptions::cold_start_level) and puts them in
+    /// use; nothing elsewhere. Benchmarks call it so that they time the
+    /// kernels a warm start runs.
+    virtual void finish_compiles() {}
 
   private:
     std::vector<uint8_t> host_snapshot_; ///< the base version's landed copy
