@@ -56,8 +56,8 @@ StartPlan plan_start(const std::vector<CompileRequest>& full, const std::string&
                     "'; expected min, mid, max (NVRTC's --Ofast-compile levels) or empty (0) for none");
     StartPlan plan;
     plan.first = full;
-    const bool quick = !level.empty() && nvrtc_version() >= 12080 &&
-                       std::none_of(full.begin(), full.end(), sets_own_level);
+    const bool quick =
+        !level.empty() && nvrtc_version() >= 12080 && std::none_of(full.begin(), full.end(), sets_own_level);
     if (!quick) return plan;
     for (size_t i = 0; i < full.size(); ++i) {
         if (!load_cached_module(full[i]).cubin.empty()) continue; // the full binary is there: no quick start
@@ -71,7 +71,7 @@ StartPlan plan_start(const std::vector<CompileRequest>& full, const std::string&
 BackgroundCompiles::BackgroundCompiles(std::vector<CompileRequest> reqs, unsigned threads)
     : state_(std::make_shared<State>()) {
     state_->reqs = std::move(reqs);
-    nvrtc();       // loaded before the exit handler is registered (exit_guard), so torn down after it runs
+    nvrtc(); // loaded before the exit handler is registered (exit_guard), so torn down after it runs
     exit_guard();
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
     threads = unsigned(std::min<size_t>(threads, state_->reqs.size()));

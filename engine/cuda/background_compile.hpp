@@ -73,8 +73,8 @@ class BackgroundCompiles {
         std::vector<CompileRequest> reqs;
         std::mutex m;
         std::condition_variable cv;
-        size_t next = 0;    ///< the next request to start
-        size_t handed = 0;  ///< results handed to the owner
+        size_t next = 0;   ///< the next request to start
+        size_t handed = 0; ///< results handed to the owner
         bool cancel = false;
         std::vector<Finished> done; ///< finished, not yet taken
         std::atomic<bool> ready{false};
