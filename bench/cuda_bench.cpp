@@ -4,13 +4,18 @@
 // replayed from a CUDA graph. Run it twice with the same --cache-dir to see a
 // warm start from a fresh process.
 
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "engine/cuda/background_compile.hpp"
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/options.hpp"
 #include "envs/registry.hpp"
@@ -28,6 +33,8 @@ struct Args {
     std::vector<uint32_t> worlds = {1024, 16384, 262144};
     uint32_t steps = 2000;
     bool startup_only = false;
+    bool wait_full = false;  ///< --startup-only: also wait for a cold start's full kernels
+    bool cold_start = false; ///< --compile: as a cold start plans it, quick programs then full ones
     bool print_source = false;
     bool compile = false;
     int arch = 90;
@@ -93,6 +100,7 @@ void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     o.gpu.megakernel = !per_node; // and whatever form the env prefers
     orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), o);
     orrery::cuda::CudaBackend& b = cuda_of(sim);
+    b.finish_compiles(); // a cold start's fully optimised kernels, as a warm start runs
     uint32_t steps = n >= 262144 ? a.steps / 4 : a.steps;
     double queued = per_step_us(sim, steps, [&](uint32_t) { sim.step(); });
     double synced = per_step_us(sim, steps / 4, [&](uint32_t) {
@@ -106,16 +114,70 @@ void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     std::fflush(stdout);
 }
 
+/// A start from this process's beginning: the simulator ready, its first step
+/// done (a cold start's target), with --wait-full the fully optimised kernels
+/// in use (a cold start compiles them behind the first steps), and how long
+/// destroying the simulator took (it waits for background compiles running).
 void startup(const Args& a) {
     auto t0 = Clock::now();
-    orrery::Simulator sim(orrery::make_env_spec(a.env, {}), options(1024, false));
-    sim.synchronize();
-    const orrery::cuda::ModuleStats& m = cuda_of(sim).module_stats();
-    std::printf("startup env=%s device=\"%s\" process_to_ready_s=%.3f simulator_s=%.3f module_s=%.3f "
-                "from_cache=%d\n",
-                a.env.c_str(), sim.backend().describe().c_str(), since(kProcessStart), since(t0), m.compile_seconds,
-                m.from_cache ? 1 : 0);
+    auto sim = std::make_unique<orrery::Simulator>(orrery::make_env_spec(a.env, {}), options(1024, false));
+    sim->synchronize();
+    const double ready = since(kProcessStart), made = since(t0);
+    sim->step();
+    sim->synchronize();
+    const double first = since(kProcessStart);
+    const orrery::cuda::ModuleStats& m = cuda_of(*sim).module_stats();
+    std::printf("startup env=%s device=\"%s\" process_to_ready_s=%.3f first_step_s=%.3f simulator_s=%.3f "
+                "module_s=%.3f from_cache=%d first_level=%s background_programs=%zu\n",
+                a.env.c_str(), sim->backend().describe().c_str(), ready, first, made, m.compile_seconds,
+                m.from_cache ? 1 : 0, m.first_level.empty() ? "-" : m.first_level.c_str(), m.background_programs);
+    if (a.wait_full) {
+        sim->backend().finish_compiles();
+        sim->step();
+        sim->synchronize();
+        std::printf("startup env=%s full_kernels_s=%.3f swapped=%zu failed=%zu\n", a.env.c_str(), since(kProcessStart),
+                    m.swapped_programs, m.failed_programs);
+    }
+    auto t1 = Clock::now();
+    sim.reset();
+    std::printf("startup env=%s destroy_s=%.3f\n", a.env.c_str(), since(t1));
     std::fflush(stdout);
+}
+
+/// The compiles of a cold start as the backend plans them (GpuOptions::cold_start_level,
+/// ORRERY_NVRTC_BACKGROUND) on an empty cache: the quick programs the first step waits
+/// for, then the full ones on background threads. Needs NVRTC, no GPU.
+void compile_cold_start(const Args& a, std::vector<orrery::cuda::CompileRequest> reqs, const orrery::GpuOptions& g) {
+    using namespace orrery::cuda;
+    char dir[] = "/tmp/orrery_cold_start_XXXXXX";
+    if (!::mkdtemp(dir)) throw orrery::Error("cannot make a temporary cache directory");
+    for (CompileRequest& r : reqs) {
+        r.use_cache = true;
+        r.cache_dir = dir;
+    }
+    auto t0 = Clock::now();
+    StartPlan plan = plan_start(reqs, g.cold_start_level);
+    std::vector<CompiledModule> first = compile_modules(plan.first, g.compile_threads);
+    const double quick = since(t0);
+    size_t slowest = 0;
+    for (size_t i = 0; i < first.size(); ++i)
+        if (first[i].seconds > first[slowest].seconds) slowest = i;
+    std::vector<CompileRequest> behind;
+    for (size_t i : plan.background) behind.push_back(reqs[i]);
+    double full = quick, slowest_full = 0;
+    if (!behind.empty()) {
+        BackgroundCompiles bg(behind, g.compile_threads);
+        for (const BackgroundCompiles::Finished& f : bg.wait_all()) {
+            if (!f.error.empty()) throw orrery::Error(f.error);
+            slowest_full = std::max(slowest_full, f.module.seconds);
+        }
+        full = since(t0);
+    }
+    std::printf("cold_start env=%s programs=%zu level=%s first_step_compile_s=%.2f (slowest %s %.2f s) "
+                "background_programs=%zu full_kernels_s=%.2f (slowest full program %.2f s)\n",
+                a.env.c_str(), reqs.size(), g.cold_start_level.empty() ? "-" : g.cold_start_level.c_str(), quick,
+                plan.first[slowest].label.c_str(), first[slowest].seconds, behind.size(), full, slowest_full);
+    std::filesystem::remove_all(dir);
 }
 
 /// A cold compile of one kernel form, past the cache, as the backend does it
@@ -138,6 +200,7 @@ void compile_only(const Args& a) {
         r.dump_source_dir = o.gpu.dump_source_dir;
         r.log_compile = false;
     }
+    if (a.cold_start) return compile_cold_start(a, reqs, o.gpu);
     auto t0 = Clock::now();
     std::vector<CompiledModule> ms = compile_modules(reqs, o.gpu.compile_threads);
     double wall = since(t0), sum = 0;
@@ -168,6 +231,10 @@ int main(int argc, char** argv) {
             a.steps = orrery::cli::parse_u32(s, next());
         else if (s == "--startup-only")
             a.startup_only = true;
+        else if (s == "--wait-full")
+            a.wait_full = true;
+        else if (s == "--cold-start")
+            a.cold_start = true;
         else if (s == "--print-source")
             a.print_source = true;
         else if (s == "--compile")
@@ -184,10 +251,10 @@ int main(int argc, char** argv) {
             std::fprintf(
                 stderr,
                 "usage: orrery_cuda_bench [--env E] [--layout L] [--worlds N,N] [--steps T]\n"
-                "                          [--only staged|direct|per-node] [--startup-only]\n"
+                "                          [--only staged|direct|per-node] [--startup-only [--wait-full]]\n"
                 "       orrery_cuda_bench --print-source [--env E] [--per-node | --only direct]   (no GPU needed)\n"
-                "       orrery_cuda_bench --compile [--env E] [--per-node | --only direct] [--arch 90]   (no GPU "
-                "needed)\n");
+                "       orrery_cuda_bench --compile [--env E] [--per-node | --only direct] [--arch 90] [--cold-start]\n"
+                "                          (no GPU needed)\n");
             return 2;
         }
     }

@@ -51,6 +51,10 @@ SimOptions options_from_environment(SimOptions base) {
     g.world_lanes = env_unsigned("ORRERY_CUDA_LANES", g.world_lanes);
     g.scratch_slots = env_unsigned("ORRERY_CUDA_SCRATCH_SLOTS", g.scratch_slots);
     g.compile_threads = env_unsigned("ORRERY_NVRTC_THREADS", g.compile_threads);
+    if (env_off("ORRERY_NVRTC_BACKGROUND"))
+        g.cold_start_level.clear();
+    else
+        g.cold_start_level = env_text("ORRERY_NVRTC_BACKGROUND", g.cold_start_level);
     if (env_on("ORRERY_CUDA_PER_NODE")) base.per_node_launches = true;
     if (env_off("ORRERY_CUDA_PER_NODE")) g.megakernel = true; // the env's preference overruled
     if (env_off("ORRERY_CUDA_FOLLOW")) g.follow_caller_stream = false;

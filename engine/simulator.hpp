@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,15 @@ struct GpuOptions {
     /// Host threads compiling the per-node form's kernels, each its own NVRTC
     /// program (0: one per hardware thread). ORRERY_NVRTC_THREADS.
     uint32_t compile_threads = 0;
+    /// Cold start: the kernels the compile cache lacks are first compiled at
+    /// this NVRTC --Ofast-compile level ("min", "mid", "max": a few times
+    /// quicker to compile, the same results, a slower step), so stepping starts
+    /// early, while the fully optimised kernels compile on background host
+    /// threads (compile_threads of them), are cached, and are swapped in
+    /// between two steps (never inside a graph capture). "" compiles them
+    /// fully before the first step. Not used when the env or nvrtc_options
+    /// set a level. ORRERY_NVRTC_BACKGROUND (0 for "", or a level).
+    std::string cold_start_level = "max";
     /// Python on CUDA: the engine queues its work on the caller's (PyTorch's
     /// current) stream, moving there once with one event, so each step needs
     /// no events between the two streams; off, each ordered call waits on the
@@ -283,6 +293,11 @@ class Backend {
     /// copy has landed (then nothing is pending); false while it is in flight or
     /// when nothing was requested.
     virtual bool poll_snapshot(std::vector<uint8_t>& out);
+    /// Waits for kernels still compiling behind the first steps (the CUDA
+    /// backend's cold start, GpuOptions::cold_start_level) and puts them in
+    /// use; nothing elsewhere. Benchmarks call it so that they time the
+    /// kernels a warm start runs.
+    virtual void finish_compiles() {}
 
   private:
     std::vector<uint8_t> host_snapshot_; ///< the base version's landed copy
@@ -396,8 +411,10 @@ class Simulator {
     /// be made from different threads (a training loop stepping, a watcher
     /// showing frames): they take one fair lock, so a call waits only for the
     /// calls that hold it or asked first (a stepping loop cannot starve a
-    /// watcher), and a view is read through its own scratch storage. Every other
-    /// call belongs to one thread at a time.
+    /// watcher), and a view is read through its own scratch storage. Only a
+    /// request that queues a copy takes that lock: a refused request and
+    /// poll_world_view (its fn included) never wait for a step, nor a step for
+    /// them. Every other call belongs to one thread at a time.
     bool request_world_view(uint32_t world);
     /// Never waits: collects the requested copy if it has landed, then calls fn
     /// with a Ctx over the latest landed copy (possibly several steps old) and
@@ -459,6 +476,8 @@ class Simulator {
     Storage scratch_;
     FairMutex mutex_; ///< step/reset against the world-view calls (other threads), FIFO
     std::atomic<uint64_t> steps_taken_{0};
+    std::mutex poll_mutex_; ///< one poll_world_view at a time: view_bytes_, view_scratch_ and its fn
+    std::mutex view_mutex_; ///< the request state and the backend's snapshot (taken after mutex_, never before)
     std::vector<uint8_t> view_scratch_memory_;
     Storage view_scratch_;           ///< a one-world host copy for poll_world_view
     LaggedView view_, view_pending_; ///< the latest landed view and the requested one

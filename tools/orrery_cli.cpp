@@ -66,6 +66,7 @@ int bench(const BenchArgs& a) {
             o.device = device;
             o.random_inputs = a.actions == "device" || (a.actions == "auto" && device != "cpu");
             orrery::Simulator sim(orrery::make_env_spec(env, a.options), o);
+            sim.backend().finish_compiles(); // a GPU cold start's full kernels: time what a warm start runs
             const bool host_actions = !o.random_inputs;
             uint64_t rng = 0x9E3779B97F4A7C15ull;
             std::vector<std::vector<uint8_t>> pool;

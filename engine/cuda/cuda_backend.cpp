@@ -83,7 +83,8 @@ DeviceInfo device_info(int index) {
 
 CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLayout& layout, const SimOptions& opts,
                          int index)
-    : gpu_(opts.gpu), step_ops_(plan.step), reset_ops_(plan.reset) {
+    : started_(std::chrono::steady_clock::now()), env_name_(spec.name()), gpu_(opts.gpu), step_ops_(plan.step),
+      reset_ops_(plan.reset) {
     const DriverApi& d = driver();
     info_ = device_info(index);
     check_driver_supports_nvrtc();
@@ -128,7 +129,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         grid_ = unsigned((threads + block_ - 1) / block_);
         load_module(spec);
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
-        allocate_scratch(spec);
+        allocate_scratch();
     } catch (...) {
         release();
         throw;
@@ -155,7 +156,6 @@ CUmodule CudaBackend::load_cubin(const CompileRequest& req, const std::string& c
 }
 
 void CudaBackend::load_module(const EnvSpec& spec) {
-    const DriverApi& d = driver();
     // The per-node form: every kernel its own NVRTC program and module, the
     // programs compiled in parallel (a cold start waits for the slowest one,
     // not for the sum); the other forms: one program.
@@ -168,8 +168,11 @@ void CudaBackend::load_module(const EnvSpec& spec) {
     } else {
         reqs.push_back(with_settings(kernel_request(spec, source_, info_.arch), gpu_));
     }
+    // A cold start steps first on kernels compiled at GpuOptions::cold_start_level
+    // while the full ones compile behind; a swap needs to see graph captures.
+    StartPlan start = driver().cuStreamIsCapturing ? plan_start(reqs, gpu_.cold_start_level) : StartPlan{reqs, {}};
     auto t0 = std::chrono::steady_clock::now();
-    std::vector<CompiledModule> ms = compile_modules(reqs, gpu_.compile_threads);
+    std::vector<CompiledModule> ms = compile_modules(start.first, gpu_.compile_threads);
     stats_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true,
               ms.front().cache_path};
     size_t compiled = 0, slowest = 0; // of the programs compiled, not loaded from the cache
@@ -178,31 +181,99 @@ void CudaBackend::load_module(const EnvSpec& spec) {
         if (ms[i].from_cache) continue;
         if (compiled++ == 0 || ms[i].seconds > ms[slowest].seconds) slowest = i;
     }
+    const unsigned threads = unsigned(std::min<size_t>(
+        gpu_.compile_threads ? gpu_.compile_threads : std::max(1u, std::thread::hardware_concurrency()), ms.size()));
+    if (!start.background.empty()) {
+        stats_.first_level = gpu_.cold_start_level;
+        stats_.background_programs = start.background.size();
+    }
     if (source_.per_node && compiled)
         std::fprintf(stderr,
-                     "orrery: NVRTC compiled '%s' per-node kernels for sm_%d in %.2f s (%zu of %zu programs, "
+                     "orrery: NVRTC compiled '%s' per-node kernels for sm_%d in %.2f s (%zu of %zu programs%s, "
                      "%u threads; slowest %s, %.2f s)\n",
                      spec.name().c_str(), info_.arch, stats_.compile_seconds, compiled, ms.size(),
-                     unsigned(std::min<size_t>(gpu_.compile_threads ? gpu_.compile_threads
-                                                                    : std::max(1u, std::thread::hardware_concurrency()),
-                                               ms.size())),
+                     start.background.empty() ? "" : (" at --Ofast-compile=" + gpu_.cold_start_level).c_str(), threads,
                      source_.programs[slowest].node.c_str(), ms[slowest].seconds);
-    std::map<std::string, CUmodule> by_kernel;
-    for (size_t i = 0; i < ms.size(); ++i) {
-        CUmodule m = load_cubin(reqs[i], ms[i].cubin);
-        if (source_.per_node) by_kernel[source_.programs[i].kernel] = m;
-    }
+    for (size_t i = 0; i < source_.step_kernels.size(); ++i) step_program_.push_back(source_.per_node ? i : 0);
+    for (size_t i = 0; i < source_.reset_kernels.size(); ++i)
+        reset_program_.push_back(source_.per_node ? source_.step_kernels.size() + i : 0);
+    step_fns_.assign(source_.step_kernels.size(), nullptr);
+    reset_fns_.assign(source_.reset_kernels.size(), nullptr);
+    for (size_t i = 0; i < ms.size(); ++i) install_program(i, load_cubin(start.first[i], ms[i].cubin));
     module_ = modules_.front();
-    auto module_of = [&](const std::string& kernel) { return source_.per_node ? by_kernel.at(kernel) : module_; };
-    for (const std::string& n : source_.step_kernels) {
-        step_fns_.push_back(nullptr);
-        ORRERY_CU(d.cuModuleGetFunction(&step_fns_.back(), module_of(n), n.c_str()));
+    ORRERY_CU(driver().cuStreamSynchronize(stream_));
+    if (start.background.empty()) return;
+    // The full compiles, the programs that took longest at the quick level
+    // first (so the slowest is not left to start last), on the same threads.
+    std::vector<size_t> order = start.background;
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return ms[a].seconds > ms[b].seconds; });
+    std::vector<CompileRequest> full;
+    for (size_t p : order) {
+        full.push_back(reqs[p]);
+        full.back().log_compile = gpu_.verbose;
     }
-    for (const std::string& n : source_.reset_kernels) {
-        reset_fns_.push_back(nullptr);
-        ORRERY_CU(d.cuModuleGetFunction(&reset_fns_.back(), module_of(n), n.c_str()));
+    full_requests_ = std::move(reqs);
+    background_program_ = order;
+    background_ = std::make_unique<BackgroundCompiles>(std::move(full), gpu_.compile_threads);
+    std::fprintf(stderr,
+                 "orrery: stepping '%s' on kernels compiled at --Ofast-compile=%s; compiling %zu program%s fully "
+                 "on background threads (ORRERY_NVRTC_BACKGROUND=0 compiles them first)\n",
+                 spec.name().c_str(), gpu_.cold_start_level.c_str(), order.size(), order.size() == 1 ? "" : "s");
+}
+
+void CudaBackend::install_program(size_t p, CUmodule m) {
+    const DriverApi& d = driver();
+    for (size_t i = 0; i < step_fns_.size(); ++i)
+        if (step_program_[i] == p) ORRERY_CU(d.cuModuleGetFunction(&step_fns_[i], m, source_.step_kernels[i].c_str()));
+    for (size_t i = 0; i < reset_fns_.size(); ++i)
+        if (reset_program_[i] == p)
+            ORRERY_CU(d.cuModuleGetFunction(&reset_fns_[i], m, source_.reset_kernels[i].c_str()));
+    if (source_.per_node) return;
+    module_ = m; // one program: the megakernel's
+    if (staged_) upload_staging(m);
+}
+
+bool CudaBackend::capturing() const {
+    int status = 0;
+    return driver().cuStreamIsCapturing(stream_, &status) != kCudaSuccess || status != 0;
+}
+
+void CudaBackend::finish_compiles() {
+    if (!background_) return;
+    bind_current();
+    swap_in_compiled(true);
+}
+
+void CudaBackend::swap_in_compiled(bool wait) {
+    // Between two passes, in stream order: a new module's __constant__ Storage
+    // is written on the stream before its first launch, and the passes queued
+    // before keep their modules. Never inside a capture (the graph would hold
+    // the copies, and a capture forbids some of these calls).
+    if (capturing()) return;
+    std::vector<BackgroundCompiles::Finished> done = wait ? background_->wait_all() : background_->take_finished();
+    for (BackgroundCompiles::Finished& f : done) {
+        const size_t p = background_program_[f.index];
+        if (f.error.empty()) {
+            try {
+                install_program(p, load_cubin(full_requests_[p], f.module.cubin));
+                ++stats_.swapped_programs;
+                continue;
+            } catch (const Error& e) { f.error = e.what(); }
+        }
+        ++stats_.failed_programs; // reported once; the quick binary stays in use
+        std::fprintf(stderr,
+                     "orrery: warning: the background compile of %s failed; it keeps running as compiled at "
+                     "--Ofast-compile=%s (the same results, slower): %s\n",
+                     full_requests_[p].label.c_str(), stats_.first_level.c_str(), f.error.c_str());
     }
-    ORRERY_CU(d.cuStreamSynchronize(stream_));
+    if (done.empty()) return;
+    fit_scratch_pool();
+    if (background_->outstanding() > 0) return;
+    stats_.background_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started_).count();
+    std::fprintf(stderr,
+                 "orrery: '%s' now runs its fully optimised kernels (%zu of %zu swapped in, %.2f s after start)\n",
+                 env_name_.c_str(), stats_.swapped_programs, stats_.background_programs, stats_.background_seconds);
+    background_.reset(); // its threads have finished: joined at once
 }
 
 unsigned CudaBackend::resident_scratch_teams_per_sm() const {
@@ -231,7 +302,7 @@ unsigned CudaBackend::resident_scratch_teams_per_sm() const {
     return most;
 }
 
-void CudaBackend::allocate_scratch(const EnvSpec& spec) {
+void CudaBackend::allocate_scratch() {
     const DriverApi& d = driver();
     if (!storage_.scratch_slot_bytes) return; // no step scratch: the modules have their Storage
     {
@@ -249,8 +320,8 @@ void CudaBackend::allocate_scratch(const EnvSpec& spec) {
         const size_t bytes = at + size_t(slots) * storage_.scratch_slot_bytes;
         CUresult r = d.cuMemAlloc(&scratch_, bytes);
         if (r == kCudaErrorOutOfMemory)
-            throw Error("out of device memory: the step scratch of '" + spec.name() + "' needs " +
-                        std::to_string(bytes) + " bytes (" + std::to_string(slots) + " slots of " +
+            throw Error("out of device memory: the step scratch of '" + env_name_ + "' needs " + std::to_string(bytes) +
+                        " bytes (" + std::to_string(slots) + " slots of " +
                         std::to_string(storage_.scratch_slot_bytes) + ") on cuda:" + std::to_string(info_.index) +
                         "; lower num_worlds");
         ORRERY_CU(r);
@@ -260,14 +331,45 @@ void CudaBackend::allocate_scratch(const EnvSpec& spec) {
         storage_.scratch_slots = slots;
         scratch_pool_ = {slots, bytes, basis};
     }
-    // Every module has its own __constant__ Storage (the per-node form: one per kernel).
+    upload_storage_everywhere();
+    ORRERY_CU(d.cuStreamSynchronize(stream_));
+}
+
+void CudaBackend::upload_storage_everywhere() {
+    // Every module has its own __constant__ Storage (the per-node form: one per
+    // kernel; after a cold start's swap, the swapped-out modules too: a graph may still run them).
+    const DriverApi& d = driver();
     for (CUmodule m : modules_) {
         CUdeviceptr sym = 0;
         size_t sym_bytes = 0;
         ORRERY_CU(d.cuModuleGetGlobal(&sym, &sym_bytes, m, kStorageSymbol));
         ORRERY_CU(d.cuMemcpyHtoDAsync(sym, &storage_, sizeof(Storage), stream_));
     }
+}
+
+void CudaBackend::fit_scratch_pool() {
+    if (!storage_.scratch_slot_bytes || gpu_.scratch_slots) return;
+    const unsigned long long resident =
+        (unsigned long long)resident_scratch_teams_per_sm() * unsigned(info_.multiprocessors);
+    if (std::min<unsigned long long>(resident, storage_.num_worlds) <= storage_.scratch_slots) return;
+    // The swapped-in kernels fit more teams than the pool has slots: a larger
+    // pool, once the passes queued on the old one are done.
+    const DriverApi& d = driver();
     ORRERY_CU(d.cuStreamSynchronize(stream_));
+    const CUdeviceptr old = scratch_;
+    const Storage before = storage_;
+    const ScratchPool pool = scratch_pool_;
+    try {
+        allocate_scratch();
+    } catch (const Error& e) { // the old pool stays: teams wait for slots, results are the same
+        scratch_ = old;
+        storage_ = before;
+        scratch_pool_ = pool;
+        upload_storage_everywhere();
+        std::fprintf(stderr, "orrery: warning: keeping %u step-scratch slots: %s\n", storage_.scratch_slots, e.what());
+        return;
+    }
+    ORRERY_CU(d.cuMemFree(old));
 }
 
 namespace {
@@ -379,6 +481,28 @@ unsigned CudaBackend::choose_stage_worlds(const EnvSpec& spec, const StorageLayo
     return block;
 }
 
+void CudaBackend::upload_staging(CUmodule m) {
+    const DriverApi& d = driver();
+    const StageUpload& u = stage_upload_;
+    auto upload = [&](const char* name, const void* data, size_t n) {
+        CUdeviceptr sym = 0;
+        size_t bytes = 0;
+        ORRERY_CU(d.cuModuleGetGlobal(&sym, &bytes, m, name));
+        if (bytes < n) throw Error(std::string("internal: __constant__ ") + name + " is too small");
+        ORRERY_CU(d.cuMemcpyHtoDAsync(sym, data, n, stream_));
+    };
+    upload(kStageRegionsSymbol, stage_table_.data(), stage_table_.size() * sizeof(StageRegion));
+    upload(kStagePlanSymbol, &u.plan, sizeof(u.plan));
+    upload(kStageStorageSymbol, &u.tmpl, sizeof(u.tmpl));
+    upload(kStagePointerMaskSymbol, u.mask.data(), u.mask.size() * sizeof(uint32_t));
+    upload(kStageEndLoadSymbol, u.end_load.data(), u.end_load.size() * sizeof(uint32_t));
+    upload(kStageEndAllSymbol, u.end_all.data(), u.end_all.size() * sizeof(uint32_t));
+    ORRERY_CU(d.cuModuleGetFunction(&step_staged_, m, source_.staged_step_kernel.c_str()));
+    ORRERY_CU(d.cuModuleGetFunction(&reset_staged_, m, source_.staged_reset_kernel.c_str()));
+    ORRERY_CU(d.cuFuncSetAttribute(step_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
+    ORRERY_CU(d.cuFuncSetAttribute(reset_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
+}
+
 void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block) {
     const DriverApi& d = driver();
     StageInputs in(spec, layout, storage_);
@@ -390,40 +514,23 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     unsigned config_at = 0;
     const size_t storage_bytes = size_t(stage_storage_words(spec)) * 8; // as the kernel was generated
     stage_smem_ = unsigned(stage_layout(regions, block, config, skip, in.cleared, storage_bytes, &table, &config_at));
-    std::vector<uint32_t> mask;
-    Storage tmpl = stage_template(storage_, table, mask);
-    StagePlan plan{unsigned(table.size()), block, stage_smem_, config_at, unsigned(storage_bytes / 8)};
-    auto upload = [&](const char* name, const void* data, size_t n) {
-        CUdeviceptr sym = 0;
-        size_t bytes = 0;
-        ORRERY_CU(d.cuModuleGetGlobal(&sym, &bytes, module_, name));
-        if (bytes < n) throw Error(std::string("internal: __constant__ ") + name + " is too small");
-        ORRERY_CU(d.cuMemcpyHtoDAsync(sym, data, n, stream_));
-    };
-    upload(kStageRegionsSymbol, table.data(), table.size() * sizeof(StageRegion));
-    upload(kStagePlanSymbol, &plan, sizeof(plan));
-    upload(kStageStorageSymbol, &tmpl, sizeof(tmpl));
-    upload(kStagePointerMaskSymbol, mask.data(), mask.size() * sizeof(uint32_t));
+    StageUpload& u = stage_upload_;
+    u.tmpl = stage_template(storage_, table, u.mask);
+    u.plan = StagePlan{unsigned(table.size()), block, stage_smem_, config_at, unsigned(storage_bytes / 8)};
     // Piece tables of a full block: one past each region's last 16-byte piece,
     // counted across regions (the step's loads leave rewritten outputs out).
-    std::vector<uint32_t> end_load, end_all;
     uint64_t load = 0, all = 0;
     for (const StageRegion& r : table) {
         uint64_t pieces = r.bytes_per_world * block / 16;
         all += pieces;
         load += (r.flags & kStageSkipLoadOnStep) ? 0 : pieces;
         if (all > UINT32_MAX) throw Error("internal: a staged block has more than 2^32 pieces");
-        end_load.push_back(uint32_t(load));
-        end_all.push_back(uint32_t(all));
+        u.end_load.push_back(uint32_t(load));
+        u.end_all.push_back(uint32_t(all));
     }
-    upload(kStageEndLoadSymbol, end_load.data(), end_load.size() * sizeof(uint32_t));
-    upload(kStageEndAllSymbol, end_all.data(), end_all.size() * sizeof(uint32_t));
-    ORRERY_CU(d.cuModuleGetFunction(&step_staged_, module_, source_.staged_step_kernel.c_str()));
-    ORRERY_CU(d.cuModuleGetFunction(&reset_staged_, module_, source_.staged_reset_kernel.c_str()));
-    ORRERY_CU(d.cuFuncSetAttribute(step_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
-    ORRERY_CU(d.cuFuncSetAttribute(reset_staged_, kFuncAttrMaxDynamicShared, int(stage_smem_)));
-    ORRERY_CU(d.cuStreamSynchronize(stream_)); // `table`, `tmpl` and `mask` are staged from this frame
     stage_table_ = table;
+    upload_staging(module_);
+    ORRERY_CU(d.cuStreamSynchronize(stream_));
     stage_worlds_ = block;
     stage_threads_ = threads;
     stage_grid_ = (storage_.num_worlds + block - 1) / block;
@@ -439,6 +546,7 @@ CudaBackend::~CudaBackend() { release(); }
 
 void CudaBackend::release() noexcept {
     // Teardown never throws; errors here would only hide the original one.
+    background_.reset(); // cancels the compiles not started, waits for those running (no driver calls)
     if (!ctx_) return;
     const DriverApi& d = driver();
     d.cuCtxSetCurrent(ctx_);
@@ -487,6 +595,7 @@ void CudaBackend::launch(CUfunction f, void** params) {
 
 void CudaBackend::run(const std::vector<Op>& ops) {
     bind_current();
+    if (background_ && background_->has_finished()) swap_in_compiled(false); // a step boundary
     const std::vector<CUfunction>* fns = nullptr;
     if (same_ops(ops, step_ops_))
         fns = &step_fns_;
@@ -528,6 +637,7 @@ unsigned CudaBackend::stage_region_of(const void* column, size_t bytes) const {
 void CudaBackend::run_reading(const std::vector<Op>& ops, const InputSource& in, const std::vector<OutputCopy>& outs) {
     if (!staged_ || !same_ops(ops, step_ops_)) return Backend::run_reading(ops, in, outs);
     bind_current();
+    if (background_ && background_->has_finished()) swap_in_compiled(false);
     // The staged step's load reads the input region from the caller's address
     // instead of its base: the same 16-byte pieces when both are 16-byte aligned
     // (the column is, as every staged region), and the copy back leaves the

@@ -3,9 +3,12 @@
 // of an NVRTC-compiled megakernel (or one launch per op, for comparison), all
 // queued on the backend's stream with no host synchronisation in run().
 
+#include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "engine/cuda/background_compile.hpp"
 #include "engine/cuda/codegen.hpp"
 #include "engine/cuda/driver_api.hpp"
 #include "engine/simulator.hpp"
@@ -41,9 +44,16 @@ inline constexpr uint32_t kMaxGatherRegions = 64;
 
 /// How the backend's module was obtained (for logs and benchmarks).
 struct ModuleStats {
-    double compile_seconds = 0;
+    double compile_seconds = 0; ///< what the first step waited for
     bool from_cache = false;
     std::string cache_path;
+    /// A cold start at GpuOptions::cold_start_level: the programs compiled
+    /// first at that level and fully in the background ("" and 0 otherwise).
+    std::string first_level;
+    size_t background_programs = 0;
+    size_t swapped_programs = 0;   ///< of those, swapped in so far
+    size_t failed_programs = 0;    ///< of those, failed (their quick binary stays; reported once each)
+    double background_seconds = 0; ///< from the backend's construction to the last swap
 };
 
 class CudaBackend final : public Backend {
@@ -80,6 +90,10 @@ class CudaBackend final : public Backend {
     bool request_snapshot(const std::vector<Region>& regions, uint32_t world) override;
     /// Queries the copy's event; never waits.
     bool poll_snapshot(std::vector<uint8_t>& out) override;
+    /// Waits for the fully optimised kernels of a cold start still compiling
+    /// (GpuOptions::cold_start_level) and swaps them in; nothing when none is.
+    /// Not inside a graph capture of the stream (then it returns at once).
+    void finish_compiles() override;
 
     /// The stream all work is queued on (for graph capture by callers).
     CUstream stream() const { return stream_; }
@@ -101,17 +115,31 @@ class CudaBackend final : public Backend {
 
   private:
     void load_module(const EnvSpec& spec);
+    /// Uses `m`, loaded from program `p`'s binary, for that program's kernels.
+    void install_program(size_t p, CUmodule m);
+    /// Swaps in the background compiles that have finished (all of them with
+    /// `wait`), at a step boundary and outside any graph capture; modules
+    /// swapped out stay loaded (a graph or queued work may use them).
+    void swap_in_compiled(bool wait);
+    /// True while the stream is being captured into a graph (or cannot tell).
+    bool capturing() const;
+    /// Regrows the step-scratch pool when the swapped-in kernels fit more teams per SM.
+    void fit_scratch_pool();
     /// Sizes and allocates the step-scratch pool once the kernels are loaded
     /// (their occupancy sizes it), then puts its place in every module's __constant__ Storage.
-    void allocate_scratch(const EnvSpec& spec);
+    void allocate_scratch();
+    /// Writes storage_ into every module's __constant__ Storage (stream-ordered).
+    void upload_storage_everywhere();
     /// Teams of the kernels running scratch nodes that can be resident on one SM.
     unsigned resident_scratch_teams_per_sm() const;
     /// Loads one compiled program and sets its __constant__ Storage.
     CUmodule load_cubin(const CompileRequest& req, const std::string& cubin);
     /// Worlds per staged block, or 0 to run the direct megakernel (from the layout and the device).
     unsigned choose_stage_worlds(const EnvSpec& spec, const StorageLayout& layout) const;
-    /// Uploads the staging tables of `block`-world blocks into the loaded module.
+    /// Plans the staging tables of `block`-world blocks and uploads them into the loaded module.
     void plan_staging(const EnvSpec& spec, const StorageLayout& layout, unsigned block);
+    /// Uploads the staging tables into module `m` and takes its staged kernels.
+    void upload_staging(CUmodule m);
     void launch(CUfunction f, void** params);
     /// One staged pass with its launch argument (StageArgs).
     void launch_staged(CUfunction f, const StageArgs& args);
@@ -134,7 +162,13 @@ class CudaBackend final : public Backend {
     CUdeviceptr scratch_ = 0; ///< the step-scratch pool: the busy bitmap, then the slots
     ScratchPool scratch_pool_;
     CUmodule module_ = nullptr;     ///< the megakernel's module (the per-node form: its first)
-    std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel)
+    std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel), swapped out or not
+    std::vector<size_t> step_program_, reset_program_; ///< the program each step and reset kernel comes from
+    std::vector<CompileRequest> full_requests_;        ///< each program's fully optimised request
+    std::unique_ptr<BackgroundCompiles> background_;   ///< a cold start's full compiles still running
+    std::vector<size_t> background_program_;           ///< the program of each background request
+    std::chrono::steady_clock::time_point started_;
+    std::string env_name_;
     Storage storage_;
     GpuOptions gpu_; ///< kernel form and compile settings (SimOptions::gpu)
     std::vector<Op> step_ops_, reset_ops_;
@@ -147,6 +181,12 @@ class CudaBackend final : public Backend {
     unsigned block_ = 128, grid_ = 1;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     std::vector<StageRegion> stage_table_; ///< the staged regions, in the kernel's order
+    /// What plan_staging uploads into the staged module (again into a swapped-in one).
+    struct StageUpload {
+        StagePlan plan{};
+        Storage tmpl;
+        std::vector<uint32_t> mask, end_load, end_all;
+    } stage_upload_;
     ModuleStats stats_;
     // World snapshots (request_snapshot): created at the first request.
     CUstream copy_stream_ = nullptr; ///< device-to-host copies of snapshots, beside the step stream

@@ -320,7 +320,11 @@ std::string compile_options_text(int arch) {
     return s;
 }
 
-CompiledModule compile_module(const CompileRequest& req) {
+namespace {
+
+/// Compiles `req`, or loads it from the cache; with `cache_only`, a missing
+/// entry returns an empty cubin instead of compiling.
+CompiledModule compile_or_load(const CompileRequest& req, bool cache_only) {
     auto t0 = std::chrono::steady_clock::now();
     auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
     check_arch(req.arch);
@@ -350,6 +354,10 @@ CompiledModule compile_module(const CompileRequest& req) {
             std::fprintf(stderr, "orrery: compile cache entry %s rejected (%s); recompiling\n", m.cache_path.c_str(),
                          why.c_str());
     }
+    if (cache_only) {
+        m.cache_path.clear();
+        return m;
+    }
     m.cubin = run_nvrtc(req, headers, options);
     m.seconds = seconds();
     if (req.log_compile)
@@ -360,6 +368,15 @@ CompiledModule compile_module(const CompileRequest& req) {
     else
         m.cache_path.clear();
     return m;
+}
+
+} // namespace
+
+CompiledModule compile_module(const CompileRequest& req) { return compile_or_load(req, false); }
+
+CompiledModule load_cached_module(const CompileRequest& req) {
+    if (!req.use_cache) return {};
+    return compile_or_load(req, true);
 }
 
 std::vector<CompiledModule> compile_modules(const std::vector<CompileRequest>& reqs, unsigned threads) {

@@ -45,6 +45,10 @@ struct CompiledModule {
 /// with NVRTC's log when compilation fails.
 CompiledModule compile_module(const CompileRequest& req);
 
+/// `req`'s binary from the compile cache, without compiling: an empty cubin
+/// when the cache lacks it (or caching is off).
+CompiledModule load_cached_module(const CompileRequest& req);
+
 /// Compiles every request (or loads it from the cache) on up to `threads`
 /// host threads at once (0: one per hardware thread), each its own NVRTC
 /// program and cache entry; the results are in the order of `reqs`. When any

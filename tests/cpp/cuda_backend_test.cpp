@@ -6,9 +6,11 @@
 // need a GPU skip cleanly without one.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -391,6 +393,80 @@ TEST(CudaBackend, StepsCapturedInACudaGraphMatchDirectLaunches) {
     EXPECT_EQ(world_hashes(direct), world_hashes(graphed));
     d.cuGraphExecDestroy(exec);
     d.cuGraphDestroy(graph);
+}
+
+/// A compile cache of its own, empty at first and removed afterwards: a simulator using it starts cold.
+struct ColdCache {
+    std::string dir = (std::filesystem::temp_directory_path() / ("orrery_cold_" + std::to_string(::getpid()))).string();
+    ColdCache() { std::filesystem::remove_all(dir); }
+    ~ColdCache() { std::filesystem::remove_all(dir); }
+};
+
+// A cold start (GpuOptions::cold_start_level, on by default) steps first on
+// kernels compiled at --Ofast-compile=max while the full ones compile behind,
+// then swaps them in between two steps: in the staged megakernel (whose
+// staging tables go into the new module) and the per-node form, the bytes stay
+// the CPU's at every step. A graph captured before the swap still replays
+// after it (swapped-out modules stay loaded, their Storage kept current), and
+// the next simulator on the same cache starts on the full kernels at once.
+TEST(CudaColdStart, SwappingInTheFullKernelsKeepsTheCpuBytes) {
+    REQUIRE_GPU();
+    using namespace orrery::cuda;
+    orrery::register_builtin_envs();
+    const DriverApi& d = driver();
+    for (bool per_node : {false, true}) {
+        SCOPED_TRACE(per_node ? "per-node" : "staged megakernel");
+        ColdCache cache;
+        Simulator cpu(orrery::make_env_spec("tag", {}), options(256, "cpu", orrery::AutoReset::kNextStep));
+        orrery::SimOptions o = options(256, "cuda", orrery::AutoReset::kNextStep, per_node);
+        o.gpu.cache_dir = cache.dir;
+        Simulator gpu(orrery::make_env_spec("tag", {}), o);
+        auto& b = dynamic_cast<CudaBackend&>(gpu.backend());
+        EXPECT_EQ(b.staged(), !per_node) << b.describe();
+        ASSERT_EQ(b.module_stats().first_level, "max");
+        const size_t programs = per_node ? b.kernel_source().programs.size() : 1;
+        ASSERT_EQ(b.module_stats().background_programs, programs);
+        Actions actions;
+        auto step_both = [&](int n) {
+            for (int i = 0; i < n; ++i) {
+                auto values = actions.fill(cpu);
+                Actions::write(cpu, values);
+                Actions::write(gpu, values);
+                cpu.step();
+                gpu.step();
+                ASSERT_EQ(world_hashes(gpu), world_hashes(cpu)) << "step " << cpu.steps_taken();
+            }
+        };
+        cpu.reset(5);
+        gpu.reset(5);
+        step_both(10);
+        // A graph of 5 steps on the actions now in place, captured before the swap.
+        gpu.synchronize();
+        CUgraph graph = nullptr;
+        CUgraphExec exec = nullptr;
+        ORRERY_CU(d.cuStreamBeginCapture(b.stream(), kCaptureModeThreadLocal));
+        for (int i = 0; i < 5; ++i) gpu.step(); // no swap inside a capture
+        ORRERY_CU(d.cuStreamEndCapture(b.stream(), &graph));
+        ORRERY_CU(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
+        auto replay_both = [&] {
+            ORRERY_CU(d.cuGraphLaunch(exec, b.stream()));
+            for (int i = 0; i < 5; ++i) cpu.step();
+            ASSERT_EQ(world_hashes(gpu), world_hashes(cpu)) << "graph replay";
+        };
+        replay_both();
+        b.finish_compiles();
+        EXPECT_EQ(b.module_stats().swapped_programs, programs);
+        EXPECT_EQ(b.module_stats().failed_programs, 0u);
+        replay_both(); // the swapped-out kernels, still loaded
+        step_both(20); // the full kernels
+        d.cuGraphExecDestroy(exec);
+        d.cuGraphDestroy(graph);
+        Simulator warm(orrery::make_env_spec("tag", {}), o);
+        auto& w = dynamic_cast<CudaBackend&>(warm.backend());
+        EXPECT_TRUE(w.module_stats().from_cache);
+        EXPECT_EQ(w.module_stats().first_level, "");
+        EXPECT_EQ(w.module_stats().background_programs, 0u);
+    }
 }
 
 TEST(CudaBackend, WorkFollowsTheCallersStream) {

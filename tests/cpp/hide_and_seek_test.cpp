@@ -4,9 +4,11 @@
 // hash, NVRTC compiles of every kernel form, and CPU = GPU parity.
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <set>
 
@@ -955,6 +957,41 @@ TEST(HideAndSeekGpu, FastCompileLevelsGiveTheCpuBytes) {
         }
     }
     for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(256, 0));
+}
+
+// A cold start (GpuOptions::cold_start_level, the default) on a cache of its
+// own: the per-node programs compiled at --Ofast-compile=max first, the full
+// ones swapped in between steps as they land, all of them by step 30
+// (finish_compiles); the CPU's bytes at every step, 70 steps past a reset.
+TEST(HideAndSeekGpu, ColdStartSwapGivesTheCpuBytes) {
+    REQUIRE_GPU();
+    struct Cache {
+        std::string dir =
+            (std::filesystem::temp_directory_path() / ("orrery_hs_cold_" + std::to_string(::getpid()))).string();
+        Cache() { std::filesystem::remove_all(dir); }
+        ~Cache() { std::filesystem::remove_all(dir); }
+    } cache;
+    EnvOptions o = {{"horizon", "60"}, {"prep_steps", "20"}};
+    Simulator cpu(spec(o), random_actions(256, "cpu", 8, 1));
+    SimOptions g = random_actions(256, "cuda", 0, 1);
+    g.gpu.cache_dir = cache.dir;
+    Simulator gpu(spec(o), g);
+    auto& b = dynamic_cast<cuda::CudaBackend&>(gpu.backend());
+    ASSERT_EQ(b.module_stats().first_level, "max") << b.describe();
+    ASSERT_EQ(b.module_stats().background_programs, b.kernel_source().programs.size());
+    cpu.reset(20);
+    gpu.reset(20);
+    for (uint32_t step = 0; step < 70; ++step) {
+        if (step == 30) {
+            b.finish_compiles();
+            EXPECT_EQ(b.module_stats().swapped_programs, b.module_stats().background_programs);
+            EXPECT_EQ(b.module_stats().failed_programs, 0u);
+        }
+        cpu.step();
+        gpu.step();
+        ASSERT_EQ(first_difference(state_bytes(gpu), state_bytes(cpu)), "") << "differs at step " << step;
+    }
+    EXPECT_EQ(gpu.errors(), std::vector<uint32_t>(256, 0));
 }
 
 // Every world's every byte after every step, 130 steps past two resets (60

@@ -5,10 +5,16 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "engine/cuda/background_compile.hpp"
 #include "engine/cuda/codegen.hpp"
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/cuda/driver_api.hpp"
@@ -137,6 +143,7 @@ struct TempCache {
     ~TempCache() { fs::remove_all(dir); }
     size_t entries() const {
         size_t n = 0;
+        if (!fs::exists(dir)) return n;
         for (const auto& e : fs::directory_iterator(dir)) n += e.path().extension() == ".cubin" ? 1 : 0;
         return n;
     }
@@ -269,4 +276,160 @@ TEST(NvrtcKernels, FastCompileLevelReachesEveryProgramAndTheCacheKey) {
         std::string msg = e.what();
         EXPECT_NE(msg.find("EnvSpec::fast_compile of env 'tag' is 'fastest'"), std::string::npos) << msg;
     }
+}
+
+// --- cold start: quick kernels first, the full ones behind ---------------------------
+
+namespace {
+/// The first `n` of tag's per-node programs, cached in `cache` (a few keep the NVRTC time down).
+std::vector<orrery::cuda::CompileRequest> tag_programs(const TempCache& cache, size_t n) {
+    orrery::cuda::KernelSource k;
+    std::vector<orrery::cuda::CompileRequest> reqs = tag_node_requests(k);
+    reqs.resize(std::min(n, reqs.size()));
+    for (orrery::cuda::CompileRequest& r : reqs) {
+        r.cache_dir = cache.dir.string();
+        r.log_compile = false;
+    }
+    return reqs;
+}
+} // namespace
+
+// What the CUDA backend does on a cold start, without the GPU: the programs the
+// cache lacks start at the quick level (their own cache entries: the level is in
+// the key), the full ones compile on background threads into the cache, and the
+// next start finds them and plans no quick compile at all.
+TEST(NvrtcColdStart, QuickProgramsFirstThenTheFullOnesAreCachedBehind) {
+    if (orrery::cuda::nvrtc_version() < 12080) GTEST_SKIP() << "NVRTC before 12.8 has no --Ofast-compile";
+    TempCache cache;
+    std::vector<orrery::cuda::CompileRequest> full = tag_programs(cache, 3);
+    orrery::cuda::StartPlan plan = orrery::cuda::plan_start(full, "max");
+    ASSERT_EQ(plan.first.size(), full.size());
+    ASSERT_EQ(plan.background.size(), full.size()) << "an empty cache: every program starts quick";
+    for (size_t i = 0; i < full.size(); ++i) {
+        EXPECT_EQ(plan.background[i], i);
+        EXPECT_EQ(plan.first[i].fast_compile, "max") << plan.first[i].label;
+        EXPECT_EQ(plan.first[i].source, full[i].source);
+    }
+    std::vector<orrery::cuda::CompiledModule> quick = orrery::cuda::compile_modules(plan.first, 2);
+    EXPECT_EQ(cache.entries(), full.size());
+    std::vector<orrery::cuda::CompileRequest> behind;
+    for (size_t i : plan.background) behind.push_back(full[i]);
+    std::vector<orrery::cuda::BackgroundCompiles::Finished> done;
+    {
+        orrery::cuda::BackgroundCompiles bg(behind, 2);
+        EXPECT_EQ(bg.size(), full.size());
+        done = bg.wait_all();
+        EXPECT_EQ(bg.outstanding(), 0u);
+        EXPECT_FALSE(bg.has_finished());
+        EXPECT_TRUE(bg.take_finished().empty());
+    }
+    ASSERT_EQ(done.size(), full.size());
+    std::vector<bool> seen(full.size(), false);
+    bool some_binary_differs = false;
+    for (const auto& f : done) {
+        ASSERT_LT(f.index, full.size());
+        EXPECT_FALSE(seen[f.index]) << "each request finishes once";
+        seen[f.index] = true;
+        EXPECT_EQ(f.error, "");
+        EXPECT_FALSE(f.module.from_cache);
+        EXPECT_EQ(f.module.cubin.substr(0, 4), "\x7f"
+                                               "ELF");
+        EXPECT_NE(f.module.cache_path, quick[f.index].cache_path) << "a key of its own per level";
+        some_binary_differs = some_binary_differs || f.module.cubin != quick[f.index].cubin;
+    }
+    EXPECT_TRUE(some_binary_differs) << "the level reached NVRTC";
+    EXPECT_EQ(cache.entries(), 2 * full.size()) << "quick and full entries side by side";
+    // The next start: the full binaries are cached, so nothing starts quick.
+    orrery::cuda::StartPlan warm = orrery::cuda::plan_start(full, "max");
+    EXPECT_TRUE(warm.background.empty());
+    std::vector<orrery::cuda::CompiledModule> loaded = orrery::cuda::compile_modules(warm.first, 2);
+    for (size_t i = 0; i < full.size(); ++i) {
+        EXPECT_EQ(warm.first[i].fast_compile, "");
+        EXPECT_TRUE(loaded[i].from_cache);
+        for (const auto& f : done)
+            if (f.index == i) { EXPECT_EQ(loaded[i].cubin, f.module.cubin); }
+    }
+}
+
+// No quick start where it would not be the fully optimised kernels that follow:
+// the level off, or a level the env or the simulator chose itself; an unknown
+// level is refused by name.
+TEST(NvrtcColdStart, NoQuickStartWhenOffOrALevelIsAlreadyChosen) {
+    TempCache cache;
+    std::vector<orrery::cuda::CompileRequest> full = tag_programs(cache, 2);
+    EXPECT_TRUE(orrery::cuda::plan_start(full, "").background.empty());
+    std::vector<orrery::cuda::CompileRequest> env_level = full, own_option = full;
+    env_level[1].fast_compile = "mid"; // EnvSpec::fast_compile
+    own_option[0].extra_options = "--Ofast-compile=0";
+    for (const auto* reqs : {&env_level, &own_option}) {
+        orrery::cuda::StartPlan p = orrery::cuda::plan_start(*reqs, "max");
+        EXPECT_TRUE(p.background.empty());
+        for (size_t i = 0; i < reqs->size(); ++i) EXPECT_EQ(p.first[i].fast_compile, (*reqs)[i].fast_compile);
+    }
+    EXPECT_EQ(cache.entries(), 0u) << "planning compiles nothing";
+    try {
+        orrery::cuda::plan_start(full, "fastest");
+        FAIL() << "an unknown level was accepted";
+    } catch (const orrery::Error& e) {
+        std::string msg = e.what();
+        EXPECT_NE(msg.find("GpuOptions::cold_start_level (ORRERY_NVRTC_BACKGROUND) is 'fastest'"), std::string::npos)
+            << msg;
+    }
+}
+
+// A background compile that fails is handed over with its label and NVRTC's
+// log, once; the others finish as usual.
+TEST(NvrtcColdStart, AFailedBackgroundCompileIsHandedOverNotLost) {
+    TempCache cache;
+    std::vector<orrery::cuda::CompileRequest> reqs = tag_programs(cache, 3);
+    reqs[1].source += "\n__device__ void broken() { undefined_name_xyz = 1; }\n";
+    orrery::cuda::BackgroundCompiles bg(reqs, 2);
+    std::vector<orrery::cuda::BackgroundCompiles::Finished> done = bg.wait_all();
+    ASSERT_EQ(done.size(), 3u);
+    size_t failed = 0;
+    for (const auto& f : done) {
+        if (f.index != 1) {
+            EXPECT_EQ(f.error, "") << reqs[f.index].label;
+            EXPECT_FALSE(f.module.cubin.empty());
+            continue;
+        }
+        ++failed;
+        EXPECT_EQ(f.error.rfind(reqs[1].label + ": ", 0), 0u) << f.error;
+        EXPECT_NE(f.error.find("undefined_name_xyz"), std::string::npos) << f.error;
+        EXPECT_TRUE(f.module.cubin.empty());
+    }
+    EXPECT_EQ(failed, 1u);
+    EXPECT_TRUE(bg.take_finished().empty()) << "handed over once";
+}
+
+// Destroying the compiles (a simulator destroyed on a cold start) cancels the
+// programs not yet started and waits only for the one running: once the first
+// of six has finished on one thread, at most one more lands in the cache. The
+// time the destruction waited is printed, not asserted.
+TEST(NvrtcColdStart, DestructionWaitsOnlyForTheCompilesRunning) {
+    TempCache cache;
+    std::vector<orrery::cuda::CompileRequest> reqs = tag_programs(cache, 6);
+    auto bg = std::make_unique<orrery::cuda::BackgroundCompiles>(reqs, 1);
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+    while (!bg->has_finished() && std::chrono::steady_clock::now() < limit)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_TRUE(bg->has_finished());
+    auto t0 = std::chrono::steady_clock::now();
+    bg.reset();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_GE(cache.entries(), 1u);
+    EXPECT_LE(cache.entries(), 2u) << "the requests not started were cancelled";
+    std::printf("destroyed 1 thread of %zu compiles after %.2f s\n", reqs.size(), waited);
+}
+
+// A process that exits while a background compile runs (a simulator never
+// destroyed) waits for it at exit, rather than tearing NVRTC down under it.
+TEST(NvrtcColdStart, ExitWhileCompilingIsClean) {
+    auto leak_and_exit = [] {
+        TempCache cache;
+        std::vector<orrery::cuda::CompileRequest> reqs = tag_programs(cache, 4);
+        new orrery::cuda::BackgroundCompiles(reqs, 2); // never destroyed
+        std::exit(0);
+    };
+    EXPECT_EXIT(leak_and_exit(), ::testing::ExitedWithCode(0), "");
 }

@@ -13,11 +13,11 @@
 
 namespace {
 
-const char* const kVariables[] = {"ORRERY_CUDA_STAGE",  "ORRERY_CUDA_STAGE_WORLDS", "ORRERY_CUDA_STAGE_BLOCKS",
-                                  "ORRERY_CUDA_PDL",    "ORRERY_CACHE_DIR",         "ORRERY_DUMP_SOURCE",
-                                  "ORRERY_VERBOSE",     "ORRERY_SOURCE_DIR",        "ORRERY_NVRTC_OPTIONS",
-                                  "ORRERY_CUDA_LANES",  "ORRERY_CUDA_PER_NODE",     "ORRERY_NVRTC_THREADS",
-                                  "ORRERY_CUDA_FOLLOW", "ORRERY_CUDA_SCRATCH_SLOTS"};
+const char* const kVariables[] = {"ORRERY_CUDA_STAGE",  "ORRERY_CUDA_STAGE_WORLDS",  "ORRERY_CUDA_STAGE_BLOCKS",
+                                  "ORRERY_CUDA_PDL",    "ORRERY_CACHE_DIR",          "ORRERY_DUMP_SOURCE",
+                                  "ORRERY_VERBOSE",     "ORRERY_SOURCE_DIR",         "ORRERY_NVRTC_OPTIONS",
+                                  "ORRERY_CUDA_LANES",  "ORRERY_CUDA_PER_NODE",      "ORRERY_NVRTC_THREADS",
+                                  "ORRERY_CUDA_FOLLOW", "ORRERY_CUDA_SCRATCH_SLOTS", "ORRERY_NVRTC_BACKGROUND"};
 
 /// Clears the variables for one test and puts the caller's values back after it.
 class Environment : public ::testing::Test {
@@ -54,6 +54,7 @@ TEST_F(Environment, NothingSetKeepsTheDefaultsAndTheBase) {
     EXPECT_EQ(o.gpu.scratch_slots, 0u);
     EXPECT_FALSE(o.gpu.megakernel);
     EXPECT_EQ(o.gpu.compile_threads, 0u);
+    EXPECT_EQ(o.gpu.cold_start_level, "max");
     EXPECT_FALSE(o.per_node_launches);
     EXPECT_TRUE(o.gpu.follow_caller_stream);
 }
@@ -73,6 +74,7 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     setenv("ORRERY_CUDA_SCRATCH_SLOTS", "3", 1);
     setenv("ORRERY_NVRTC_THREADS", "3", 1);
     setenv("ORRERY_CUDA_FOLLOW", "0", 1);
+    setenv("ORRERY_NVRTC_BACKGROUND", "mid", 1);
     orrery::SimOptions o = orrery::options_from_environment();
     EXPECT_FALSE(o.gpu.stage);
     EXPECT_EQ(o.gpu.stage_worlds, 80u);
@@ -86,6 +88,7 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     EXPECT_EQ(o.gpu.world_lanes, 8u);
     EXPECT_EQ(o.gpu.scratch_slots, 3u);
     EXPECT_EQ(o.gpu.compile_threads, 3u);
+    EXPECT_EQ(o.gpu.cold_start_level, "mid");
     EXPECT_TRUE(o.per_node_launches);
     EXPECT_FALSE(o.gpu.follow_caller_stream);
     EXPECT_FALSE(o.gpu.megakernel);
@@ -110,6 +113,15 @@ TEST_F(Environment, SwitchesChangeOnlyAtZeroOrOne) {
     EXPECT_TRUE(o.gpu.follow_caller_stream);
     EXPECT_TRUE(o.gpu.programmatic_launch);
     EXPECT_FALSE(o.per_node_launches) << "a switch that is off by default turns on only at 1";
+}
+
+// ORRERY_NVRTC_BACKGROUND=0 turns the cold start's background compile off
+// (everything compiled fully before the first step); any other value names the level.
+TEST_F(Environment, BackgroundZeroCompilesFullyFirst) {
+    setenv("ORRERY_NVRTC_BACKGROUND", "0", 1);
+    EXPECT_EQ(orrery::options_from_environment().gpu.cold_start_level, "");
+    setenv("ORRERY_NVRTC_BACKGROUND", "min", 1);
+    EXPECT_EQ(orrery::options_from_environment().gpu.cold_start_level, "min");
 }
 
 } // namespace
