@@ -30,6 +30,9 @@ Rows (median over interleaved repeats, microseconds per step of all worlds):
                    T steps (the XLA FFI custom call; the 16 sets in turn, on the
                    env's device), per step; obs, reward and the done flags of
                    every step come back as XLA arrays.
+  jax scan, kept none  the same scan keeping no step's outputs (one obs element
+                   summed into the carry): the custom call and XLA's loop without
+                   the stacking of T steps' outputs.
 Columns: +bench / +loop are us/step over those two rows. "host" is the time the
 loop took before the final device wait (on a GPU the step is host-bound only when
 that exceeds the engine's step). "cpu us" (CPU device, one thread) is this
@@ -37,6 +40,7 @@ thread's CPU time per step: the whole step, not counting time slices that other
 processes take, which on a shared machine makes it the steadier measure.
 
   python bench/python_step.py --threads 1        # the CPU, 1,024 Overcooked worlds
+  python bench/python_step.py --threads 1 --jax --only "jax scan"   # the jitted scan beside the references
   python bench/python_step.py --device cuda --json python_step.json --profile
 """
 
@@ -110,8 +114,10 @@ def captured(env, pool, T: int, timer, stream=None):
     return measure
 
 
-def jax_scan(env, stacked, T: int, timer):
-    """A measure() of jit(lax.scan) over T steps of orrery.jax.make_step(env), per step."""
+def jax_scan(env, stacked, T: int, timer, keep: bool = True):
+    """A measure() of jit(lax.scan) over T steps of orrery.jax.make_step(env), per step.
+    keep=False: the scan keeps no step's outputs (one obs element goes into its
+    carry), so XLA stacks nothing: the custom call and the while loop alone."""
     os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # beside torch in one process
     import jax
     import jax.numpy as jnp
@@ -125,6 +131,8 @@ def jax_scan(env, stacked, T: int, timer):
 
     @jax.jit
     def rollout(a):
+        if not keep:
+            return jax.lax.scan(lambda carry, x: (carry + step(x)[0].ravel()[0].astype(jnp.int32), None), 0, a)[0]
         return jax.lax.scan(lambda carry, x: (carry, step(x)), 0, a)[1]
 
     jax.block_until_ready(rollout(acts))  # compile
@@ -148,6 +156,8 @@ def main() -> int:
     ap.add_argument("--json", default="", help="also write the rows here")
     ap.add_argument("--profile", action="store_true", help="also print cProfile's top functions of env.step(a)")
     ap.add_argument("--jax", action="store_true", help="also time orrery.jax.make_step in jit(lax.scan)")
+    ap.add_argument("--only", default="", help="of the other rows, time only those starting with this "
+                    "(orrery bench, engine loop and step(actions) always run: the references)")
     a = ap.parse_args()
 
     options = {"layout": a.layout} if a.layout else {}
@@ -231,9 +241,13 @@ def main() -> int:
     if a.jax:
         try:
             rows[f"jax scan (T={a.graph_steps})"] = jax_scan(env, stacked, a.graph_steps, timer)
+            rows["jax scan, kept none"] = jax_scan(env, stacked, a.graph_steps, timer, keep=False)
         except Exception as e:  # report, and measure the rest
             print(f"jax scan: not measured: {type(e).__name__}: {e}")
 
+    if a.only:
+        rows = {k: v for k, v in rows.items()
+                if k in ("orrery bench", "engine loop", "step(actions)") or k.startswith(a.only)}
     for label, measure in list(rows.items()):  # warm-up; a row that fails is reported and left out
         try:
             measure(64)

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "engine/cpu/cpu_backend.hpp"
 
@@ -113,6 +114,37 @@ void CpuBackend::run(const std::vector<Op>& ops) {
         uint32_t b = c * chunk_;
         uint32_t e = std::min(num_worlds_, b + chunk_);
         run_ops(ops, b, e, worker);
+    });
+}
+
+void CpuBackend::run_reading(const std::vector<Op>& ops, const InputSource& in, const std::vector<OutputCopy>& outs) {
+    // Every exported tensor is world-major (its worlds' bytes one after the
+    // other), so a chunk's share is one contiguous run of each. A size that
+    // does not split by world, or a source or destination partly over its
+    // column (chunks would overwrite what others still read), takes the base
+    // version, which moves each whole.
+    auto apart = [](const void* a, const void* b, size_t n) {
+        auto x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+        return x == y || x + n <= y || y + n <= x;
+    };
+    bool split = in.bytes % num_worlds_ == 0 && apart(in.source, in.column, in.bytes);
+    for (const OutputCopy& o : outs) split = split && o.bytes % num_worlds_ == 0 && apart(o.dst, o.column, o.bytes);
+    if (!split) return Backend::run_reading(ops, in, outs);
+    uint32_t chunks = (num_worlds_ + chunk_ - 1) / chunk_;
+    pool_.parallel_for(chunks, [&](uint32_t c, uint32_t worker) {
+        uint32_t b = c * chunk_;
+        uint32_t e = std::min(num_worlds_, b + chunk_);
+        auto share = [&](size_t bytes) { return std::pair{bytes / num_worlds_ * b, bytes / num_worlds_ * (e - b)}; };
+        if (in.source != in.column) {
+            auto [at, n] = share(in.bytes);
+            std::memcpy(static_cast<uint8_t*>(in.column) + at, static_cast<const uint8_t*>(in.source) + at, n);
+        }
+        run_ops(ops, b, e, worker);
+        for (const OutputCopy& o : outs) {
+            if (o.dst == o.column) continue;
+            auto [at, n] = share(o.bytes);
+            std::memcpy(static_cast<uint8_t*>(o.dst) + at, static_cast<const uint8_t*>(o.column) + at, n);
+        }
     });
 }
 

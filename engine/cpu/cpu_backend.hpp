@@ -19,6 +19,14 @@ class CpuBackend final : public Backend {
     std::string describe() const override;
     const Storage& storage() const override { return storage_; }
     void run(const std::vector<Op>& ops) override;
+    /// The step pass with the input and outputs moved chunk by chunk on the
+    /// thread that steps the chunk: each chunk's actions copied in just before
+    /// its ops, its outputs written to their destinations just after, while
+    /// both are in that thread's cache; no pass over the whole batch before or
+    /// after the step (the base version's two), as the CUDA staged step loads
+    /// and writes them from its copies in and back.
+    void run_reading(const std::vector<Op>& ops, const InputSource& in,
+                     const std::vector<OutputCopy>& outs = {}) override;
     void copy_to_host(void* dst, const void* src, size_t n) override;
     void copy_from_host(void* dst, const void* src, size_t n) override;
     void copy_within(void* dst, const void* src, size_t n) override;

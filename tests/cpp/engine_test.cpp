@@ -393,6 +393,39 @@ TEST(StepReading, WritesTheOutputsItIsGivenAfterTheStep) {
     EXPECT_EQ(sim.steps_taken(), 12u);
 }
 
+TEST(StepReading, ChunkedOnThreadsStepsAsWritingThenCopying) {
+    // The CPU backend moves the actions in and the outputs out chunk by chunk,
+    // on the thread stepping each chunk: with 3 threads and 301 worlds (chunks
+    // of 13, the last one short), every output lands whole and the worlds
+    // follow the trajectory of writing the actions, stepping, then copying.
+    Simulator written = make_tag(301, 3, AutoReset::kSameStep), read = make_tag(301, 3, AutoReset::kSameStep);
+    written.reset(9);
+    read.reset(9);
+    const TensorView& a = read.tensor("action");
+    std::vector<int32_t> caller(a.bytes() / 4);
+    const uint32_t agents = uint32_t(a.shape[1]);
+    std::vector<std::string> names = {"obs", "reward", "terminated", "truncated", "final_obs"};
+    std::vector<std::vector<uint8_t>> out;
+    std::vector<OutputCopy> copies;
+    for (const std::string& n : names) out.emplace_back(read.tensor(n).bytes(), uint8_t(0xAB));
+    for (size_t k = 0; k < names.size(); ++k)
+        copies.push_back({read.tensor(names[k]).data, out[k].data(), read.tensor(names[k]).bytes()});
+    for (uint32_t t = 0; t < 40; ++t) {
+        set_actions(written, t);
+        written.step();
+        for (uint32_t w = 0; w < 301; ++w)
+            for (uint32_t i = 0; i < agents; ++i) caller[w * agents + i] = action_of(w, t, i);
+        read.step_reading("action", caller.data(), copies);
+        ASSERT_EQ(std::memcmp(a.data, caller.data(), a.bytes()), 0) << "step " << t;
+        for (size_t k = 0; k < names.size(); ++k) {
+            const TensorView& v = written.tensor(names[k]);
+            ASSERT_EQ(std::memcmp(out[k].data(), v.data, v.bytes()), 0) << names[k] << ", step " << t;
+        }
+        for (uint32_t w = 0; w < 301; w += 50) ASSERT_EQ(read.state_hash(w), written.state_hash(w)) << "step " << t;
+    }
+    EXPECT_EQ(read.state_hash(300), written.state_hash(300));
+}
+
 TEST(StepReading, OutOfRangeValueThrowsNamingItAndChangesNothing) {
     Simulator sim = make_tag(3, 2);
     sim.step();
