@@ -96,8 +96,9 @@ const char* kernels_label(const orrery::cuda::CudaBackend& b, bool per_node) {
 
 void bench_steps(const Args& a, uint32_t n, bool per_node, bool direct) {
     orrery::SimOptions o = options(n, per_node);
-    o.gpu.stage = !direct;        // this row's kernel form, whatever ORRERY_CUDA_STAGE says
-    o.gpu.megakernel = !per_node; // and whatever form the env prefers
+    o.gpu.stage = !direct;          // this row's kernel form, whatever ORRERY_CUDA_STAGE says
+    o.gpu.megakernel = !per_node;   // and whatever form the env prefers
+    o.gpu.cold_start_level.clear(); // the rows time the full kernels: compile them first
     orrery::Simulator sim(orrery::make_env_spec(a.env, a.env_options), o);
     orrery::cuda::CudaBackend& b = cuda_of(sim);
     b.finish_compiles(); // a cold start's fully optimised kernels, as a warm start runs
