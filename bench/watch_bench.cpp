@@ -4,8 +4,11 @@
 // thread (as a training loop that shows frames itself would) reading the world
 // with read_world (waits for every queued step) or from lagging world views
 // (Simulator::request/poll_world_view, never waits), and on a watcher thread
-// of its own from world views. Reports the step rates, the frame rates and
-// how many steps the views trailed.
+// of its own from world views. Reports the step rates, the frame rates, how
+// many of the frames were rendered (FrameRenderer renders a frame only when
+// its scene or camera changed; the others repeat the last one) and how many
+// steps the views trailed. --moving-camera turns the camera a little every
+// frame, so that every frame is rendered (a user orbiting the view).
 
 #include <algorithm>
 #include <atomic>
@@ -35,6 +38,8 @@ struct BenchArgs {
     /// world view, view thread, alone, ...), and are summed: a step whose cost
     /// changes over an episode (hide-and-seek's) is then sampled alike by all.
     uint32_t rounds = 1;
+    /// Turn the camera every frame: every frame differs and is rendered.
+    bool moving_camera = false;
 };
 
 /// How frames are made: none; on the stepping thread from read_world or from
@@ -42,15 +47,16 @@ struct BenchArgs {
 enum class Watch { kNone, kSync, kLagging, kThread };
 
 struct Phase {
-    uint64_t steps = 0, frames = 0;
+    uint64_t steps = 0, frames = 0, renders = 0; ///< renders: frames not repeated from the last one
     /// `seconds` runs until the queued steps have finished (the step rate);
     /// `watched` until stepping stopped, when frames stop too (the frame rate).
-    double seconds = 0.0, watched = 0.0, frame_seconds = 0.0;
+    double seconds = 0.0, watched = 0.0, frame_seconds = 0.0, render_seconds = 0.0;
     uint64_t views = 0, lag_sum = 0, lag_max = 0; ///< fresh views and their lag (kLagging)
 
     Phase& operator+=(const Phase& o) {
-        steps += o.steps, frames += o.frames, views += o.views, lag_sum += o.lag_sum;
+        steps += o.steps, frames += o.frames, renders += o.renders, views += o.views, lag_sum += o.lag_sum;
         seconds += o.seconds, watched += o.watched, frame_seconds += o.frame_seconds;
+        render_seconds += o.render_seconds;
         lag_max = std::max(lag_max, o.lag_max);
         return *this;
     }
@@ -82,12 +88,18 @@ const orrery::render::Scene& frame_scene(orrery::Simulator& sim, Watch watch, or
 /// schedule does not drift: a late frame is followed by the next one on time,
 /// and only a frame more than a whole period late restarts it.
 void maybe_frame(orrery::Simulator& sim, orrery::render::FrameRenderer& frames, Watch watch,
-                 orrery::render::Scene& last, Phase& p, Clock::time_point& next_frame, Clock::duration period) {
+                 orrery::render::Scene& last, Phase& p, Clock::time_point& next_frame, Clock::duration period,
+                 bool moving_camera) {
     auto now = Clock::now();
     if (now < next_frame) return;
-    std::vector<uint8_t> rgba =
-        frames.render(frame_scene(sim, watch == Watch::kThread ? Watch::kLagging : watch, last, p));
-    p.frame_seconds += std::chrono::duration<double>(Clock::now() - now).count();
+    orrery::render::Camera cam;
+    if (moving_camera) cam.yaw += 0.002f * float(p.frames % 1000); // a slow orbit: every frame differs
+    const orrery::render::Scene& scene = frame_scene(sim, watch == Watch::kThread ? Watch::kLagging : watch, last, p);
+    const uint64_t renders = frames.renders();
+    std::vector<uint8_t> rgba = frames.render(scene, cam);
+    const double took = std::chrono::duration<double>(Clock::now() - now).count();
+    p.frame_seconds += took;
+    if (frames.renders() != renders) ++p.renders, p.render_seconds += took;
     ++p.frames;
     next_frame += period;
     if (next_frame + period < Clock::now()) next_frame = Clock::now();
@@ -98,7 +110,8 @@ void maybe_frame(orrery::Simulator& sim, orrery::render::FrameRenderer& frames, 
 /// waits for each step, as a loop that reads every step's outputs does;
 /// otherwise steps queue freely (at most `ahead` of them when it is not 0).
 Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRenderer& frames, Watch watch,
-                orrery::render::Scene& last, double fps, bool lockstep, uint32_t ahead = 0) {
+                orrery::render::Scene& last, double fps, bool lockstep, uint32_t ahead = 0,
+                bool moving_camera = false) {
     Phase p;
     sim.synchronize();
     auto start = Clock::now(), next_frame = start;
@@ -108,7 +121,7 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
     if (watch == Watch::kThread)
         watcher = std::thread([&] {
             while (!stop.load()) {
-                maybe_frame(sim, frames, watch, last, p, next_frame, period);
+                maybe_frame(sim, frames, watch, last, p, next_frame, period, moving_camera);
                 std::this_thread::sleep_until(std::min(next_frame, Clock::now() + period));
             }
         });
@@ -118,7 +131,7 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
         ++steps;
         if (lockstep || (ahead != 0 && steps % ahead == 0)) sim.synchronize();
         if (watch == Watch::kSync || watch == Watch::kLagging)
-            maybe_frame(sim, frames, watch, last, p, next_frame, period);
+            maybe_frame(sim, frames, watch, last, p, next_frame, period, moving_camera);
     }
     stop = true;
     if (watcher.joinable()) watcher.join();
@@ -134,6 +147,8 @@ void print_watched(const char* label, const Phase& w, double rate_alone, double 
     std::printf("  %-16s %.1f steps/s (%.3g env-steps/s), %.1f frames/s, %.2f ms per frame, step-rate drop %.2f%%\n",
                 label, rate, rate * worlds, double(w.frames) / w.watched,
                 1e3 * w.frame_seconds / double(w.frames ? w.frames : 1), 100.0 * (1.0 - rate / rate_alone));
+    std::printf("  %-16s %.1f of them rendered/s (%.2f ms each), the rest repeated an unchanged frame\n", "",
+                double(w.renders) / w.watched, 1e3 * w.render_seconds / double(w.renders ? w.renders : 1));
     if (w.views)
         std::printf("  %-16s %llu views landed, %.1f steps behind on average, %llu at most\n", "",
                     (unsigned long long)w.views, double(w.lag_sum) / double(w.views), (unsigned long long)w.lag_max);
@@ -149,16 +164,18 @@ int bench(const BenchArgs& a) {
     run_phase(*sim, 0.5, frames, Watch::kSync, last, a.fps, true);
     run_phase(*sim, 0.5, frames, Watch::kLagging, last, a.fps, true);
     double worlds = double(sim->num_worlds());
-    std::printf("env %s, %u worlds on %s, frames %ux%u on %s\n", a.common.env.c_str(), sim->num_worlds(),
-                sim->backend().describe().c_str(), a.width, a.height, frames.device_name().c_str());
+    std::printf("env %s, %u worlds on %s, frames %ux%u on %s%s\n", a.common.env.c_str(), sim->num_worlds(),
+                sim->backend().describe().c_str(), a.width, a.height, frames.device_name().c_str(),
+                a.moving_camera ? ", camera turning every frame" : "");
     std::fflush(stdout);
     for (bool lockstep : {true, false}) {
         Phase alone, sync, lagging, threaded;
         for (uint32_t r = 0; r < a.rounds; ++r) {
-            alone += run_phase(*sim, a.seconds, frames, Watch::kNone, last, a.fps, lockstep, a.ahead);
-            sync += run_phase(*sim, a.seconds, frames, Watch::kSync, last, a.fps, lockstep, a.ahead);
-            lagging += run_phase(*sim, a.seconds, frames, Watch::kLagging, last, a.fps, lockstep, a.ahead);
-            threaded += run_phase(*sim, a.seconds, frames, Watch::kThread, last, a.fps, lockstep, a.ahead);
+            const double t = a.seconds, f = a.fps;
+            alone += run_phase(*sim, t, frames, Watch::kNone, last, f, lockstep, a.ahead, a.moving_camera);
+            sync += run_phase(*sim, t, frames, Watch::kSync, last, f, lockstep, a.ahead, a.moving_camera);
+            lagging += run_phase(*sim, t, frames, Watch::kLagging, last, f, lockstep, a.ahead, a.moving_camera);
+            threaded += run_phase(*sim, t, frames, Watch::kThread, last, f, lockstep, a.ahead, a.moving_camera);
         }
         double rate_alone = double(alone.steps) / alone.seconds;
         if (lockstep)
@@ -184,6 +201,10 @@ int main(int argc, char** argv) {
         for (int i = 1; i < argc; ++i) {
             std::string arg = argv[i];
             if (orrery::render::parse_common(a.common, argc, argv, i)) continue;
+            if (arg == "--moving-camera") {
+                a.moving_camera = true;
+                continue;
+            }
             if (i + 1 >= argc) throw orrery::Error("option " + arg + " needs a value");
             if (arg == "--seconds")
                 a.seconds = std::stod(argv[++i]);
@@ -202,10 +223,11 @@ int main(int argc, char** argv) {
         if (!(a.seconds > 0.0) || !(a.fps > 0.0)) throw orrery::Error("--seconds and --fps must be positive");
         return bench(a);
     } catch (const std::exception& e) {
-        std::fprintf(stderr,
-                     "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
-                     "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--ahead N] [--rounds R]\n",
-                     e.what());
+        std::fprintf(
+            stderr,
+            "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
+            "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--ahead N] [--rounds R] [--moving-camera]\n",
+            e.what());
         return 2;
     }
 }

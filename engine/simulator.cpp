@@ -382,7 +382,12 @@ void Simulator::read_world(uint32_t world, const std::function<void(Ctx&)>& fn) 
 
 bool Simulator::request_world_view(uint32_t world) {
     check_world(world, "world");
-    std::lock_guard<FairMutex> lock(mutex_);
+    {
+        std::lock_guard<std::mutex> state(view_mutex_);
+        if (view_requested_) return false; // refused without waiting for a step: the usual case while one is in flight
+    }
+    std::lock_guard<FairMutex> lock(mutex_); // the copy is queued between two steps
+    std::lock_guard<std::mutex> state(view_mutex_);
     if (view_requested_) return false;
     if (!backend_->request_snapshot(regions_, world)) return false;
     view_pending_ = LaggedView{world, steps_taken(), 0, false};
@@ -391,19 +396,28 @@ bool Simulator::request_world_view(uint32_t world) {
 }
 
 bool Simulator::poll_world_view(const std::function<void(Ctx&, const LaggedView&)>& fn) {
-    std::lock_guard<FairMutex> lock(mutex_);
-    bool fresh = view_requested_ && backend_->poll_snapshot(view_bytes_);
-    if (fresh) {
-        view_ = view_pending_;
-        view_requested_ = false;
-        view_landed_ = true;
+    // Neither the collecting nor fn takes the step lock: a watcher never waits
+    // for a step (one blocked in a launch included), and a step never waits for
+    // a watcher building its scene. Polls take turns (view_scratch_ and fn);
+    // the request state is view_mutex_'s, held briefly.
+    std::lock_guard<std::mutex> polling(poll_mutex_);
+    LaggedView shown;
+    {
+        std::lock_guard<std::mutex> state(view_mutex_);
+        bool fresh = view_requested_ && backend_->poll_snapshot(view_bytes_);
+        if (fresh) {
+            view_ = view_pending_;
+            view_requested_ = false;
+            view_landed_ = true;
+        }
+        if (!view_landed_) return false;
+        view_.lag = steps_taken() - view_.step;
+        view_.fresh = fresh;
+        shown = view_;
     }
-    if (!view_landed_) return false;
-    view_.lag = steps_taken() - view_.step;
-    view_.fresh = fresh;
     load_scratch(view_bytes_.data(), view_scratch_);
     Ctx ctx(view_scratch_, 0);
-    fn(ctx, view_);
+    fn(ctx, shown);
     return true;
 }
 

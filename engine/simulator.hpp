@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -296,6 +297,7 @@ class Backend {
     /// backend's cold start, GpuOptions::cold_start_level) and puts them in
     /// use; nothing elsewhere. Benchmarks call it so that they time the
     /// kernels a warm start runs.
+    /// @warning Between steps, from the thread that steps (it swaps kernels).
     virtual void finish_compiles() {}
 
   private:
@@ -410,8 +412,10 @@ class Simulator {
     /// be made from different threads (a training loop stepping, a watcher
     /// showing frames): they take one fair lock, so a call waits only for the
     /// calls that hold it or asked first (a stepping loop cannot starve a
-    /// watcher), and a view is read through its own scratch storage. Every other
-    /// call belongs to one thread at a time.
+    /// watcher), and a view is read through its own scratch storage. Only a
+    /// request that queues a copy takes that lock: a refused request and
+    /// poll_world_view (its fn included) never wait for a step, nor a step for
+    /// them. Every other call belongs to one thread at a time.
     bool request_world_view(uint32_t world);
     /// Never waits: collects the requested copy if it has landed, then calls fn
     /// with a Ctx over the latest landed copy (possibly several steps old) and
@@ -473,6 +477,8 @@ class Simulator {
     Storage scratch_;
     FairMutex mutex_; ///< step/reset against the world-view calls (other threads), FIFO
     std::atomic<uint64_t> steps_taken_{0};
+    std::mutex poll_mutex_; ///< one poll_world_view at a time: view_bytes_, view_scratch_ and its fn
+    std::mutex view_mutex_; ///< the request state and the backend's snapshot (taken after mutex_, never before)
     std::vector<uint8_t> view_scratch_memory_;
     Storage view_scratch_;           ///< a one-world host copy for poll_world_view
     LaggedView view_, view_pending_; ///< the latest landed view and the requested one

@@ -21,6 +21,13 @@ struct FrameOptions {
 
 /// Renders scenes into an RGBA8 image and reads it back. Works wherever any
 /// Vulkan driver exists (lavapipe included); needs no display.
+///
+/// A frame whose scene and camera equal the last rendered frame's is not
+/// rendered again: render() hands back that frame's pixels without submitting
+/// anything to the device. A watcher asking for 60 frames a second of a world
+/// whose view changes ten times a second then renders ten of them, which
+/// matters when the device also runs the simulator: on one GPU the renders
+/// take turns with the kernels stepping the batch (docs/viewer.md, item 5).
 class FrameRenderer {
   public:
     /// Throws orrery::Error when no Vulkan driver or device exists, or a size is 0.
@@ -35,6 +42,11 @@ class FrameRenderer {
     /// RGBA8 pixels of an already built scene.
     std::vector<uint8_t> render(const Scene& scene, const Camera& cam = {});
 
+    /// Frames handed out by render(), and those of them that were rendered
+    /// (the others repeated the last rendered frame, its scene and camera unchanged).
+    uint64_t frames() const { return frames_; }
+    uint64_t renders() const { return renders_; }
+
     uint32_t width() const { return opts_.width; }
     uint32_t height() const { return opts_.height; }
     /// The Vulkan device the frames come from.
@@ -44,6 +56,7 @@ class FrameRenderer {
     struct Impl;
     FrameOptions opts_;
     std::unique_ptr<Impl> impl_;
+    uint64_t frames_ = 0, renders_ = 0;
 };
 
 /// One frame of world `world` as RGBA8 (height rows of width * 4 bytes, top row

@@ -28,6 +28,7 @@ struct Camera {
     std::array<float, 3> eye{0.0f, 0.0f, 0.0f}, forward{1.0f, 0.0f, 0.0f};
     float eye_fov = 2.3561945f; ///< 135 degrees, hide-and-seek's vision cone
     float eye_near = 0.05f;
+    bool operator==(const Camera&) const = default;
 };
 
 /// A 3-D camera's placement: eye, right, up and forward unit vectors, the

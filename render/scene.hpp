@@ -10,6 +10,11 @@
 #include "engine/ctx.hpp"
 #include "engine/env.hpp"
 
+namespace orrery {
+/// Colours compare channel by channel (Scene's comparison uses it).
+inline bool operator==(const Rgba& a, const Rgba& b) { return a.r == b.r && a.g == b.g && a.b == b.b && a.a == b.a; }
+} // namespace orrery
+
 namespace orrery::render {
 
 /// 2-D primitive kinds the shape shader knows (the fragment shader's switch).
@@ -23,6 +28,7 @@ struct Instance2D {
     uint32_t color;
     uint32_t prim;
     float pad;
+    bool operator==(const Instance2D&) const = default;
 };
 static_assert(sizeof(Instance2D) == 32, "instance stride is fixed in the pipeline");
 
@@ -37,6 +43,7 @@ struct Instance3D {
     float half_length = 0.0f; ///< capsules: half the segment along the local z axis, world units
     uint32_t flags = 0;       ///< kGridFlag: the floor grid is drawn on it
     float pad[2] = {0.0f, 0.0f};
+    bool operator==(const Instance3D&) const = default;
 };
 static_assert(sizeof(Instance3D) == 64, "instance stride is fixed in the pipeline");
 inline constexpr uint32_t kGridFlag = 1;
@@ -49,6 +56,7 @@ struct Vertex3D {
     float p[3];
     float n[3];
     float seg;
+    bool operator==(const Vertex3D&) const = default;
 };
 
 /// A hull body: its triangles (Scene::hull_vertices[first, first + count), body
@@ -56,12 +64,14 @@ struct Vertex3D {
 struct HullInstance {
     uint32_t first, count;
     Instance3D at;
+    bool operator==(const HullInstance&) const = default;
 };
 
 /// One end of an overlay line segment: world position and RGBA8 colour.
 struct LineVertex {
     float p[3];
     uint32_t color;
+    bool operator==(const LineVertex&) const = default;
 };
 
 /// A drawn body, kept for picking, the entity's-eye camera and the inspector.
@@ -74,6 +84,7 @@ struct BodyRef {
     float bound = 0.0f;          ///< bounding-sphere radius
     int32_t mesh = -1;           ///< the Mesh whose instance draws it; Mesh::kCount: Scene::hulls
     uint32_t instance = 0;       ///< index in that mesh's instances (or in Scene::hulls)
+    bool operator==(const BodyRef&) const = default;
 };
 
 /// Everything one frame draws.
@@ -89,6 +100,9 @@ struct Scene {
     std::vector<BodyRef> bodies;                     ///< BodyDraw bodies in draw order
     std::vector<std::string> status;                 ///< the DrawSpec::statuses that hold, their lines
     std::array<float, 3> light = {0.5f, 0.3f, 0.6f}; ///< towards the sun
+    /// Member by member (floats by value): two equal scenes draw the same pixels
+    /// under one camera, which is how FrameRenderer knows a frame need not be redrawn.
+    bool operator==(const Scene&) const = default;
 };
 
 /// What a scene shows besides the declared marks: the overlays turned on, by

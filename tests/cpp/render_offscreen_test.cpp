@@ -176,6 +176,61 @@ TEST(RenderOffscreen, ThreeDimensionalViewDrawsShadedMeshes) {
     expect_color(pixel(img, n, 0, 0), kBackground, "corner");
 }
 
+TEST(RenderOffscreen, AFrameIsRenderedOnlyWhenItsSceneOrCameraChanged) {
+    // A watcher asks for frames faster than the world changes: a frame equal to
+    // the last rendered one (same scene, same camera) repeats its pixels without
+    // a render; a changed world state or camera is rendered.
+    REQUIRE_VULKAN();
+    auto sim = tag_world();
+    place(*sim, 0, 0.25f, 0.3f, 0.7f, 0.8f);
+    const uint32_t n = 128;
+    FrameRenderer fr({n, n, {}});
+    orrery::render::Scene first = orrery::render::scene_of(*sim, 0);
+    std::vector<uint8_t> a = fr.render(first);
+    EXPECT_EQ(fr.renders(), 1u);
+    std::vector<uint8_t> again = fr.render(orrery::render::scene_of(*sim, 0)); // built anew, equal
+    EXPECT_EQ(fr.frames(), 2u);
+    EXPECT_EQ(fr.renders(), 1u) << "an unchanged scene and camera must not be rendered again";
+    EXPECT_EQ(again, a);
+
+    // The world changes (the pursuer moves): rendered, and the pursuer is in its new place.
+    place(*sim, 0, 0.6f, 0.3f, 0.7f, 0.8f);
+    std::vector<uint8_t> moved = fr.render(*sim, 0);
+    EXPECT_EQ(fr.renders(), 2u);
+    float up = 0.6f * 0.05f;
+    auto [ox, oy] = to_pixel(0.25f, 0.3f - up, n);
+    auto [nx, ny] = to_pixel(0.6f, 0.3f - up, n);
+    expect_color(pixel(moved, n, ox, oy), kBackground, "the pursuer's old place");
+    expect_color(pixel(moved, n, nx, ny), kPursuer, "the pursuer's new place");
+    // A step changes the world too (both agents accelerate to the right).
+    auto* act = static_cast<int32_t*>(sim->tensor("action").data);
+    act[0] = act[1] = tag::kRight;
+    sim->step();
+    fr.render(*sim, 0);
+    EXPECT_EQ(fr.renders(), 3u) << "a stepped world must be rendered";
+
+    // The camera changes (zoomed in): rendered, and the view differs; the same camera again is not.
+    orrery::render::Scene now = orrery::render::scene_of(*sim, 0);
+    orrery::render::Camera zoomed;
+    zoomed.zoom = 2.0f;
+    std::vector<uint8_t> plain = fr.render(now);
+    EXPECT_EQ(fr.renders(), 3u) << "same scene and camera as the stepped frame";
+    std::vector<uint8_t> closer = fr.render(now, zoomed);
+    EXPECT_EQ(fr.renders(), 4u);
+    EXPECT_NE(closer, plain);
+    EXPECT_EQ(fr.render(now, zoomed), closer);
+    EXPECT_EQ(fr.renders(), 4u);
+    // Back to the default camera: rendered again (only the last frame is kept), the same pixels as before.
+    EXPECT_EQ(fr.render(now), plain);
+    EXPECT_EQ(fr.renders(), 5u);
+    // An overlay-like change the state does not make (one more line) is a change too.
+    now.lines.push_back({{0.1f, 0.1f, 0.0f}, orrery::render::pack({255, 255, 0, 255})});
+    now.lines.push_back({{0.9f, 0.9f, 0.0f}, orrery::render::pack({255, 255, 0, 255})});
+    fr.render(now);
+    EXPECT_EQ(fr.renders(), 6u);
+    EXPECT_EQ(fr.frames(), 9u);
+}
+
 TEST(RenderOffscreen, RejectsBadWorldAndSize) {
     REQUIRE_VULKAN();
     auto sim = tag_world();

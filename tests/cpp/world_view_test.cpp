@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <string>
 #include <thread>
 #include <utility>
@@ -287,6 +288,47 @@ TEST(WorldView, AWatcherWaitsOnlyForTheStepsAheadOfIt) {
     EXPECT_LE(over, waits.size() / 20) << "calls that waited for more than 2 steps; median " << waits[waits.size() / 2]
                                        << ", most " << waits.back();
     EXPECT_LE(waits[waits.size() / 2], 1u);
+}
+
+TEST(WorldView, AWatchersCallbackDoesNotHoldUpSteps) {
+    // poll_world_view's fn runs without the simulator's step lock: a watcher
+    // building a scene or a frame in it must not stall a training thread's
+    // step(). Here fn waits (up to 20 s) for another thread to finish a step;
+    // with the lock held during fn the step could not finish until fn gave up.
+    register_builtin_envs();
+    SimOptions o;
+    o.num_worlds = 4;
+    o.threads = 1;
+    o.random_inputs = true;
+    Simulator sim(make_env_spec("tag", {}), o);
+    sim.reset(1);
+    ASSERT_TRUE(sim.request_world_view(2));
+    std::atomic<bool> in_fn{false};
+    bool stepped_meanwhile = false, called = false;
+    std::thread stepper([&] {
+        while (!in_fn.load()) std::this_thread::yield();
+        sim.step();
+    });
+    sim.poll_world_view([&](Ctx&, const LaggedView& v) {
+        called = true;
+        EXPECT_TRUE(v.fresh);
+        const uint64_t before = sim.steps_taken();
+        in_fn = true;
+        auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (sim.steps_taken() == before && std::chrono::steady_clock::now() < give_up)
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        stepped_meanwhile = sim.steps_taken() > before;
+    });
+    in_fn = true; // a poll that never called fn still lets the stepper go
+    stepper.join();
+    EXPECT_TRUE(called);
+    EXPECT_TRUE(stepped_meanwhile) << "step() waited for the watcher's callback";
+    // The view shown is still the one requested before the step, one step behind now.
+    sim.poll_world_view([&](Ctx&, const LaggedView& v) {
+        EXPECT_FALSE(v.fresh);
+        EXPECT_EQ(v.step, 0u);
+        EXPECT_EQ(v.lag, 1u);
+    });
 }
 
 TEST(BackendSnapshot, CpuCopiesAtOnceAndHandsOverOnce) {
