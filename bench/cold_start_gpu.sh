@@ -24,7 +24,8 @@ BIN="$BUILD/bench/orrery_cuda_bench"
 
 # default: quick kernels at --Ofast-compile=max, the full ones swapped in behind;
 # bg-mid: the quick level mid; bg0: everything fully compiled first (as before);
-# mega: the megakernel (one program) the same way.
+# mega: the megakernel (one program) the same way; quit: the default, destroyed
+# right after its first step (destroy_s: the wait for the compiles running).
 variant_env() {
     case "$1" in
     bg0) echo "ORRERY_NVRTC_BACKGROUND=0" ;;
@@ -34,14 +35,14 @@ variant_env() {
     esac
 }
 warm=""
-for v in ${COLD:-default bg-mid bg0}; do
+for v in ${COLD:-default quit bg-mid bg0}; do
     c=$(mktemp -d)
     t0=$(date +%s.%N)
     env ORRERY_CACHE_DIR="$c" CUDA_CACHE_DISABLE=1 CUDA_CACHE_PATH="$c/nv" $(variant_env "$v") \
-        "$BIN" --env "$ENV_NAME" --startup-only --wait-full >"$OUT/cold_$v.log" 2>&1
+        "$BIN" --env "$ENV_NAME" --startup-only $([ "$v" = quit ] || echo --wait-full) >"$OUT/cold_$v.log" 2>&1
     t1=$(date +%s.%N)
     printf "cold %-8s process %6.2f s | %s\n" "$v" "$(awk "BEGIN {print $t1 - $t0}")" \
-        "$(grep -hoE '(first_step_s|module_s|first_level|full_kernels_s|swapped|failed|destroy_s)=[^ ]*' \
+        "$(grep -hoE '(first_step_s|module_s|first_level|full_kernels_s|swapped|failed|early_step_us|full_step_us|destroy_s)=[^ ]*' \
             "$OUT/cold_$v.log" | tr '\n' ' ')"
     grep -h "^orrery:" "$OUT/cold_$v.log" | sed 's/^/    /'
     if [ "$v" = default ]; then warm=$c; else rm -rf "$c"; fi

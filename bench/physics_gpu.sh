@@ -85,10 +85,10 @@ if [ "${SKIP_TESTS:-0}" != 1 ]; then
 fi
 
 # Cold start: each COLD variant alone on an empty cache, the whole process
-# timed (start, compile, 64 worlds, 2 steps, exit). `orrery bench` waits for a
-# cold start's background compiles (GpuOptions::cold_start_level) before its
-# steps, so this is the time to the fully optimised kernels; the time to the
-# first step is bench/cold_start_gpu.sh's. The driver's compute cache
+# timed (start, compile, 64 worlds, 2 steps, exit). `orrery bench` compiles the
+# fully optimised kernels before its steps (no quick kernels first unless
+# ORRERY_NVRTC_BACKGROUND is set, GpuOptions::cold_start_level), so this is the
+# time to them; the time to the first step is bench/cold_start_gpu.sh's. The driver's compute cache
 # is off and empty too (CUDA 13's NVRTC can reuse it: docs/perf-notes.md row 12).
 for v in ${COLD:-default mega}; do
     c=$(mktemp -d)

@@ -297,6 +297,7 @@ class Backend {
     /// backend's cold start, GpuOptions::cold_start_level) and puts them in
     /// use; nothing elsewhere. Benchmarks call it so that they time the
     /// kernels a warm start runs.
+    /// @warning Between steps, from the thread that steps (it swaps kernels).
     virtual void finish_compiles() {}
 
   private:

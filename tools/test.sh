@@ -27,6 +27,10 @@ ctest --preset asan -j "$jobs" -E "$asan_skip"
 for t in engine_test ecs_test world_view_test fair_mutex_test; do
   TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$root/build/tsan/tests/$t" --gtest_brief=1
 done
+# A GPU cold start's background compiles (NVRTC on host threads; no GPU needed).
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1" "$root/build/tsan/tests/nvrtc_kernels_test" --gtest_brief=1 \
+  --gtest_filter='NvrtcColdStart.*'
+
 # libFuzzer (clang, ASan + UBSan) on every parser and loader of untrusted
 # input, 30 s per target from the committed corpus (docs/security.md).
 "$root/tools/fuzz.sh" 30

@@ -6,6 +6,8 @@
 
 #include "engine/cuda/background_compile.hpp"
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <cstdlib>
 
@@ -28,24 +30,28 @@ struct ExitGuard {
     bool exiting = false;
 };
 
-ExitGuard& exit_guard();
+/// Never destroyed (threads may use it during exit). A forked child has none
+/// of the parent's threads, so it starts a fresh one (the old one's lock may
+/// have been held at the fork).
+std::atomic<ExitGuard*> g_exit_guard{nullptr};
 
 void wait_at_exit() {
-    ExitGuard& g = exit_guard();
+    ExitGuard& g = *g_exit_guard.load();
     std::unique_lock<std::mutex> lock(g.m);
     g.exiting = true;
     g.cv.wait(lock, [&] { return g.running == 0; });
 }
 
 ExitGuard& exit_guard() {
-    // Never destroyed (threads may use it during exit); the handler is
-    // registered after NVRTC is loaded, so it runs before NVRTC's own teardown.
-    static ExitGuard* g = [] {
-        auto* made = new ExitGuard;
+    // The handler is registered after NVRTC is loaded, so it runs before NVRTC's own teardown.
+    static const bool registered = [] {
+        g_exit_guard.store(new ExitGuard);
+        ::pthread_atfork(nullptr, nullptr, [] { g_exit_guard.store(new ExitGuard); });
         std::atexit(wait_at_exit);
-        return made;
+        return true;
     }();
-    return *g;
+    (void)registered;
+    return *g_exit_guard.load();
 }
 
 } // namespace
@@ -94,7 +100,7 @@ BackgroundCompiles::~BackgroundCompiles() {
 }
 
 void BackgroundCompiles::work(const std::shared_ptr<State>& s) {
-    ExitGuard& g = exit_guard();
+    ExitGuard& g = exit_guard(); // the process's (a fork's child runs no worker)
     for (;;) {
         size_t i = 0;
         {

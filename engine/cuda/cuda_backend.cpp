@@ -214,7 +214,10 @@ void CudaBackend::load_module(const EnvSpec& spec) {
     }
     full_requests_ = std::move(reqs);
     background_program_ = order;
-    background_ = std::make_unique<BackgroundCompiles>(std::move(full), gpu_.compile_threads);
+    // By default a core fewer than the machine has: the thread that steps keeps one.
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned behind = gpu_.compile_threads ? gpu_.compile_threads : std::max(1u, cores - 1);
+    background_ = std::make_unique<BackgroundCompiles>(std::move(full), behind);
     std::fprintf(stderr,
                  "orrery: stepping '%s' on kernels compiled at --Ofast-compile=%s; compiling %zu program%s fully "
                  "on background threads (ORRERY_NVRTC_BACKGROUND=0 compiles them first)\n",

@@ -12,6 +12,8 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
+#include <utility>
 
 #include <stb_image.h>
 
@@ -109,6 +111,42 @@ TEST(RenderView, RunningViewerDrawsFromLaggingWorldViews) {
     ASSERT_EQ(im.w, int(kShotW));
     ASSERT_EQ(im.h, int(kShotH));
     expect_color(scene_pixel(im, 2.5f, 0.3f), {64, 64, 70}, "pot tile"); // chefs never stand on counters
+    std::remove(shot.c_str());
+}
+
+/// The frames orrery-view's log says it made and rendered.
+std::pair<long, long> frames_rendered(const std::string& log) {
+    const std::string key = "orrery-view: ";
+    for (size_t at = log.find(key); at != std::string::npos; at = log.find(key, at + 1)) {
+        long frames = -1, rendered = -1;
+        if (std::sscanf(log.c_str() + at, "orrery-view: %ld frames, %ld of them rendered", &frames, &rendered) == 2)
+            return {frames, rendered};
+    }
+    return {-1, -1};
+}
+
+TEST(RenderView, AFrameIsDrawnOnlyWhenSomethingChanged) {
+    // Paused, nothing changes after ImGui has laid its panels out: those frames
+    // are neither rendered nor presented (the last, a screenshot, is). Running,
+    // every frame steps the world (speed far above the frame rate) and shows the
+    // new step in the panel: every frame is rendered.
+    if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
+    if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+    const std::string shot = temp_path("still.png");
+    std::string log;
+    ASSERT_EQ(run_viewer("--paused --frames 40", shot, log), 0) << log;
+    auto [frames, rendered] = frames_rendered(log);
+    EXPECT_EQ(frames, 40) << log;
+    EXPECT_GE(rendered, 2) << log;
+    EXPECT_LE(rendered, 8) << "a paused, untouched view must not be drawn every frame\n" << log;
+    Image im = load_png(shot); // the screenshot frame still shows the kitchen
+    expect_color(scene_pixel(im, 2.5f, 0.3f), {64, 64, 70}, "pot tile");
+    std::remove(shot.c_str());
+
+    ASSERT_EQ(run_viewer("--worlds 4 --frames 40 --speed 100000", shot, log), 0) << log;
+    std::tie(frames, rendered) = frames_rendered(log);
+    EXPECT_EQ(frames, 40) << log;
+    EXPECT_GE(rendered, 38) << "each frame took a step, which the panel shows\n" << log;
     std::remove(shot.c_str());
 }
 

@@ -324,6 +324,8 @@ int run(const ViewArgs& a) {
         inspected = std::move(report);
         if (last_frame) break;
     }
+    std::printf("orrery-view: %llu frames, %llu of them rendered (the others showed an unchanged frame)\n",
+                (unsigned long long)window.frames(), (unsigned long long)window.renders());
     if (a.inspect_given) {
         bool found = false;
         for (const auto& e : inspected.entities) {

@@ -4,6 +4,7 @@
 #include "tools/view/window.hpp"
 
 #include <cstring>
+#include <thread>
 
 #define GLFW_INCLUDE_VULKAN
 #include <GLFW/glfw3.h>
@@ -15,8 +16,14 @@ namespace orrery::render {
 namespace {
 
 std::string g_glfw_error; // GLFW reports errors through a C callback
+bool g_damaged = false;   // the window system asked for the contents again (one window per process)
 
 void on_glfw_error(int, const char* what) { g_glfw_error = what ? what : "unknown GLFW error"; }
+
+void append(std::vector<uint8_t>& out, const void* p, size_t n) {
+    const auto* b = static_cast<const uint8_t*>(p);
+    out.insert(out.end(), b, b + n);
+}
 
 void check_imgui_vk(VkResult r) {
     if (r != VK_SUCCESS) vk_fail("ImGui Vulkan backend", r, __FILE__, __LINE__);
@@ -40,6 +47,7 @@ Window::Window(const std::string& title, uint32_t width, uint32_t height, const 
         glfwTerminate();
         throw Error("cannot open a window: " + g_glfw_error);
     }
+    glfwSetWindowRefreshCallback(window_, [](GLFWwindow*) { g_damaged = true; });
     VulkanOptions opts;
     uint32_t n = 0;
     const char** ext = glfwGetRequiredInstanceExtensions(&n);
@@ -157,6 +165,7 @@ void Window::destroy_swapchain() {
     vk_->destroy(depth_);
     if (swapchain_) vkDestroySwapchainKHR(dev, swapchain_, nullptr);
     swapchain_ = VK_NULL_HANDLE;
+    presented_ = false; // new images hold nothing yet: the next frame is drawn
 }
 
 void Window::init_imgui() {
@@ -218,9 +227,48 @@ void Window::record(uint32_t image, const Scene& scene, const Camera& cam, uint3
     ORRERY_VK(vkEndCommandBuffer(cmd_));
 }
 
+bool Window::unchanged(const Scene& scene, const Camera& cam, uint32_t panel_width) {
+    ui_.clear();
+    if (const ImDrawData* d = ImGui::GetDrawData()) {
+        append(ui_, &d->DisplayPos, sizeof(d->DisplayPos));
+        append(ui_, &d->DisplaySize, sizeof(d->DisplaySize));
+        append(ui_, &d->FramebufferScale, sizeof(d->FramebufferScale));
+        for (int i = 0; i < d->CmdListsCount; ++i) {
+            const ImDrawList* l = d->CmdLists[i];
+            append(ui_, l->VtxBuffer.Data, size_t(l->VtxBuffer.Size) * sizeof(ImDrawVert));
+            append(ui_, l->IdxBuffer.Data, size_t(l->IdxBuffer.Size) * sizeof(ImDrawIdx));
+            for (const ImDrawCmd& c : l->CmdBuffer) {
+                append(ui_, &c.ClipRect, sizeof(c.ClipRect));
+                append(ui_, &c.TextureId, sizeof(c.TextureId));
+                append(ui_, &c.VtxOffset, sizeof(c.VtxOffset));
+                append(ui_, &c.IdxOffset, sizeof(c.IdxOffset));
+                append(ui_, &c.ElemCount, sizeof(c.ElemCount));
+            }
+        }
+    }
+    int fw = 0, fh = 0;
+    glfwGetFramebufferSize(window_, &fw, &fh);
+    bool resized = uint32_t(fw) != extent_.width || uint32_t(fh) != extent_.height;
+    return presented_ && swapchain_ && !g_damaged && !resized && panel_width == last_panel_ && cam == last_cam_ &&
+           ui_ == last_ui_ && scene == last_scene_;
+}
+
 void Window::end_frame(const Scene& scene, const Camera& cam, uint32_t panel_width, std::vector<uint8_t>* screenshot,
                        uint32_t* shot_w, uint32_t* shot_h) {
     ImGui::Render();
+    ++frames_;
+    const auto period =
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(1.0 / 60));
+    const bool same = unchanged(scene, cam, panel_width); // also keeps this frame's ImGui bytes
+    if (same && !screenshot) {
+        // The display keeps the last image; wait out a frame period as a present would have.
+        auto now = std::chrono::steady_clock::now();
+        if (next_idle_ < now || next_idle_ > now + period) next_idle_ = now + period;
+        std::this_thread::sleep_until(next_idle_);
+        next_idle_ += period;
+        return;
+    }
+    next_idle_ = {};
     VkDevice dev = vk_->device();
     ORRERY_VK(vkWaitForFences(dev, 1, &fence_, VK_TRUE, UINT64_MAX));
     if (!swapchain_) { // minimised or resized away: try again next frame
@@ -260,6 +308,13 @@ void Window::end_frame(const Scene& scene, const Camera& cam, uint32_t panel_wid
     pi.waitSemaphoreCount = 1, pi.pWaitSemaphores = &rendered_;
     pi.swapchainCount = 1, pi.pSwapchains = &swapchain_, pi.pImageIndices = &image;
     r = vkQueuePresentKHR(vk_->queue(), &pi);
+    ++renders_;
+    presented_ = true;
+    g_damaged = false;
+    last_scene_ = scene;
+    last_cam_ = cam;
+    last_panel_ = panel_width;
+    last_ui_.swap(ui_);
     if (shot) {
         ORRERY_VK(vkWaitForFences(dev, 1, &fence_, VK_TRUE, UINT64_MAX));
         size_t n = size_t(extent_.width) * extent_.height;
