@@ -14,7 +14,7 @@ timestep 5 ms, 15 per env step, gravity -50, MuJoCo's defaults otherwise
 initial state.
 
 Orrery runs `hide_and_seek` (OpenAI's rules, 2 v 2, 6 boxes, 2 ramps, random
-rooms; 15 substeps of 5 ms) through `orrery bench`, with its full
+rooms; its default 8 substeps of 9.4 ms, where MuJoCo takes 15 of 5 ms) through `orrery bench`, with its full
 observation (30 lidar rays and the visibility masks per agent), rewards and
 auto-reset, which MuJoCo's number does not include.
 

@@ -220,7 +220,7 @@ TEST(HideAndSeekWorld, AgentBodyIsAHundredFiftyMillimetreSphereOfOneKilogram) {
         });
         const phys::Params& p = ctx.asset<phys::Settings>()[0];
         EXPECT_FLOAT_EQ(p.dt, 0.075f);
-        EXPECT_EQ(p.substeps, 15u);
+        EXPECT_EQ(p.substeps, 8u); // OpenAI ran 15 of 5 ms; 8 keep every MuJoCo check (README)
         EXPECT_FLOAT_EQ(p.gravity.z, -50.0f);
     });
 }
@@ -877,7 +877,7 @@ TEST(HideAndSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
 
 // The state of 4 worlds after 150 random-action steps, seed 3. A change of
 // results changes it: update it in the same commit, saying why.
-constexpr uint64_t kPinnedHash = 0x37a403de6d2d5964; // contacts at the damped mass M + h D, the pyramidal cone
+constexpr uint64_t kPinnedHash = 0xb2e616b85e636971; // 8 substeps by default (were 15)
 
 TEST(HideAndSeekDeterminism, PinnedHash) {
     Simulator sim(spec(), random_actions(4, "cpu", 2, 1));

@@ -8,22 +8,26 @@ env's own agent, cube and ramp (masses, damping, friction, actions), placed
 by writing the exported pose columns after a reset (exports are the
 components' columns, so a write moves the body; velocities are zero then).
 
-    quantity                          tolerance  MuJoCo 4.0.0     Orrery
+    quantity                          tolerance  MuJoCo 4.0.0     Orrery (8 substeps, the default; 15 in brackets)
     agent's terminal speed (90 N)     1 %        8.000            8.000 m/s
     agent's time constant             5 %        0.0999           0.1000 s
     agent's distance in 10 steps      5 %        5.202            5.201 m
-    cube pushed 10 / 20 steps         5 %        3.872 / 9.082    3.842 / 9.053 m
+    cube pushed 10 / 20 steps         5 %        3.872 / 9.082    3.841 / 9.051 m
     climbing a locked ramp (static wedge, from its foot, 90 N up it):
-      peak centre height              over the top (>= 0.64 m) in both: 0.670, 0.750 m
-      step its centre passes the top  5 %        4.00             4.06
-      distance in 2 / 3 / 4 steps     5 %        0.171/0.342/0.562  0.172/0.341/0.542 m
-      distance in 10 steps            5 %        3.818            3.711 m (landed, at full speed again)
+      peak centre height              over the top (>= 0.64 m) in both: 0.670, 0.743 m
+      step its centre passes the top  5 %        4.00             4.05
+      distance in 2 / 3 / 4 steps     5 %        0.171/0.342/0.562  0.175/0.344/0.545 m (0.172/0.341/0.542)
+      distance in 10 steps            5 %        3.818            3.717 m (landed, at full speed again)
     not climbing a wall (90 N into it, 36 N along it):
       highest centre                  2 mm of 0.15 m in both: 0.1500, 0.1500 m
-      rests against the face at x     5 mm       0.8518           0.8502 m (never 1 cm into it; MuJoCo 39 mm at impact)
-      along it before contact (3 steps) 10 %     0.427            0.401 m (0.0832 / 0.2633 m after 1 / 2 steps in both)
-      rolling along it, pressed to it  1 % of the rigid 0.0572,  0.0566 (impratio 100)  0.0572 m/s
+      rests against the face at x     5 mm       0.8518           0.8508 m (never 1 cm into it; MuJoCo 39 mm at impact)
+      along it before contact (3 steps) 10 %     0.427            0.393 m (0.401; after 1 / 2 steps 0.0858 / 0.2658,
+                                                                  MuJoCo 0.0832 / 0.2633, at 15 substeps the same to 4 digits)
+      rolling along it, pressed to it  1 % of the rigid 0.0572,  0.0566 (impratio 100)  0.0577 m/s (0.0572)
                                        5 % of MuJoCo's hard friction
+
+bench/hideseek_substeps.py prints these at any substep count
+(envs/hide_and_seek/README.md, "Substeps": 8 is the fewest that keep them all).
 
 How damping and friction enter (physics/README.md, "Damping"; docs/physics.md):
 the agent's joint damping (AxisDamping) is implicit, and contacts are solved
