@@ -39,10 +39,12 @@ struct FrameRenderer::Impl {
     Image color, depth;
     VkFramebuffer framebuffer = VK_NULL_HANDLE;
     Buffer readback;
-    /// The scene and camera of the frame `readback` holds; `drawn` false until one is complete.
+    /// The last rendered frame: its scene, camera and pixels (a copy in ordinary
+    /// memory: the readback buffer may be uncached); `drawn` false until one is complete.
     bool drawn = false;
     Scene last_scene;
     Camera last_cam;
+    std::vector<uint8_t> last_pixels;
 };
 
 FrameRenderer::FrameRenderer(FrameOptions opts) : opts_(std::move(opts)) {
@@ -56,14 +58,12 @@ FrameRenderer::~FrameRenderer() = default;
 
 const std::string& FrameRenderer::device_name() const { return impl_->vk.device_name(); }
 
+uint64_t FrameRenderer::shadow_passes() const { return impl_->renderer.shadow_passes(); }
+
 std::vector<uint8_t> FrameRenderer::render(const Scene& scene, const Camera& cam) {
     Impl& m = *impl_;
-    std::vector<uint8_t> out(size_t(opts_.width) * opts_.height * 4);
     ++frames_;
-    if (m.drawn && cam == m.last_cam && scene == m.last_scene) { // nothing changed: the last frame again
-        std::memcpy(out.data(), m.readback.mapped, out.size());
-        return out;
-    }
+    if (m.drawn && cam == m.last_cam && scene == m.last_scene) return m.last_pixels; // nothing changed: the last frame
     m.drawn = false; // until this frame is complete (a throw below leaves nothing to repeat)
     m.renderer.upload(scene);
     VkExtent2D extent{opts_.width, opts_.height};
@@ -79,8 +79,10 @@ std::vector<uint8_t> FrameRenderer::render(const Scene& scene, const Camera& cam
         vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host, 0, nullptr,
                              0, nullptr);
     });
+    std::vector<uint8_t> out(size_t(opts_.width) * opts_.height * 4);
     std::memcpy(out.data(), m.readback.mapped, out.size());
     ++renders_;
+    m.last_pixels = out;
     m.last_scene = scene;
     m.last_cam = cam;
     m.drawn = true;

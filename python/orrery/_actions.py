@@ -110,7 +110,7 @@ def _write_device(env: Any, name: str, value: Any) -> None:
     if src.dtype == torch.bool or src.dtype.is_complex:
         raise TypeError(f"{what} has dtype {src.dtype}; expected {'an integer' if dtype.kind in 'iu' else 'a numeric'} dtype")
     dst = env._views.get(name) if env.framework == "torch" else None
-    if dst is None:  # made once: taking a view waits for the device, which a step must not
+    if dst is None:  # made once: taking a view orders streams (or waits, in a capture), which a step must not
         dst = env._views.get("_torch_" + name)
         if dst is None:
             dst = env._views["_torch_" + name] = torch.from_dlpack(env.tensors[name])

@@ -539,12 +539,33 @@ class Env:
         if self._cpu:
             return (type(actions) is np.ndarray and actions.shape == self._input_shape
                     and sim.step_host(self._input, actions))
+        if self.framework == "jax" and type(actions).__module__.startswith("jax"):
+            return self._step_jax(actions)
         torch = self._torch
         if (torch is None or type(actions) is not torch.Tensor or actions.dtype is not self._input_torch_dtype
                 or actions.shape != self._input_shape or actions.get_device() != self._device_index
                 or not actions.is_contiguous()):
             return False
         sim.step_reading(self._current_stream(self._device_index), self._input, actions.data_ptr())
+        return True
+
+    def _step_jax(self, actions: Any) -> bool:
+        """CUDA, framework="jax": a JAX array of the action's shape and dtype on
+        this device is read in place by the step, which XLA queues on its own
+        stream (orrery.jax.InPlaceStep: no copy, no torch); anything else
+        (another dtype, another device) takes write_input's full path."""
+        step = self._views.get("_jax_in_place")
+        if step is None:
+            from orrery.jax import InPlaceStep
+
+            try:
+                step = InPlaceStep(self)
+            except ValueError:  # this jax has no CUDA backend (or no FFI): the full path says why
+                step = False
+            self._views["_jax_in_place"] = step
+        if not step or not step.accepts(actions):
+            return False
+        step(actions)
         return True
 
     def _outputs(self) -> Tuple[Any, Any, Any, Any, Dict[str, Any]]:

@@ -39,6 +39,7 @@ the step (``env.world_errors()``). Needs jax (pip install 'orrery-rl[jax]').
 from __future__ import annotations
 
 import threading
+import time
 import weakref
 from typing import Any, Callable, List, Tuple
 
@@ -51,22 +52,82 @@ __all__ = ["make_step", "FFI_TARGET"]
 
 FFI_TARGET = "orrery_cpu_step"
 FFI_TARGET_CUDA = "orrery_cuda_step"
+IN_PLACE_TARGET = "orrery_cpu_step_in_place"
+IN_PLACE_TARGET_CUDA = "orrery_cuda_step_in_place"
 _OUTPUTS = ("obs", "reward", "terminated", "truncated")
 _registered: set = set()
 
 
 def _register(jax: Any, platform: str) -> bool:
-    """Registers the platform's handler with XLA once; False where this jax has no FFI."""
+    """Registers the platform's handlers with XLA once; False where this jax has no FFI."""
     if platform not in _registered:
         ffi = getattr(jax, "ffi", None)
         if ffi is None or not hasattr(ffi, "ffi_call"):
             return False
         if platform == "cpu":
             ffi.register_ffi_target(FFI_TARGET, _core.xla_ffi_cpu_step_handler(), platform="cpu")
+            ffi.register_ffi_target(IN_PLACE_TARGET, _core.xla_ffi_cpu_step_in_place_handler(), platform="cpu")
         else:
             ffi.register_ffi_target(FFI_TARGET_CUDA, _core.xla_ffi_cuda_step_handler(), platform="CUDA")
+            ffi.register_ffi_target(IN_PLACE_TARGET_CUDA, _core.xla_ffi_cuda_step_in_place_handler(),
+                                    platform="CUDA")
         _registered.add(platform)
     return True
+
+
+class InPlaceStep:
+    """``Env.step`` with a JAX array of actions on a CUDA env (framework="jax"):
+    one XLA custom call that steps the simulator reading the actions where XLA
+    holds them, on XLA's stream, no copy (the step's kernel loads them), its
+    outputs left in the simulator's tensors. XLA keeps the actions' buffer
+    alive and unwritten until the step has read it, as for any operand of its
+    own. A call returns once the handler has queued the step (XLA may run it
+    on a thread of its own), so whatever Python does next with the simulator
+    comes after it. On a CPU env (for tests) the handler is the CPU one:
+    values range-checked where XLA holds them, then copied in.
+    """
+
+    def __init__(self, env: Any) -> None:
+        jax = require("jax", "orrery.jax")
+        cuda = env.device != "cpu"
+        if cuda:
+            _check_cuda(jax, env)
+        if not _register(jax, "cuda" if cuda else "cpu"):
+            raise ValueError("orrery.jax: stepping with JAX actions in place needs jax's FFI (jax >= 0.4.31)")
+        self._jax = jax
+        name = env._action_name()
+        self.shape, self.dtype = tuple(env.tensors[name].shape), np.dtype(env.tensors[name].dtype)
+        self.device = jax.devices("cuda")[int(env.device.split(":")[1])] if cuda else jax.devices("cpu")[0]
+        self._stepper = env._live().ffi_stepper(name, [])
+        call = jax.ffi.ffi_call(IN_PLACE_TARGET_CUDA if cuda else IN_PLACE_TARGET,
+                                jax.ShapeDtypeStruct((0,), np.uint8), has_side_effect=True)
+        handle = np.uint64(self._stepper.handle)
+        self._call = jax.jit(lambda actions: call(actions, handle=handle))
+
+    def accepts(self, actions: Any) -> bool:
+        """True for a JAX array of the action's shape and dtype on this env's device."""
+        return (isinstance(actions, self._jax.Array) and tuple(actions.shape) == self.shape
+                and actions.dtype == self.dtype and actions.devices() == {self.device})
+
+    def __call__(self, actions: Any) -> None:
+        stepper = self._stepper
+        token = stepper.calls
+        try:
+            done = self._call(actions)
+        except Exception:  # XLA ran the call at once and it failed: the handler's message, as a ValueError
+            error = stepper.take_error()
+            if error:
+                raise ValueError(error) from None
+            raise
+        while stepper.calls == token:  # the handler queues the step within microseconds of dispatch
+            if done.is_ready():  # finished without running the handler: XLA failed the call
+                self._jax.block_until_ready(done)  # raises XLA's error
+                if stepper.calls == token:
+                    raise RuntimeError("orrery.jax: XLA finished the step's call without running it")
+            time.sleep(0)
+        error = stepper.take_error()
+        if error:
+            raise ValueError(error)
 
 
 def _check_cuda(jax: Any, env: Any) -> None:

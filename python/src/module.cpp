@@ -140,7 +140,8 @@ std::shared_ptr<FfiStepper> PySimulator::ffi_stepper(const std::string& input,
     };
     out->input = find(input);
     for (const std::string& name : outputs) out->outputs.push_back(find(name));
-    if (out->outputs.size() != 4) throw Error("the XLA FFI step takes 4 outputs (obs, reward, terminated, truncated)");
+    if (out->outputs.size() != 4 && !out->outputs.empty())
+        throw Error("the XLA FFI step takes 4 outputs (obs, reward, terminated, truncated), or none (in place)");
     return out;
 }
 
@@ -518,11 +519,19 @@ PYBIND11_MODULE(_core, m) {
     translate_errors();
     bind_tensor(m);
     py::class_<FfiStepper, std::shared_ptr<FfiStepper>>(m, "FfiStepper")
-        .def_property_readonly("handle", [](const FfiStepper& s) { return reinterpret_cast<uintptr_t>(&s); });
+        .def_property_readonly("handle", [](const FfiStepper& s) { return reinterpret_cast<uintptr_t>(&s); })
+        .def_property_readonly(
+            "calls", [](const FfiStepper& s) { return s.calls.load(std::memory_order_acquire); },
+            "Calls of the handler finished so far (stepped or failed).")
+        .def("take_error", &FfiStepper::take_error, "The last failed call's message ('' if none), cleared.");
     m.def("xla_ffi_cpu_step_handler", &xla_ffi_cpu_step_handler,
           "The XLA FFI handler of a CPU simulator's step, for jax.ffi.register_ffi_target.");
     m.def("xla_ffi_cuda_step_handler", &xla_ffi_cuda_step_handler,
           "The XLA FFI handler of a CUDA simulator's step (platform 'CUDA'), for jax.ffi.register_ffi_target.");
+    m.def("xla_ffi_cpu_step_in_place_handler", &xla_ffi_cpu_step_in_place_handler,
+          "The XLA FFI handler of a CPU simulator's step with no results (the outputs stay in its tensors).");
+    m.def("xla_ffi_cuda_step_in_place_handler", &xla_ffi_cuda_step_in_place_handler,
+          "The XLA FFI handler of a CUDA simulator's step with no results (platform 'CUDA').");
     bind_simulator(m);
     m.def("engine_step_seconds", &engine_step_seconds, py::arg("env"), py::arg("options"), py::arg("num_worlds"),
           py::arg("device"), py::arg("threads"), py::arg("steps"),

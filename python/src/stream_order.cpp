@@ -120,4 +120,10 @@ void StreamOrder::caller_waits_for_engine(uintptr_t caller) {
     ORRERY_CU(driver().cuStreamWaitEvent(stream, m.engine_done, 0));
 }
 
+bool StreamOrder::capturing(uintptr_t stream) const {
+    if (!driver().cuStreamIsCapturing) return false; // a driver too old to capture
+    impl_->bind();
+    return impl_->capturing(reinterpret_cast<CUstream>(stream)) != 0;
+}
+
 } // namespace orrery::python

@@ -39,6 +39,8 @@ class StreamOrder {
     void engine_waits_for(uintptr_t caller);
     /// Makes `caller` wait for the simulator's queued work.
     void caller_waits_for_engine(uintptr_t caller);
+    /// True while `stream` is being captured into a CUDA graph.
+    bool capturing(uintptr_t stream) const;
 
   private:
     struct Impl;

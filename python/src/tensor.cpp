@@ -3,6 +3,8 @@
 
 #include "python/src/tensor.hpp"
 
+#include "python/src/stream_order.hpp"
+
 #include <pybind11/stl.h>
 
 #include <type_traits>
@@ -95,6 +97,12 @@ Tensor::Tensor(std::shared_ptr<Simulator> owner, const TensorView& v)
     : owner_(std::move(owner)), name_(v.name), data_(v.data), dtype_(element_type(v.dtype)), shape_(v.shape),
       user_shape_(v.user_shape), device_(v.device), device_index_(v.device_index), input_(v.input) {}
 
+void Tensor::order_consumer(uintptr_t stream) const {
+    if (!order_) order_ = std::make_shared<StreamOrder>(*owner_);
+    if (order_->capturing(stream)) return synchronize_producer();
+    order_->caller_waits_for_engine(stream);
+}
+
 size_t Tensor::nbytes() const {
     size_t n = dtype_.size;
     for (int64_t d : shape_) n *= size_t(d);
@@ -171,10 +179,16 @@ py::object dlpack(py::object self, py::object stream, py::object max_version, py
     }
     bool versioned = false;
     if (!max_version.is_none()) versioned = max_version.cast<std::pair<int, int>>().first >= 1;
-    // The consumer reads on its own stream (an int; -1: it wants no ordering).
-    // Views are taken once, so waiting for queued steps here is cheap and safe.
-    bool no_sync = py::isinstance<py::int_>(stream) && stream.cast<long long>() == -1;
-    if (own.device_type == kDLCUDA && !no_sync) t.synchronize_producer();
+    // The consumer reads on its own stream (an int; -1: it wants no ordering),
+    // which waits for the queued steps by an event (JAX takes a view per step:
+    // no host wait). With no stream named, the host waits for them.
+    if (own.device_type == kDLCUDA) {
+        if (!py::isinstance<py::int_>(stream)) {
+            t.synchronize_producer();
+        } else if (long long s = stream.cast<long long>(); s != -1) {
+            t.order_consumer(uintptr_t(s));
+        }
+    }
     return Tensor::to_dlpack(std::move(self), versioned);
 }
 } // namespace

@@ -14,6 +14,8 @@
 
 namespace orrery::python {
 
+class StreamOrder;
+
 /// Element types a view can carry: the engine's, plus bool (a 0/1 byte view).
 struct ElementType {
     const char* name;    ///< NumPy name: "uint8", "bool", ...
@@ -45,6 +47,12 @@ class Tensor {
     size_t nbytes() const;
     /// Waits for the owning simulator's queued work (before a device export).
     void synchronize_producer() const { owner_->synchronize(); }
+    /// Makes CUDA stream `stream` (a DLPack consumer's: 1 and 2 are the legacy
+    /// and per-thread default streams) wait for the simulator's queued work with
+    /// an event, so the host does not wait; while `stream` is being captured
+    /// into a CUDA graph (an outside event cannot be waited on there) it waits
+    /// on the host instead. The events are made at the first call.
+    void order_consumer(uintptr_t stream) const;
 
     /// A DLPack capsule over this memory; `versioned` picks the 1.x ABI.
     /// `owner` is the Python object kept alive until the consumer lets go.
@@ -53,6 +61,7 @@ class Tensor {
 
   private:
     std::shared_ptr<Simulator> owner_;
+    mutable std::shared_ptr<StreamOrder> order_; ///< for order_consumer, made at its first call
     std::string name_;
     void* data_ = nullptr;
     ElementType dtype_;

@@ -624,6 +624,53 @@ def test_saved_policies_load_and_act(tmp_path, monkeypatch):
         load_policy(tmp_path / "p.onnx")
 
 
+def test_jax_in_place_step_reads_the_actions_where_xla_holds_them():
+    """orrery.jax.InPlaceStep, Env.step's path for a JAX array of actions on a
+    CUDA env with framework="jax" (tests/python/test_gpu.py runs it there),
+    here with the CPU handler: one custom call with no outputs of its own; the
+    same trajectory as env.step with NumPy actions, the simulator's tensors
+    holding the actions and outputs afterwards; a bad value raises naming it,
+    with nothing changed."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    from orrery.jax import IN_PLACE_TARGET, InPlaceStep
+
+    env = orrery.make("tag", num_worlds=6, device="cpu", seed=11, threads=2, horizon=5, framework="jax")
+    twin = orrery.make("tag", num_worlds=6, device="cpu", seed=11, threads=2, horizon=5)
+    step = env._views["_jax_in_place"] = InPlaceStep(env)  # the one Env._step_jax uses
+    hlo = step._call.lower(jnp.zeros((6, 4), jnp.int32)).as_text()
+    assert IN_PLACE_TARGET in hlo and "callback" not in hlo.lower()
+    assert step.accepts(jnp.zeros((6, 4), jnp.int32))
+    assert not step.accepts(jnp.zeros((6, 4), jnp.int16)) and not step.accepts(jnp.zeros((6, 3), jnp.int32))
+    assert not step.accepts(np.zeros((6, 4), np.int32))  # NumPy keeps Env.step's own paths
+    actions = np.random.default_rng(3).integers(0, 5, size=(14, 6, 4)).astype(np.int32)
+    for k, a in enumerate(actions):
+        calls = step._stepper.calls
+        if k % 2:
+            step(jnp.asarray(a))  # returns once the handler has run: the step is taken
+        else:
+            assert env._step_jax(jnp.asarray(a))  # through Env's method
+        assert step._stepper.calls == calls + 1
+        expected = [np.array(x) for x in twin.step(a)[:4]]
+        for name, want in zip(("obs", "reward", "terminated", "truncated"), expected):
+            np.testing.assert_array_equal(np.from_dlpack(env.tensors[name]).reshape(want.shape), want)
+        # The tensor holds what the step read (a world the step reset starts with zeros, as the twin's).
+        np.testing.assert_array_equal(np.from_dlpack(env.tensors["action"]), np.from_dlpack(twin.tensors["action"]))
+    held = np.from_dlpack(env.tensors["action"]).copy()
+    assert [env.state_hash(w) for w in range(6)] == [twin.state_hash(w) for w in range(6)]
+    bad = actions[0].copy()
+    bad[1, 2] = 9
+    with pytest.raises(ValueError, match="'action' holds 9 at world 1, index 2"):
+        step(jnp.asarray(bad))
+    np.testing.assert_array_equal(np.from_dlpack(env.tensors["action"]), held)  # untouched
+    assert [env.state_hash(w) for w in range(6)] == [twin.state_hash(w) for w in range(6)]
+    step(jnp.asarray(actions[0]))
+    twin.step(actions[0])
+    assert [env.state_hash(w) for w in range(6)] == [twin.state_hash(w) for w in range(6)]
+    env.close()
+    twin.close()
+
+
 def test_jax_ffi_step_is_one_custom_call_and_reports_bad_actions():
     jax = pytest.importorskip("jax")
     import jax.numpy as jnp

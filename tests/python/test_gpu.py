@@ -284,6 +284,55 @@ def _jax_cuda():
 
 
 @pytest.mark.parametrize("name", ["tag", "overcooked"])
+def test_jax_eager_step_on_cuda_is_zero_copy(name, monkeypatch):
+    """env.step with a JAX array on a CUDA env (framework="jax"): the step reads
+    the actions where XLA holds them (one custom call on XLA's stream, after the
+    XLA computation that made them: no torch, no copy), and returns JAX arrays
+    that are the simulator's own tensors (same device pointers), made without a
+    host wait (the views' streams wait for the step by an event). Every step
+    matches eager steps of a CPU twin; a bad value is recorded per world."""
+    jax = _jax_cuda()
+    import jax.numpy as jnp
+
+    kw = dict(num_worlds=6, seed=11, horizon=5)
+    if name == "overcooked":
+        kw["layout"] = "cramped_room"
+    hi = 5 if name == "tag" else 6
+    shape = (6, 4) if name == "tag" else (6, 2)
+    actions = np.random.default_rng(1).integers(0, hi, size=(12,) + shape).astype(np.int32)
+    cpu = orrery.make(name, device="cpu", threads=1, **kw)
+    env = orrery.make(name, device="cuda", framework="jax", **kw)
+
+    def copied(*args, **kwargs):
+        raise AssertionError("write_input ran: the actions were copied, not read in place")
+
+    monkeypatch.setattr("orrery.env.write_input", copied)
+    gpu0 = jax.devices("cuda")[0]
+    stacked = jax.device_put(jnp.asarray(actions), gpu0)
+    outputs = ("obs", "reward", "terminated", "truncated")
+    for k in range(len(actions)):
+        a = (stacked[k] + hi) % hi  # computed by XLA just before the step, which must follow it
+        got = env.step(a)
+        step = env._views["_jax_in_place"]
+        assert step._stepper.calls == k + 1  # every step through the in-place custom call
+        expected = cpu.step(actions[k])
+        for i, name_ in enumerate(outputs):
+            assert got[i].unsafe_buffer_pointer() == env.tensors[name_].data_ptr, name_
+            np.testing.assert_array_equal(np.asarray(got[i]), np.array(expected[i]), err_msg=f"{name_}, step {k}")
+        for key, value in got[4].items():
+            assert value.unsafe_buffer_pointer() == env.tensors[key].data_ptr, key
+    for w in range(6):
+        assert env.state_hash(w) == cpu.state_hash(w)
+    bad = actions[0].copy()
+    bad[2, 1] = 17  # out of range: the device records kBadAction and world 2 does not step
+    env.step(jax.device_put(jnp.asarray(bad), gpu0))
+    errors = env.errors()
+    assert errors[2] == 3 and errors[0] == 0
+    env.close()
+    cpu.close()
+
+
+@pytest.mark.parametrize("name", ["tag", "overcooked"])
 def test_jax_ffi_step_on_cuda_matches_eager_cpu_steps(name):
     """orrery.jax.make_step on a CUDA env: one XLA custom call per step on XLA's
     stream inside jit + scan, the same bytes as eager steps of a CPU twin."""

@@ -170,9 +170,13 @@ def test_jax_from_dlpack_is_zero_copy():
     arr = jax.dlpack.from_dlpack(env.tensors["obs"])
     assert arr.unsafe_buffer_pointer() == env.tensors["obs"].data_ptr
     step_random(env, 5)
-    obs, *_ = env.step(np.zeros((6, 4), np.int32))
+    obs, reward, term, trunc, info = env.step(np.zeros((6, 4), np.int32))
     assert obs.unsafe_buffer_pointer() == env.tensors["obs"].data_ptr
     np.testing.assert_array_equal(np.asarray(obs), np.from_dlpack(env.tensors["obs"]))
+    # Every output step() returns is a view (bool flags too), as docs/python.md says.
+    for name, arr in {"reward": reward, "terminated": term, "truncated": trunc, **info}.items():
+        assert arr.unsafe_buffer_pointer() == env.tensors[name].data_ptr, name
+    assert term.dtype == np.bool_ and set(info) == {"position", "role"}
 
 
 def test_dlpack_framework_returns_tensors():
