@@ -48,13 +48,15 @@ enum class Watch { kNone, kSync, kLagging, kThread };
 
 struct Phase {
     uint64_t steps = 0, frames = 0, renders = 0; ///< renders: frames not repeated from the last one
+    uint64_t shadows = 0;                        ///< renders that drew the shadow map (3-D)
     /// `seconds` runs until the queued steps have finished (the step rate);
     /// `watched` until stepping stopped, when frames stop too (the frame rate).
     double seconds = 0.0, watched = 0.0, frame_seconds = 0.0, render_seconds = 0.0;
     uint64_t views = 0, lag_sum = 0, lag_max = 0; ///< fresh views and their lag (kLagging)
 
     Phase& operator+=(const Phase& o) {
-        steps += o.steps, frames += o.frames, renders += o.renders, views += o.views, lag_sum += o.lag_sum;
+        steps += o.steps, frames += o.frames, renders += o.renders, shadows += o.shadows, views += o.views;
+        lag_sum += o.lag_sum;
         seconds += o.seconds, watched += o.watched, frame_seconds += o.frame_seconds;
         render_seconds += o.render_seconds;
         lag_max = std::max(lag_max, o.lag_max);
@@ -95,11 +97,12 @@ void maybe_frame(orrery::Simulator& sim, orrery::render::FrameRenderer& frames, 
     orrery::render::Camera cam;
     if (moving_camera) cam.yaw += 0.002f * float(p.frames % 1000); // a slow orbit: every frame differs
     const orrery::render::Scene& scene = frame_scene(sim, watch == Watch::kThread ? Watch::kLagging : watch, last, p);
-    const uint64_t renders = frames.renders();
+    const uint64_t renders = frames.renders(), shadows = frames.shadow_passes();
     std::vector<uint8_t> rgba = frames.render(scene, cam);
     const double took = std::chrono::duration<double>(Clock::now() - now).count();
     p.frame_seconds += took;
     if (frames.renders() != renders) ++p.renders, p.render_seconds += took;
+    p.shadows += frames.shadow_passes() - shadows;
     ++p.frames;
     next_frame += period;
     if (next_frame + period < Clock::now()) next_frame = Clock::now();
@@ -147,8 +150,10 @@ void print_watched(const char* label, const Phase& w, double rate_alone, double 
     std::printf("  %-16s %.1f steps/s (%.3g env-steps/s), %.1f frames/s, %.2f ms per frame, step-rate drop %.2f%%\n",
                 label, rate, rate * worlds, double(w.frames) / w.watched,
                 1e3 * w.frame_seconds / double(w.frames ? w.frames : 1), 100.0 * (1.0 - rate / rate_alone));
-    std::printf("  %-16s %.1f of them rendered/s (%.2f ms each), the rest repeated an unchanged frame\n", "",
-                double(w.renders) / w.watched, 1e3 * w.render_seconds / double(w.renders ? w.renders : 1));
+    std::printf("  %-16s %.1f of them rendered/s (%.2f ms each; %.1f/s drew the shadow map), the rest repeated an "
+                "unchanged frame\n",
+                "", double(w.renders) / w.watched, 1e3 * w.render_seconds / double(w.renders ? w.renders : 1),
+                double(w.shadows) / w.watched);
     if (w.views)
         std::printf("  %-16s %llu views landed, %.1f steps behind on average, %llu at most\n", "",
                     (unsigned long long)w.views, double(w.lag_sum) / double(w.views), (unsigned long long)w.lag_max);

@@ -101,6 +101,14 @@ ORRERY_HD inline float combine(Combine rule, float a, float b) {
     }
 }
 
+/// The set a contact's friction impulse (along its two tangents) may take:
+/// within a circle of radius mu times the normal impulse (Box2D, MuJoCo's
+/// elliptic cone), or within the square |f1| + |f2| <= mu times it whose
+/// corners lie on the tangents (MuJoCo's default pyramidal cone, which
+/// OpenAI's hide-and-seek ran with; the tangents follow the normal only:
+/// physics/solver.hpp, tangents_of).
+enum class FrictionCone : uint32_t { kCircle = 0, kPyramid = 1 };
+
 /// The module's options as systems read them (one element of the Settings asset).
 struct Params {
     float dt;          ///< seconds per env step
@@ -116,6 +124,7 @@ struct Params {
     uint32_t relax_iterations; ///< velocity passes without the push, per substep
     float joint_hertz;         ///< stiffness of the soft joints (at most half the substep rate)
     float joint_damping_ratio; ///< damping of the soft joints
+    FrictionCone friction_cone;
 };
 
 /// A body as the solver sees it during a step: gathered from the entity's
@@ -129,9 +138,10 @@ struct SolverBody {
     Quat q;
     Vec3 x0; ///< position at the step's start (contact separations are updated from it)
     Quat q0;
-    Vec3 inv_mass;             ///< per world axis, zero where locked
-    Vec3 inv_inertia;          ///< body frame
-    Vec3 inv_inertia_world[3]; ///< rows of the world-frame inverse inertia at the step's start, locks applied
+    Vec3 inv_mass;             ///< per world axis, zero where locked (forces)
+    Vec3 inv_inertia;          ///< body frame (torques)
+    Vec3 inv_mass_damped;      ///< 1 / (m + h d) per world axis, AxisDamping's d: what impulses move it by
+    Vec3 inv_inertia_world[3]; ///< rows of (I + h D)^-1, world frame, at the step's start, locks applied
     Vec3 force, torque;
     float bound; ///< bounding-sphere radius (broadphase)
     float sweep; ///< how far its surface may move this step: dt * (|v| + |w| bound)

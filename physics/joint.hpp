@@ -199,8 +199,8 @@ ORRERY_HD inline Mat3 point_mass(const SolverBody& a, const SolverBody& b, Vec3 
     const Vec3 unit[3] = {{1.0f, 0.0f, 0.0f}, {0.0f, 1.0f, 0.0f}, {0.0f, 0.0f, 1.0f}};
     for (uint32_t i = 0; i < 3; ++i) {
         Vec3 e = unit[i];
-        K.row[i] = mul(a.inv_mass, e) + mul(b.inv_mass, e) + cross(inv_inertia_times(a, cross(ra, e)), ra) +
-                   cross(inv_inertia_times(b, cross(rb, e)), rb);
+        K.row[i] = mul(a.inv_mass_damped, e) + mul(b.inv_mass_damped, e) +
+                   cross(inv_inertia_times(a, cross(ra, e)), ra) + cross(inv_inertia_times(b, cross(rb, e)), rb);
     }
     return K;
 }

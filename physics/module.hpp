@@ -33,6 +33,7 @@ struct PhysicsOptions {
     uint32_t max_joints = 16;                 ///< joints per world (the Joints list's capacity)
     float joint_hertz = 60.0f;                ///< joint spring, Hz, at most half the substep rate (Box2D: 60)
     float joint_damping_ratio = 2.0f;         ///< joint damping ratio (Box2D: 2)
+    FrictionCone friction_cone = FrictionCone::kCircle; ///< circle, or MuJoCo's default pyramid
     /// Convex hulls by number (a body's shape: hull_shape(i)), each a list of
     /// 4..32 corner vertices; wedge_vertices() makes hide-and-seek's ramp.
     std::vector<std::vector<Vec3>> hulls;

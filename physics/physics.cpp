@@ -33,6 +33,8 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     if (!(o.joint_damping_ratio >= 0.0f && o.joint_damping_ratio <= 1e3f))
         bad("joint_damping_ratio", std::to_string(o.joint_damping_ratio), "0..1e3");
     if (uint32_t(o.friction_rule) > 3) bad("friction_rule", std::to_string(uint32_t(o.friction_rule)), "a Combine");
+    if (uint32_t(o.friction_cone) > 1)
+        bad("friction_cone", std::to_string(uint32_t(o.friction_cone)), "0 (kCircle) or 1 (kPyramid)");
     if (uint32_t(o.restitution_rule) > 3)
         bad("restitution_rule", std::to_string(uint32_t(o.restitution_rule)), "a Combine");
 
@@ -51,6 +53,7 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     p.relax_iterations = o.relax_iterations;
     p.joint_hertz = o.joint_hertz;
     p.joint_damping_ratio = o.joint_damping_ratio;
+    p.friction_cone = o.friction_cone;
     spec.asset<Settings>(&p, 1);
     HullTable hulls = build_hulls(o.hulls, "env '" + spec.name() + "': physics option hulls");
     spec.asset<Hulls>(hulls.info);

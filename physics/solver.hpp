@@ -22,11 +22,26 @@ ORRERY_HD inline Vec3 free_axes(uint32_t locks, uint32_t shift) {
             (locks >> (shift + 2)) & 1u ? 0.0f : 1.0f};
 }
 
-/// Sets b's world-frame inverse inertia P R D R^T P from its orientation now:
-/// D the body-frame inverse inertia, P removing locked rotation axes (exact
-/// when the free axis is a principal axis, as for a box turning about z). The
-/// solver keeps it for the whole step, as it keeps the contact anchors (Box2D).
-ORRERY_HD inline void set_world_inertia(SolverBody& b) {
+/// x with A x = rhs for the rows of A (Cramer's rule), or zero when A is singular.
+ORRERY_HD inline Vec3 solve_3x3(const Vec3 rows[3], Vec3 rhs) {
+    Vec3 c0 = cross(rows[1], rows[2]), c1 = cross(rows[2], rows[0]), c2 = cross(rows[0], rows[1]);
+    float det = dot(rows[0], c0);
+    if (det == 0.0f) return {0.0f, 0.0f, 0.0f};
+    float inv = 1.0f / det;
+    // The inverse's columns are c0, c1, c2 over det: x = (c0 rhs.x + c1 rhs.y + c2 rhs.z) / det.
+    return (c0 * rhs.x + c1 * rhs.y + c2 * rhs.z) * inv;
+}
+
+/// Sets how impulses move b for a step of substeps h, from its orientation
+/// now: with AxisDamping's D, its damped mass M + h D (MuJoCo's implicit
+/// damping; README, "Damping"). Per world axis the inverse mass 1 / (m + h d)
+/// (inv_mass_damped), and the world-frame inverse inertia (P R I^-1 R^T P
+/// with P removing locked rotation axes, exact when the free axis is a
+/// principal axis, as for a box turning about z) becomes (W^-1 + h D)^-1 =
+/// (1 + W h D)^-1 W, a 3 x 3 solve per column. Without AxisDamping both are
+/// the undamped ones, bit for bit. The solver keeps them for the whole step,
+/// as it keeps the contact anchors (Box2D).
+ORRERY_HD inline void set_world_inertia(SolverBody& b, float h) {
     Vec3 m = free_axes(b.locks, 3);
     Vec3 c[3] = {rotate(b.q, {1, 0, 0}), rotate(b.q, {0, 1, 0}), rotate(b.q, {0, 0, 1})}; // columns of R
     for (uint32_t i = 0; i < 3; ++i) {
@@ -38,6 +53,20 @@ ORRERY_HD inline void set_world_inertia(SolverBody& b) {
                  dot(scaled, Vec3{c[0].z, c[1].z, c[2].z}) * m.z} *
             mi;
     }
+    Vec3 r = b.axis_rate, d = b.axis_angular;
+    b.inv_mass_damped =
+        r.x != 0.0f || r.y != 0.0f || r.z != 0.0f
+            ? Vec3{b.inv_mass.x / (1.0f + h * r.x), b.inv_mass.y / (1.0f + h * r.y), b.inv_mass.z / (1.0f + h * r.z)}
+            : b.inv_mass;
+    if (d.x == 0.0f && d.y == 0.0f && d.z == 0.0f) return;
+    const Vec3* W = b.inv_inertia_world;
+    Vec3 rows[3] = {{1.0f + h * W[0].x * d.x, h * W[0].y * d.y, h * W[0].z * d.z},
+                    {h * W[1].x * d.x, 1.0f + h * W[1].y * d.y, h * W[1].z * d.z},
+                    {h * W[2].x * d.x, h * W[2].y * d.y, 1.0f + h * W[2].z * d.z}};
+    Vec3 col[3]; // the damped inverse's columns: A^-1 times W's
+    for (uint32_t j = 0; j < 3; ++j) col[j] = solve_3x3(rows, {axis_of(W[0], j), axis_of(W[1], j), axis_of(W[2], j)});
+    for (uint32_t i = 0; i < 3; ++i)
+        b.inv_inertia_world[i] = {axis_of(col[0], i), axis_of(col[1], i), axis_of(col[2], i)};
 }
 
 /// World-frame inverse inertia (as of the step's start) times v.
@@ -48,7 +77,7 @@ ORRERY_HD inline Vec3 inv_inertia_times(const SolverBody& b, Vec3 v) {
 /// Generalised inverse mass of body b at offset r along unit direction n.
 ORRERY_HD inline float inv_mass_along(const SolverBody& b, Vec3 r, Vec3 n) {
     Vec3 rn = cross(r, n);
-    return dot(n, mul(b.inv_mass, n)) + dot(rn, inv_inertia_times(b, rn));
+    return dot(n, mul(b.inv_mass_damped, n)) + dot(rn, inv_inertia_times(b, rn));
 }
 
 /// Whether constraints change b's velocity (only dynamic bodies: the others
@@ -58,11 +87,11 @@ ORRERY_HD inline bool moves(const SolverBody& b) { return b.kind == BodyKind::kD
 /// Changes the velocities of a and b by impulse p at offsets ra, rb (a gets -p, b gets +p).
 ORRERY_HD inline void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra, Vec3 rb) {
     if (moves(a)) {
-        a.v -= mul(a.inv_mass, p);
+        a.v -= mul(a.inv_mass_damped, p);
         a.w -= inv_inertia_times(a, cross(ra, p));
     }
     if (moves(b)) {
-        b.v += mul(b.inv_mass, p);
+        b.v += mul(b.inv_mass_damped, p);
         b.w += inv_inertia_times(b, cross(rb, p));
     }
 }
@@ -418,24 +447,44 @@ ORRERY_HD inline void solve_normal(SolverBody& a, SolverBody& b, Contact& c, flo
     apply_impulse(a, b, c.n * impulse, c.ra, c.rb);
 }
 
-/// A pair's static (s) and dynamic (d) friction, combined from its bodies' materials.
+/// A pair's static (s) and dynamic (d) friction, combined from its bodies'
+/// materials, and the shape of its friction cone.
 struct PairFriction {
     float s, d;
+    FrictionCone cone;
 };
-ORRERY_HD inline PairFriction pair_friction(const SolverBody& a, const SolverBody& b, Combine rule) {
+ORRERY_HD inline PairFriction pair_friction(const SolverBody& a, const SolverBody& b, Combine rule, FrictionCone cone) {
     return {combine(rule, a.material.static_friction, b.material.static_friction),
-            combine(rule, a.material.dynamic_friction, b.material.dynamic_friction)};
+            combine(rule, a.material.dynamic_friction, b.material.dynamic_friction), cone};
+}
+
+/// The nearest point to (f1, f2) with |f1| + |f2| <= c (c >= 0): the
+/// pyramidal cone's cross-section, a square with its corners on the tangents.
+ORRERY_HD inline void onto_diamond(float& f1, float& f2, float c) {
+    float a1 = abs_of(f1), a2 = abs_of(f2), t = 0.5f * (a1 + a2 - c);
+    float p1 = a1 - t, p2 = a2 - t;
+    if (p1 < 0.0f) p1 = 0.0f, p2 = c;
+    if (p2 < 0.0f) p2 = 0.0f, p1 = c;
+    f1 = f1 < 0.0f ? -p1 : p1, f2 = f2 < 0.0f ? -p2 : p2;
 }
 
 /// Coulomb friction of one point: it sticks while the impulse that stops it
 /// is within mu.s times the normal impulse `load`, else slides with mu.d.
+/// Within: inside the circle of that radius, or with FrictionCone::kPyramid
+/// (MuJoCo's default cone, OpenAI's) |f1| + |f2| along the point's tangents,
+/// where sliding keeps the nearest point of the mu.d square (a body sliding
+/// along a tangent feels no friction across it: MuJoCo's pyramid does the same).
 ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c, float load, PairFriction mu) {
     Vec3 dv = relative_velocity(a, b, c.ra, c.rb), t2 = contact_t2(c);
     float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
-    float len = sqrt_of(f1 * f1 + f2 * f2);
-    if (len > mu.s * load) {
-        float scale = len > 0.0f ? mu.d * load / len : 0.0f;
-        f1 = f1 * scale, f2 = f2 * scale;
+    if (mu.cone == FrictionCone::kPyramid) {
+        if (abs_of(f1) + abs_of(f2) > mu.s * load) onto_diamond(f1, f2, mu.d * load);
+    } else {
+        float len = sqrt_of(f1 * f1 + f2 * f2);
+        if (len > mu.s * load) {
+            float scale = len > 0.0f ? mu.d * load / len : 0.0f;
+            f1 = f1 * scale, f2 = f2 * scale;
+        }
     }
     Vec3 p = c.t1 * (f1 - c.t1_impulse) + t2 * (f2 - c.t2_impulse);
     c.t1_impulse = f1, c.t2_impulse = f2;
@@ -467,30 +516,18 @@ ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* c, uin
     for (uint32_t k = 0; k < n; ++k) solve_friction(a, b, c[k], shared < 0.0f ? c[k].normal_impulse : shared, mu);
 }
 
-/// x with A x = rhs for the rows of A (Cramer's rule), or zero when A is singular.
-ORRERY_HD inline Vec3 solve_3x3(const Vec3 rows[3], Vec3 rhs) {
-    Vec3 c0 = cross(rows[1], rows[2]), c1 = cross(rows[2], rows[0]), c2 = cross(rows[0], rows[1]);
-    float det = dot(rows[0], c0);
-    if (det == 0.0f) return {0.0f, 0.0f, 0.0f};
-    float inv = 1.0f / det;
-    // The inverse's columns are c0, c1, c2 over det: x = (c0 rhs.x + c1 rhs.y + c2 rhs.z) / det.
-    return (c0 * rhs.x + c1 * rhs.y + c2 * rhs.z) * inv;
-}
-
 /// AxisDamping, implicit as in MuJoCo: (M + h D) v' = M v for the velocity
-/// after forces, i.e. v' = v / (1 + h d / m) per world axis, and w' solving
-/// (1 + h I^-1 D) w' = w with the world-frame inverse inertia. Bodies
-/// without it are left untouched (not even divided by one).
+/// after forces, i.e. v' = v / (1 + h d / m) per world axis, and for turning
+/// w' = (1 + W h D)^-1 w = w - (W^-1 + h D)^-1 h D w, with W the world-frame
+/// inverse inertia: inv_inertia_world holds the damped (W^-1 + h D)^-1
+/// (set_world_inertia). Bodies without it are left untouched (not even
+/// divided by one).
 ORRERY_HD inline void damp_axes(SolverBody& b, float h) {
     Vec3 r = b.axis_rate, d = b.axis_angular;
     if (r.x != 0.0f || r.y != 0.0f || r.z != 0.0f)
         b.v = {b.v.x / (1.0f + h * r.x), b.v.y / (1.0f + h * r.y), b.v.z / (1.0f + h * r.z)};
     if (d.x == 0.0f && d.y == 0.0f && d.z == 0.0f) return;
-    const Vec3* I = b.inv_inertia_world;
-    Vec3 rows[3] = {{1.0f + h * I[0].x * d.x, h * I[0].y * d.y, h * I[0].z * d.z},
-                    {h * I[1].x * d.x, 1.0f + h * I[1].y * d.y, h * I[1].z * d.z},
-                    {h * I[2].x * d.x, h * I[2].y * d.y, 1.0f + h * I[2].z * d.z}};
-    b.w = solve_3x3(rows, b.w);
+    b.w -= inv_inertia_times(b, mul(d, b.w) * h);
 }
 
 /// Gravity, forces, torques (less the gyroscopic term) and damping of a
@@ -553,6 +590,7 @@ struct PassParams {
     Softness soft, static_soft, joint_soft;
     float push_speed, bounce_speed;
     Combine friction_rule, restitution_rule;
+    FrictionCone friction_cone;
 };
 
 /// One constraint's part of a pass: a SolveOrder entry, a joint or a pair's manifold.
@@ -566,10 +604,10 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         case Pass::kWarmStart: return warm_start_points(a, b, c, p.count);
         case Pass::kSolve:
             return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, true, pp.push_speed,
-                                pair_friction(a, b, pp.friction_rule));
+                                pair_friction(a, b, pp.friction_rule, pp.friction_cone));
         case Pass::kRelax:
             return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, false, pp.push_speed,
-                                pair_friction(a, b, pp.friction_rule));
+                                pair_friction(a, b, pp.friction_rule, pp.friction_cone));
         case Pass::kRestitution:
             return restitute_points(a, b, c, p.count, pp.bounce_speed,
                                     combine(pp.restitution_rule, a.material.restitution, b.material.restitution));
@@ -610,7 +648,7 @@ ORRERY_HD inline void begin_bodies(const StepBuffers& s, const Params& prm, cons
         SolverBody& b = s.bodies[i];
         b.x0 = b.x, b.q0 = b.q;
         b.turn[0] = {1, 0, 0}, b.turn[1] = {0, 1, 0}, b.turn[2] = {0, 0, 1};
-        set_world_inertia(b);
+        set_world_inertia(b, prm.dt / float(prm.substeps)); // step_bodies' substep, the same bits
         b.sweep = prm.dt * (length(b.v) + length(b.w) * max_f(b.bound, 0.0f));
     }
 }
@@ -660,6 +698,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pp.joint_soft = softness(min_f(prm.joint_hertz, 0.5f * float(prm.substeps) / prm.dt), prm.joint_damping_ratio, h);
     pp.push_speed = prm.push_speed, pp.bounce_speed = prm.bounce_speed;
     pp.friction_rule = prm.friction_rule, pp.restitution_rule = prm.restitution_rule;
+    pp.friction_cone = prm.friction_cone;
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
         integrate_velocities(s.bodies, g, h, l);
         l.sync();

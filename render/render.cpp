@@ -58,6 +58,8 @@ FrameRenderer::~FrameRenderer() = default;
 
 const std::string& FrameRenderer::device_name() const { return impl_->vk.device_name(); }
 
+uint64_t FrameRenderer::shadow_passes() const { return impl_->renderer.shadow_passes(); }
+
 std::vector<uint8_t> FrameRenderer::render(const Scene& scene, const Camera& cam) {
     Impl& m = *impl_;
     ++frames_;

@@ -46,6 +46,8 @@ class FrameRenderer {
     /// (the others repeated the last rendered frame, its scene and camera unchanged).
     uint64_t frames() const { return frames_; }
     uint64_t renders() const { return renders_; }
+    /// Renders that drew the 3-D shadow map (the others kept it: same casters, light and bounds).
+    uint64_t shadow_passes() const;
 
     uint32_t width() const { return opts_.width; }
     uint32_t height() const { return opts_.height; }

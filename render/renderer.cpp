@@ -587,6 +587,14 @@ void Renderer::upload(const Scene& scene) {
     n_lines_ = uint32_t(scene.lines.size());
     ensure(lines_buffer_, n_lines_ * sizeof(LineVertex));
     if (n_lines_) std::memcpy(lines_buffer_.mapped, scene.lines.data(), n_lines_ * sizeof(LineVertex));
+    shadow_current_ = shadow_recorded_ && scene.bounds == shadow_bounds_ && scene.light == shadow_light_ &&
+                      scene.meshes == shadow_meshes_ && scene.hulls == shadow_hulls_ &&
+                      scene.hull_vertices == shadow_hull_vertices_;
+    if (!shadow_current_) {
+        shadow_recorded_ = false;
+        shadow_meshes_ = scene.meshes, shadow_hulls_ = scene.hulls, shadow_hull_vertices_ = scene.hull_vertices;
+        shadow_bounds_ = scene.bounds, shadow_light_ = scene.light;
+    }
 }
 
 void Renderer::draw_meshes(VkCommandBuffer cmd, VkPipeline pipeline, uint32_t pass) const {
@@ -626,7 +634,11 @@ void Renderer::begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D 
         // Shadow lookups start 1.5 texels off the surface along its normal (no acne at grazing sun).
         u.params[1] = 1.5f * 2.0f * (0.75f * extent3d + 0.5f) / float(shadow_size_);
         std::memcpy(frame_.mapped, &u, sizeof(u));
+    }
+    if (three_d && !shadow_current_) {
         // The shadow map: depth from the sun, before the main pass.
+        shadow_recorded_ = true;
+        ++shadow_passes_;
         VkClearValue clear{};
         clear.depthStencil = {1.0f, 0};
         VkRenderPassBeginInfo bi{VK_STRUCTURE_TYPE_RENDER_PASS_BEGIN_INFO};

@@ -85,13 +85,18 @@ class Renderer {
     /// Begins the render pass on `fb`, clears to the scene's background and draws
     /// the uploaded scene. The caller may record more (ImGui), then ends the pass.
     /// `view` is the part of the framebuffer the scene fills (all of it when empty).
-    /// A 3-D scene's shadow map is rendered first, before the pass begins.
+    /// A 3-D scene's shadow map is rendered first, before the pass begins, unless
+    /// the map already holds the uploaded scene's (the same bodies, light and
+    /// bounds as the scene whose map was recorded last: only the camera or
+    /// the overlays changed).
     void begin_and_draw(VkCommandBuffer cmd, VkFramebuffer fb, VkExtent2D extent, const Scene& scene, const Camera& cam,
                         VkRect2D view = {}) const;
 
     /// Side of the square shadow map, texels: 2048 on a GPU; 1024 on a CPU
     /// driver (lavapipe), where the map's depth pass is most of a frame's cost.
     uint32_t shadow_size() const { return shadow_size_; }
+    /// Shadow-map passes recorded so far (frames whose map was kept are not counted).
+    uint64_t shadow_passes() const { return shadow_passes_; }
 
   private:
     void create_pass(VkFormat color_format, VkImageLayout final_layout);
@@ -120,6 +125,16 @@ class Renderer {
     uint32_t n2d_ = 0, n_lines_ = 0;
     std::array<uint32_t, size_t(Mesh::kCount)> n3d_{};
     std::vector<std::pair<uint32_t, uint32_t>> hull_draws_; ///< first vertex, count per hull instance
+    /// What the shadow map was last rendered from (the casters, light and bounds);
+    /// `shadow_current_`: the uploaded scene's are the same, so its pass can be skipped.
+    std::array<std::vector<Instance3D>, size_t(Mesh::kCount)> shadow_meshes_;
+    std::vector<HullInstance> shadow_hulls_;
+    std::vector<Vertex3D> shadow_hull_vertices_;
+    std::array<float, 4> shadow_bounds_{};
+    std::array<float, 3> shadow_light_{};
+    bool shadow_current_ = false;
+    mutable bool shadow_recorded_ = false; ///< a shadow pass of the stored casters has been recorded
+    mutable uint64_t shadow_passes_ = 0;
 };
 
 } // namespace orrery::render

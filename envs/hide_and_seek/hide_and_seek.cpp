@@ -126,13 +126,15 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         cfg.obs_size = cfg.off_ar + cfg.ramps;
     }
 
-    // OpenAI: 15 MuJoCo substeps of 5 ms, gravity -50. gpu_hideseek: 4
+    // OpenAI: 15 MuJoCo substeps of 5 ms, gravity -50, MuJoCo's default
+    // (pyramidal) friction cone. gpu_hideseek: 4
     // substeps of 1/120 s, gravity -9.8, a pair's friction the mean of its two.
     phys::PhysicsOptions po;
     po.dt = gpu ? 1.0f / 30.0f : 0.075f;
     po.substeps = opt.u32("substeps", gpu ? 4 : 15, 1, 64);
     po.gravity = {0.0f, 0.0f, gpu ? -9.8f : -50.0f};
     if (gpu) po.friction_rule = phys::Combine::kMean;
+    if (!gpu) po.friction_cone = phys::FrictionCone::kPyramid;
     if (gpu) po.contact_hertz = 30.0f; // the module's bound for 120 substeps a second: a quarter of it
     uint32_t walls = gpu ? kGpuMaxWalls + 1 : kMaxWalls;
     po.max_bodies = cfg.agents + cfg.max_boxes + cfg.ramps + walls;

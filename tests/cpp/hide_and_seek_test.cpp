@@ -877,7 +877,7 @@ TEST(HideAndSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
 
 // The state of 4 worlds after 150 random-action steps, seed 3. A change of
 // results changes it: update it in the same commit, saying why.
-constexpr uint64_t kPinnedHash = 0xec264fcef6ddd8c7;
+constexpr uint64_t kPinnedHash = 0x37a403de6d2d5964; // contacts at the damped mass M + h D, the pyramidal cone
 
 TEST(HideAndSeekDeterminism, PinnedHash) {
     Simulator sim(spec(), random_actions(4, "cpu", 2, 1));

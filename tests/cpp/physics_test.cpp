@@ -256,7 +256,7 @@ TEST(PhysicsBody, DampingLocksAndGravityInOneSubstep) {
     b.locks = phys::kLockZ | phys::kLockTurnX | phys::kLockTurnY;
     b.inv_mass = phys::free_axes(b.locks, 0) * 0.5f;
     b.inv_inertia = {10, 10, 10};
-    phys::set_world_inertia(b);
+    phys::set_world_inertia(b, 0.1f);
     b.v = {2, 0, 0};
     b.w = {1, 1, 1};
     b.lin_damping = 0.5f;
@@ -282,15 +282,15 @@ TEST(PhysicsBody, AxisDampingIsMuJoCosImplicitJointDamping) {
     b.locks = phys::kLockTurnX | phys::kLockTurnY;
     b.inv_mass = Vec3{1, 1, 1} * 0.5f; // 2 kg
     b.inv_inertia = {100, 100, 100};   // 0.01 kg m^2
-    phys::set_world_inertia(b);
     b.v = {3, 3, 3};
     b.w = {0, 0, 4};
     b.force = {20, 0, 0};
     const Vec3 d{10, 10, 1};
     b.axis_rate = phys::mul(d, b.inv_mass);
     b.axis_angular = {0, 0, 10};
-    own.b.push(b);
     const float h = 0.005f;
+    phys::set_world_inertia(b, h); // the damped inverse inertia, which turning's damping reads
+    own.b.push(b);
     phys::integrate_velocities(own.b, {0, 0, -50}, h);
     const phys::SolverBody& a = own.b[0];
     EXPECT_FLOAT_EQ(a.v.x, (3.0f + h * 20.0f * 0.5f) / (1.0f + h * 10.0f * 0.5f));
@@ -298,6 +298,12 @@ TEST(PhysicsBody, AxisDampingIsMuJoCosImplicitJointDamping) {
     EXPECT_FLOAT_EQ(a.v.z, (3.0f - h * 50.0f) / (1.0f + h * 1.0f * 0.5f));
     EXPECT_FLOAT_EQ(a.w.z, 4.0f / (1.0f + h * 10.0f * 100.0f));
     EXPECT_EQ(a.w.x, 0.0f);
+    // Impulses (contacts, joints) move it by the damped mass M + h D, as MuJoCo solves its constraints.
+    EXPECT_FLOAT_EQ(a.inv_mass_damped.x, 1.0f / (2.0f + h * 10.0f));
+    EXPECT_FLOAT_EQ(a.inv_mass_damped.z, 1.0f / (2.0f + h * 1.0f));
+    EXPECT_FLOAT_EQ(a.inv_inertia_world[2].z, 1.0f / (0.01f + h * 10.0f));
+    EXPECT_EQ(a.inv_inertia_world[0].x, 0.0f); // locked
+    EXPECT_EQ(a.inv_inertia_world[2].x, 0.0f);
     // Held at F for long, a 1 kg body reaches F / d: OpenAI's 90 N against damping 10 is 9 m/s.
     phys::SolverBody agent{};
     agent.kind = phys::BodyKind::kDynamic;
@@ -933,7 +939,7 @@ TEST(PhysicsDeterminism, PinnedHashOfTheGrabScene) {
     // Joints made, held and broken in every world: two agents weld the cube
     // from step 10 to 50 of each episode, driven by a formula of the step and
     // world. The state after 150 steps of 5 worlds, seed 3; update with a reason.
-    const uint64_t pin = 0x4678e1953f983b21;
+    const uint64_t pin = 0x30b7d2c41432f857; // the contacts take the damped mass M + h D (the agents have AxisDamping)
     Simulator sim(scene("grab", openai({{"horizon", "60"}, {"holders", "2"}, {"grab_at", "10"}, {"release_at", "50"}})),
                   options(5, "cpu", 2, 1));
     sim.reset(3);

@@ -422,6 +422,37 @@ TEST(Render3D, AShadowDarkensTheFloorAwayFromTheSun) {
     EXPECT_NEAR(pixel(bare, in[0], in[1]).luma(), lit.luma(), 3);
 }
 
+TEST(Render3D, AShadowMapKeptAcrossCameraMovesDrawsWhatAFreshOneDraws) {
+    // The shadow map is drawn again only when the casters, light or bounds change:
+    // a frame after a camera move or an overlay toggle reuses it, and must equal the
+    // same frame drawn by a renderer that has drawn nothing before.
+    REQUIRE_VULKAN();
+    auto sim = box_world({0.1f, 0.1f, 0.4f}, {0.0f, 0.0f, 0.4f});
+    Camera top;
+    top.mode = Camera::Mode::kTop;
+    Camera orbit = fixed_orbit();
+    FrameRenderer kept({kSize, kSize, {}});
+    auto fresh = [&](const Scene& s, const Camera& cam) {
+        FrameRenderer fr({kSize, kSize, {}});
+        return fr.render(s, cam);
+    };
+    Scene s = orrery::render::scene_of(*sim, 0);
+    std::vector<uint8_t> first = kept.render(s, orbit);
+    std::vector<uint8_t> turned = kept.render(s, top); // the map of the first frame
+    EXPECT_EQ(turned, fresh(s, top));
+    EXPECT_NE(turned, first);
+    Scene with_bounds = orrery::render::scene_of(*sim, 0, SceneOptions{{"bounds"}});
+    EXPECT_EQ(kept.render(with_bounds, top), fresh(with_bounds, top)) << "an overlay changes no caster";
+    // The pillar moves: its shadow moves with it (the map is drawn again).
+    sim->edit_world(0, [](orrery::Ctx& ctx) { ctx.at<physics_scenes::Body, phys::Pose>(1).p = {0.3f, -0.2f, 0.4f}; });
+    Scene moved = orrery::render::scene_of(*sim, 0);
+    std::vector<uint8_t> after = kept.render(moved, top);
+    EXPECT_EQ(after, fresh(moved, top));
+    EXPECT_NE(after, turned);
+    EXPECT_EQ(kept.renders(), 4u);
+    EXPECT_EQ(kept.shadow_passes(), 2u) << "the map is drawn for the first frame and after the move only";
+}
+
 TEST(Render3D, OverlaysAddTheirPixelsOnlyWhenOn) {
     REQUIRE_VULKAN();
     orrery::register_builtin_envs();

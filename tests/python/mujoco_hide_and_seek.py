@@ -48,11 +48,14 @@ def wedge_corners():
     return [(0, -h, 0), (a, -h, 0), (0, h, 0), (a, h, 0), (a, -h, a), (a, h, a)]
 
 
-def simulate(agent_x, ctrl, steps, extra, asset=""):
-    """The agent's (x, y, z) at every env step, steps + 1 rows, ctrl held."""
+def simulate(agent_x, ctrl, steps, extra, asset="", options=""):
+    """The agent's (x, y, z) at every env step, steps + 1 rows, ctrl held;
+    `options`: attributes added to the scene's <option>."""
     import mujoco
 
     xml = mujoco_reference.OPENAI.format(agent_x=agent_x, box=extra)
+    if options:
+        xml = xml.replace("<option ", f"<option {options} ", 1)
     if asset:
         xml = xml.replace("<worldbody>", f"<asset>{asset}</asset><worldbody>", 1)
     model = mujoco.MjModel.from_xml_string(xml)
@@ -70,10 +73,10 @@ def climb_track():
     return simulate(CLIMB_START, (0.9, 0.0), CLIMB_STEPS, ramp, f'<mesh name="wedge" vertex="{corners}"/>')
 
 
-def wall_track():
+def wall_track(options=""):
     wall = (f'<geom name="wall" type="box" pos="{WALL_FACE + 0.05} 0 2" size="0.05 3 2" '
             'friction="1 0.005 0.0001"/>')
-    return simulate(0.0, (0.9, 0.36), WALL_STEPS, wall)
+    return simulate(0.0, (0.9, 0.36), WALL_STEPS, wall, options=options)
 
 
 def crossing(xs, at):
