@@ -293,7 +293,9 @@ class Backend {
     virtual bool request_snapshot(const std::vector<Region>& regions, uint32_t world);
     /// Never waits: true, with `out` holding the requested bytes, once the pending
     /// copy has landed (then nothing is pending); false while it is in flight or
-    /// when nothing was requested.
+    /// when nothing was requested. The Simulator may call it from a watcher
+    /// thread while run() executes on another (never together with
+    /// request_snapshot): it must touch only the snapshot's own state.
     virtual bool poll_snapshot(std::vector<uint8_t>& out);
     /// Waits for kernels still compiling behind the first steps (the CUDA
     /// backend's cold start, GpuOptions::cold_start_level) and puts them in
