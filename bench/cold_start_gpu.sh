@@ -24,6 +24,7 @@ BIN="$BUILD/bench/orrery_cuda_bench"
 
 # default: quick kernels at --Ofast-compile=max, the full ones swapped in behind;
 # bg-mid: the quick level mid; bg0: everything fully compiled first (as before);
+# nosplit: the quick programs without --split-compile=0; tN: N compile threads;
 # mega: the megakernel (one program) the same way; quit: the default, destroyed
 # right after its first step (destroy_s: the wait for the compiles running).
 variant_env() {
@@ -31,11 +32,13 @@ variant_env() {
     bg0) echo "ORRERY_NVRTC_BACKGROUND=0" ;;
     bg-*) echo "ORRERY_NVRTC_BACKGROUND=${1#bg-}" ;;
     mega) echo "ORRERY_CUDA_PER_NODE=0" ;;
+    nosplit) echo "ORRERY_NVRTC_OPTIONS=--split-compile=1" ;; # the quick programs without --split-compile=0
+    t*) echo "ORRERY_NVRTC_THREADS=${1#t}" ;;
     *) echo "" ;;
     esac
 }
 warm=""
-for v in ${COLD:-default quit bg-mid bg0}; do
+for v in ${COLD:-default quit nosplit t8 bg0}; do
     c=$(mktemp -d)
     t0=$(date +%s.%N)
     env ORRERY_CACHE_DIR="$c" CUDA_CACHE_DISABLE=1 CUDA_CACHE_PATH="$c/nv" $(variant_env "$v") \

@@ -33,6 +33,10 @@ Rows (median over interleaved repeats, microseconds per step of all worlds):
   jax scan, kept none  the same scan keeping no step's outputs (one obs element
                    summed into the carry): the custom call and XLA's loop without
                    the stacking of T steps' outputs.
+  jax env.step(a)  with --jax: eager env.step(a) on a twin env made with
+                   framework="jax", `a` one of the 16 sets as JAX arrays on the
+                   env's device (on a GPU read in place through one XLA custom
+                   call; outputs JAX views made per call).
 Columns: +bench / +loop are us/step over those two rows. "host" is the time the
 loop took before the final device wait (on a GPU the step is host-bound only when
 that exceeds the engine's step). "cpu us" (CPU device, one thread) is this
@@ -111,6 +115,27 @@ def captured(env, pool, T: int, timer, stream=None):
     def measure(steps):
         wall, host, cpu = timer(lambda i: graph.replay(), max(1, steps // T))
         return wall / T, host / T, cpu / T
+    return measure
+
+
+def jax_eager(a, options, stacked, timer):
+    """A measure() of env.step(a) with JAX actions (the 16 sets as JAX arrays on
+    the env's device) on a twin env made with framework="jax": on a GPU one XLA
+    custom call reading them in place (orrery.jax.InPlaceStep), on the CPU the
+    general path (checked, copied in). The outputs are JAX views, made per call."""
+    os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")  # beside torch in one process
+    import jax
+    import jax.numpy as jnp
+
+    jenv = orrery.make(a.env, num_worlds=a.worlds, device=a.device, seed=0, threads=a.threads, framework="jax",
+                       **options)
+    host = np.asarray(stacked.cpu() if hasattr(stacked, "cpu") else stacked)
+    device = jax.devices("cuda" if jenv.device != "cpu" else "cpu")[0]
+    pool = [jax.device_put(jnp.asarray(host[k]), device) for k in range(16)]
+    jax.block_until_ready(pool)
+
+    def measure(steps):
+        return timer(lambda i: jenv.step(pool[i & 15]), steps)
     return measure
 
 
@@ -242,6 +267,7 @@ def main() -> int:
         try:
             rows[f"jax scan (T={a.graph_steps})"] = jax_scan(env, stacked, a.graph_steps, timer)
             rows["jax scan, kept none"] = jax_scan(env, stacked, a.graph_steps, timer, keep=False)
+            rows["jax env.step(a)"] = jax_eager(a, options, stacked, timer)
         except Exception as e:  # report, and measure the rest
             print(f"jax scan: not measured: {type(e).__name__}: {e}")
 

@@ -241,7 +241,9 @@ class Backend {
     /// Runs the step pass `ops` with `in.column`'s values taken from `in.source`
     /// (which the column holds afterwards), then writes each of `outs` to its
     /// `dst`. This version copies them in first and out after; the CUDA
-    /// backend's staged step reads and writes them where they are instead.
+    /// backend's staged step reads and writes them where they are instead,
+    /// and the CPU backend moves each chunk of worlds' share on the thread
+    /// stepping that chunk, just before and after its ops.
     virtual void run_reading(const std::vector<Op>& ops, const InputSource& in,
                              const std::vector<OutputCopy>& outs = {}) {
         if (in.source != in.column) copy_within(in.column, in.source, in.bytes);
@@ -291,7 +293,9 @@ class Backend {
     virtual bool request_snapshot(const std::vector<Region>& regions, uint32_t world);
     /// Never waits: true, with `out` holding the requested bytes, once the pending
     /// copy has landed (then nothing is pending); false while it is in flight or
-    /// when nothing was requested.
+    /// when nothing was requested. The Simulator may call it from a watcher
+    /// thread while run() executes on another (never together with
+    /// request_snapshot): it must touch only the snapshot's own state.
     virtual bool poll_snapshot(std::vector<uint8_t>& out);
     /// Waits for kernels still compiling behind the first steps (the CUDA
     /// backend's cold start, GpuOptions::cold_start_level) and puts them in
@@ -370,7 +374,8 @@ class Simulator {
     /// destination laid out as it) is written to its `dst` after the step, as
     /// a copy queued after it would be: on a GPU the staged step writes up to
     /// four 16-byte aligned destinations from its copy back (no copy launch),
-    /// the rest are device copies queued after it. Throws orrery::Error,
+    /// the rest are device copies queued after it; on the CPU each chunk of
+    /// worlds is written out by the thread that stepped it, from its cache. Throws orrery::Error,
     /// before anything changes, for a column or size that is no exported tensor's.
     void step_reading(const std::string& name, const void* data, const std::vector<OutputCopy>& outputs = {});
     /// Waits for the device (no-op on the CPU).

@@ -68,6 +68,7 @@ StartPlan plan_start(const std::vector<CompileRequest>& full, const std::string&
     for (size_t i = 0; i < full.size(); ++i) {
         if (!load_cached_module(full[i]).cubin.empty()) continue; // the full binary is there: no quick start
         plan.first[i].fast_compile = level;
+        plan.first[i].split_compile = true; // what is left of a quick compile is many small functions
         plan.first[i].label += " at --Ofast-compile=" + level;
         plan.background.push_back(i);
     }

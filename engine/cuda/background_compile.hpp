@@ -28,8 +28,8 @@ struct StartPlan {
 
 /// Plans a start of the fully optimised requests `full`. With `level` ("min",
 /// "mid" or "max", GpuOptions::cold_start_level) every program whose full
-/// binary is not cached starts at that level (its own cache entry, a key of its
-/// own) and is listed for the background. No quick start (all of `full`, no
+/// binary is not cached starts at that level and with --split-compile=0 (its
+/// own cache entry, a key of its own) and is listed for the background. No quick start (all of `full`, no
 /// background) when `level` is "", when a request sets a level itself
 /// (EnvSpec::fast_compile, or --Ofast-compile in its extra options), or when
 /// NVRTC is older than 12.8. Throws an Error naming the option for another level.

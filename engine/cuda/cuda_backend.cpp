@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <map>
 #include <thread>
 #include <type_traits>
@@ -89,6 +90,14 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     info_ = device_info(index);
     check_driver_supports_nvrtc();
     ORRERY_CU(d.cuDeviceGet(&dev_, index));
+    // Decide the form first: only the kernels that will run are compiled.
+    // Per-node when asked for, or when the env prefers it and the megakernel was not asked for.
+    const bool per_node = runs_per_node(spec, opts);
+    const unsigned lanes = gpu_.world_lanes ? gpu_.world_lanes : kWorldLanes;
+    if (per_node) { // its kernels need nothing of the device: NVRTC starts while the context is made
+        source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes);
+        start_compiles(spec);
+    }
     ORRERY_CU(d.cuDevicePrimaryCtxRetain(&ctx_, dev_));
     try {
         bind_current();
@@ -107,15 +116,9 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         ORRERY_CU(r);
         ORRERY_CU(d.cuMemsetD8Async(memory_, 0, bytes, stream_));
         storage_ = layout.bind(reinterpret_cast<uint8_t*>(memory_), nullptr);
-        // Decide the form first: only the kernels that will run are compiled.
-        // Per-node when asked for, or when the env prefers it and the megakernel was not asked for.
-        const bool per_node = runs_per_node(spec, opts);
         unsigned stage_worlds = per_node ? 0 : choose_stage_worlds(spec, layout);
-        source_ = generate_kernels(spec, plan,
-                                   per_node       ? KernelForm::kPerNode
-                                   : stage_worlds ? KernelForm::kStaged
-                                                  : KernelForm::kDirect,
-                                   gpu_.world_lanes ? gpu_.world_lanes : kWorldLanes);
+        if (!per_node)
+            source_ = generate_kernels(spec, plan, stage_worlds ? KernelForm::kStaged : KernelForm::kDirect, lanes);
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
@@ -155,11 +158,11 @@ CUmodule CudaBackend::load_cubin(const CompileRequest& req, const std::string& c
     return m;
 }
 
-void CudaBackend::load_module(const EnvSpec& spec) {
+void CudaBackend::start_compiles(const EnvSpec& spec) {
     // The per-node form: every kernel its own NVRTC program and module, the
     // programs compiled in parallel (a cold start waits for the slowest one,
     // not for the sum); the other forms: one program.
-    std::vector<CompileRequest> reqs;
+    std::vector<CompileRequest>& reqs = first_.reqs;
     if (source_.per_node) {
         for (CompileRequest& r : node_requests(spec, source_, info_.arch)) {
             reqs.push_back(with_settings(std::move(r), gpu_));
@@ -170,10 +173,20 @@ void CudaBackend::load_module(const EnvSpec& spec) {
     }
     // A cold start steps first on kernels compiled at GpuOptions::cold_start_level
     // while the full ones compile behind; a swap needs to see graph captures.
-    StartPlan start = driver().cuStreamIsCapturing ? plan_start(reqs, gpu_.cold_start_level) : StartPlan{reqs, {}};
-    auto t0 = std::chrono::steady_clock::now();
-    std::vector<CompiledModule> ms = compile_modules(start.first, gpu_.compile_threads);
-    stats_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), true,
+    first_.start = driver().cuStreamIsCapturing ? plan_start(reqs, gpu_.cold_start_level) : StartPlan{reqs, {}};
+    first_.t0 = std::chrono::steady_clock::now();
+    // NVRTC only (no driver call), on threads of its own, while the caller goes on.
+    first_.modules = std::async(std::launch::async, [reqs = first_.start.first, threads = gpu_.compile_threads] {
+        return compile_modules(reqs, threads);
+    });
+}
+
+void CudaBackend::load_module(const EnvSpec& spec) {
+    if (!first_.modules.valid()) start_compiles(spec);
+    std::vector<CompiledModule> ms = first_.modules.get();
+    const StartPlan& start = first_.start;
+    std::vector<CompileRequest>& reqs = first_.reqs;
+    stats_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - first_.t0).count(), true,
               ms.front().cache_path};
     size_t compiled = 0, slowest = 0; // of the programs compiled, not loaded from the cache
     for (size_t i = 0; i < ms.size(); ++i) {

@@ -4,6 +4,7 @@
 // queued on the backend's stream with no host synchronisation in run().
 
 #include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -114,6 +115,11 @@ class CudaBackend final : public Backend {
     const KernelSource& kernel_source() const { return source_; }
 
   private:
+    /// Starts compiling (or loading from the cache) the first kernels of source_
+    /// on host threads: NVRTC only, so it may run while the context is made.
+    void start_compiles(const EnvSpec& spec);
+    /// Waits for them (start_compiles first if it was not called), loads the
+    /// modules and starts a cold start's background compiles.
     void load_module(const EnvSpec& spec);
     /// Uses `m`, loaded from program `p`'s binary, for that program's kernels.
     void install_program(size_t p, CUmodule m);
@@ -164,9 +170,16 @@ class CudaBackend final : public Backend {
     CUmodule module_ = nullptr;     ///< the megakernel's module (the per-node form: its first)
     std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel), swapped out or not
     std::vector<size_t> step_program_, reset_program_; ///< the program each step and reset kernel comes from
-    std::vector<CompileRequest> full_requests_;        ///< each program's fully optimised request
-    std::unique_ptr<BackgroundCompiles> background_;   ///< a cold start's full compiles still running
-    std::vector<size_t> background_program_;           ///< the program of each background request
+    /// The compiles the first step waits for (start_compiles).
+    struct FirstCompiles {
+        std::vector<CompileRequest> reqs; ///< each program's fully optimised request
+        StartPlan start;
+        std::chrono::steady_clock::time_point t0;
+        std::future<std::vector<CompiledModule>> modules;
+    } first_;
+    std::vector<CompileRequest> full_requests_;      ///< each program's fully optimised request
+    std::unique_ptr<BackgroundCompiles> background_; ///< a cold start's full compiles still running
+    std::vector<size_t> background_program_;         ///< the program of each background request
     std::chrono::steady_clock::time_point started_;
     std::string env_name_;
     Storage storage_;

@@ -62,7 +62,8 @@ namespace {
 
 constexpr char kMagic[12] = {'O', 'R', 'R', 'E', 'R', 'Y', 'C', 'U', 'B', 'I', 'N', '1'};
 
-std::vector<std::string> compile_options(int arch, const std::string& fast = "", const std::string& extra = "") {
+std::vector<std::string> compile_options(int arch, const std::string& fast = "", const std::string& extra = "",
+                                         bool split = false) {
     std::vector<std::string> options = {"--gpu-architecture=sm_" + std::to_string(arch),
                                         "--std=c++20",
                                         "-fmad=false", // bit-identical floats with the CPU build (-ffp-contract=off)
@@ -72,7 +73,10 @@ std::vector<std::string> compile_options(int arch, const std::string& fast = "",
                                         "-default-device",
                                         "-lineinfo"};
     // NVRTC 12.8 brought --Ofast-compile; an older one compiles fully (the same results, later).
-    if (!fast.empty() && nvrtc_version() >= 12080) options.push_back("--Ofast-compile=" + fast);
+    if (!fast.empty() && nvrtc_version() >= 12080) {
+        options.push_back("--Ofast-compile=" + fast);
+        if (split) options.push_back("--split-compile=0");
+    }
     for (std::string& o : extra_compile_options(extra)) options.push_back(std::move(o));
     return options;
 }
@@ -331,7 +335,8 @@ CompiledModule compile_or_load(const CompileRequest& req, bool cache_only) {
     std::vector<std::string> roots = req.header_roots;
     if (!req.source_dir.empty()) roots.push_back(req.source_dir);
     std::vector<Header> headers = gather_headers(req.source, req.env_header, roots);
-    std::vector<std::string> options = compile_options(req.arch, req.fast_compile, req.extra_options);
+    std::vector<std::string> options =
+        compile_options(req.arch, req.fast_compile, req.extra_options, req.split_compile);
 
     CompiledModule m;
     std::string dir = req.use_cache ? cache_directory(req.cache_dir) : "";

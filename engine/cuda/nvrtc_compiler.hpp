@@ -31,6 +31,11 @@ struct CompileRequest {
     /// "max"; "" for none), placed before extra_options, whose own setting
     /// wins; left out by an NVRTC older than 12.8, which has no such option.
     std::string fast_compile;
+    /// NVRTC's --split-compile=0 (its optimiser and ptxas spread a program's
+    /// functions over the machine's threads), also before extra_options; with
+    /// a fast-compile level only (NVRTC 12.8+). A cold start's quick programs
+    /// set it: at --Ofast-compile=max little is inlined, so there are many functions.
+    bool split_compile = false;
 };
 
 /// A compiled module.

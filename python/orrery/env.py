@@ -131,6 +131,16 @@ def _check_choice(name: str, value: Any, choices: Tuple[str, ...]) -> str:
     return value
 
 
+def _host_jax(actions: Any) -> Any:
+    """A JAX array on the CPU as NumPy's view of its buffer (no copy), for
+    Env._step_fast's host path; anything else (a GPU array, a tracer) as it is."""
+    try:
+        on_cpu = int(actions.__dlpack_device__()[0]) == 1  # DLPack's kDLCPU
+    except Exception:
+        return actions
+    return np.asarray(actions) if on_cpu else actions
+
+
 class MissingFrameworkError(ModuleNotFoundError, ValueError):
     """``framework=`` names a package that is not installed: a ValueError for
     the argument, a ModuleNotFoundError for the package."""
@@ -242,8 +252,12 @@ class Env:
         if name not in self.tensors:
             raise ValueError(f"no tensor named {name!r}; this env has: {', '.join(self.tensors)}")
         if self.framework == "jax":  # JAX arrays are values: a fresh (still zero-copy) wrapper per call
-            import jax.dlpack
-            return jax.dlpack.from_dlpack(self.tensors[name])
+            make = self._views.get("_jax_view")
+            if make is None:
+                from orrery.jax import view_maker
+
+                make = self._views["_jax_view"] = view_maker(self)
+            return make(self.tensors[name])
         view = self._views.get(name)
         if view is None:
             view = self._views[name] = self._wrap(self.tensors[name])
@@ -537,6 +551,8 @@ class Env:
         if self._input is None or actions.__class__ is dict:
             return False
         if self._cpu:
+            if type(actions).__module__.startswith("jax"):
+                actions = _host_jax(actions)
             return (type(actions) is np.ndarray and actions.shape == self._input_shape
                     and sim.step_host(self._input, actions))
         if self.framework == "jax" and type(actions).__module__.startswith("jax"):

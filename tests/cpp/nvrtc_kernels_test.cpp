@@ -308,6 +308,8 @@ TEST(NvrtcColdStart, QuickProgramsFirstThenTheFullOnesAreCachedBehind) {
     for (size_t i = 0; i < full.size(); ++i) {
         EXPECT_EQ(plan.background[i], i);
         EXPECT_EQ(plan.first[i].fast_compile, "max") << plan.first[i].label;
+        EXPECT_TRUE(plan.first[i].split_compile);
+        EXPECT_FALSE(full[i].split_compile);
         EXPECT_EQ(plan.first[i].source, full[i].source);
     }
     std::vector<orrery::cuda::CompiledModule> quick = orrery::cuda::compile_modules(plan.first, 2);
@@ -345,6 +347,7 @@ TEST(NvrtcColdStart, QuickProgramsFirstThenTheFullOnesAreCachedBehind) {
     std::vector<orrery::cuda::CompiledModule> loaded = orrery::cuda::compile_modules(warm.first, 2);
     for (size_t i = 0; i < full.size(); ++i) {
         EXPECT_EQ(warm.first[i].fast_compile, "");
+        EXPECT_FALSE(warm.first[i].split_compile);
         EXPECT_TRUE(loaded[i].from_cache);
         for (const auto& f : done)
             if (f.index == i) { EXPECT_EQ(loaded[i].cubin, f.module.cubin); }

@@ -179,6 +179,33 @@ def test_jax_from_dlpack_is_zero_copy():
     assert term.dtype == np.bool_ and set(info) == {"position", "role"}
 
 
+@requires_jax
+def test_jax_actions_on_the_cpu_take_the_host_fast_path(monkeypatch):
+    """A JAX array on the CPU is read through NumPy's view of its buffer by the
+    binding's step_host (range-checked there, copied in: no Python-side checks
+    or copies); a bad value still raises the message naming it."""
+    import jax.numpy as jnp
+
+    env = orrery.make("tag", num_worlds=6, device="cpu", seed=4, framework="jax", horizon=5)
+    twin = orrery.make("tag", num_worlds=6, device="cpu", seed=4, horizon=5)
+
+    def slow(*args, **kwargs):
+        raise AssertionError("write_input ran: the fast path was not taken")
+
+    monkeypatch.setattr("orrery.env.write_input", slow)
+    actions = np.random.default_rng(5).integers(0, 5, size=(9, 6, 4)).astype(np.int32)
+    for a in actions:
+        env.step(jnp.asarray(a))
+        twin.step(a)
+    assert [env.state_hash(w) for w in range(6)] == [twin.state_hash(w) for w in range(6)]
+    monkeypatch.undo()
+    bad = actions[0].copy()
+    bad[3, 1] = 9
+    with pytest.raises(ValueError, match=r"actions\[3, 1\] = 9 is out of range"):
+        env.step(jnp.asarray(bad))
+    assert [env.state_hash(w) for w in range(6)] == [twin.state_hash(w) for w in range(6)]
+
+
 def test_dlpack_framework_returns_tensors():
     env = orrery.make("tag", num_worlds=2, device="cpu", framework="dlpack")
     obs, reward, term, trunc, info = env.step(np.zeros((2, 4), np.int32))
