@@ -161,6 +161,7 @@ void print_watched(const char* label, const Phase& w, double rate_alone, double 
 
 int bench(const BenchArgs& a) {
     auto sim = orrery::render::make_simulator(a.common);
+    sim->backend().finish_compiles(); // a GPU cold start's full kernels: time what a warm start runs
     orrery::render::Policy(a.common.policy, a.common.seed).act(*sim); // actions stay on the device
     if (sim->spec().draw.empty()) throw orrery::Error("env '" + a.common.env + "' declares nothing to draw");
     orrery::render::FrameRenderer frames({a.width, a.height, orrery::render::vulkan_device(a.common)});
