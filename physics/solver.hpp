@@ -411,9 +411,15 @@ ORRERY_HD inline void set_turn(SolverBody& b) {
     b.turn[2] = {c[0].z, c[1].z, c[2].z};
 }
 
-/// Current separation of contact c (< 0: overlapping) from the bodies' motion since the step began.
-ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, const Contact& c) {
-    Vec3 d = ((b.x - b.x0) - (a.x - a.x0)) + (turned(b, c.rb) - turned(a, c.ra));
+/// How far b's centre has moved since the step began relative to a's: the
+/// same for each point of a pair, and unchanged while a pass solves them
+/// (positions move only in integrate_positions).
+ORRERY_HD inline Vec3 moved_apart(const SolverBody& a, const SolverBody& b) { return (b.x - b.x0) - (a.x - a.x0); }
+
+/// Current separation of contact c (< 0: overlapping) from the bodies' motion
+/// since the step began; `moved` is moved_apart(a, b).
+ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, const Contact& c, Vec3 moved) {
+    Vec3 d = moved + (turned(b, c.rb) - turned(a, c.ra));
     return dot(d, c.n) + c.separation;
 }
 
@@ -427,9 +433,9 @@ ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Cont
 
 /// Normal impulse of one point. With `push`, overlap is removed softly (at
 /// most push_speed); without, only velocities are solved (the relax pass).
-ORRERY_HD inline void solve_normal(SolverBody& a, SolverBody& b, Contact& c, float inv_h, Softness soft, bool push,
-                                   float push_speed) {
-    float s = separation_now(a, b, c);
+ORRERY_HD inline void solve_normal(SolverBody& a, SolverBody& b, Contact& c, Vec3 moved, float inv_h, Softness soft,
+                                   bool push, float push_speed) {
+    float s = separation_now(a, b, c, moved);
     float bias = 0.0f, mass_scale = 1.0f, impulse_scale = 0.0f;
     if (s > 0.0f) {
         bias = s * inv_h; // speculative: close at most the gap this substep
@@ -506,7 +512,8 @@ ORRERY_HD inline bool cannot_tip(const SolverBody& b) {
 ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* c, uint32_t n, float inv_h, Softness soft,
                                    Softness static_soft, bool push, float push_speed, PairFriction mu) {
     Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
-    for (uint32_t k = 0; k < n; ++k) solve_normal(a, b, c[k], inv_h, sf, push, push_speed);
+    const Vec3 moved = moved_apart(a, b);
+    for (uint32_t k = 0; k < n; ++k) solve_normal(a, b, c[k], moved, inv_h, sf, push, push_speed);
     float shared = -1.0f;
     if (n > 1 && (cannot_tip(a) || cannot_tip(b))) {
         float sum = 0.0f;
@@ -616,7 +623,8 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
     }
     if (pass == Pass::kRestitution) return;
     Joint& j = s.joints[entry];
-    SolverBody world = world_body(); // static: nothing writes it
+    SolverBody world; // static, nothing writes it; made only for a joint to the world (SolverBody is ~300 bytes)
+    if (j.ia == kWorldBody || j.ib == kWorldBody) world = world_body();
     SolverBody& a = j.ia == kWorldBody ? world : s.bodies[j.ia];
     SolverBody& b = j.ib == kWorldBody ? world : s.bodies[j.ib];
     if (pass == Pass::kWarmStart)
