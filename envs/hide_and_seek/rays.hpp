@@ -37,7 +37,7 @@ ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best, 
     // One branch for the three rejections (each is plain float arithmetic on
     // finite values, so evaluating all of them changes no answer; it spares
     // the CPU two hard-to-predict branches per body).
-    bool behind = proj + b.bound < 0.0f, beyond = proj - b.bound > best;
+    bool behind = proj + b.bound<0.0f, beyond = proj - b.bound> best;
     bool aside = phys::dot(m, m) - proj * proj > b.bound * b.bound;
     if (behind | beyond | aside) return kNoHit;
     float t = phys::ray_distance(b.body, o, dir, best, hulls); // ray_shape's distance, no normal

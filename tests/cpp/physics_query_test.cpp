@@ -446,8 +446,8 @@ TEST(PhysicsQueryRay, DistanceAloneIsRayShapesBitForBit) {
     uint32_t hits = 0, cases = 0;
     for (uint32_t i = 0; i < 20000; ++i) {
         Vec3 x{rng.uniform() * 4 - 2, rng.uniform() * 4 - 2, rng.uniform() * 2 - 1};
-        Quat q = phys::normalize(Quat{rng.uniform() * 2 - 1, rng.uniform() * 2 - 1, rng.uniform() * 2 - 1,
-                                      rng.uniform() * 2 - 1});
+        Quat q = phys::normalize(
+            Quat{rng.uniform() * 2 - 1, rng.uniform() * 2 - 1, rng.uniform() * 2 - 1, rng.uniform() * 2 - 1});
         if (i % 4 == 0) q = kId; // axis-aligned: zero direction components and ties between slabs
         Vec3 dims{0.1f + rng.uniform(), 0.1f + rng.uniform(), 0.1f + rng.uniform()};
         const ShapeKind kinds[] = {ShapeKind::kSphere, ShapeKind::kCapsule, ShapeKind::kBox, ShapeKind::kPlane,
