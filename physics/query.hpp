@@ -191,6 +191,45 @@ ORRERY_HD inline ShapeHit ray_shape(const Placed& s, Vec3 o, Vec3 d, float max_d
     }
 }
 
+/// ray_shape's distance alone, for callers that want only the first hit's
+/// distance (hide-and-seek's ray scene): the same formulas in the same order,
+/// so the distance is ray_shape's bit for bit (physics_query_test checks),
+/// without the normal's rotation and normalisation. < 0: a miss within
+/// max_distance (a hit can read -0.0f, as ray_shape's distance can).
+ORRERY_HD inline float ray_distance(const Placed& s, Vec3 o, Vec3 d, float max_distance,
+                                    const HullSet& hulls = HullSet{}) {
+    const float miss = -1.0f;
+    switch (s.shape.kind) {
+    case ShapeKind::kSphere: {
+        float t = detail::surface_param(detail::ball_span(o, d, s.x, s.shape.dims.x));
+        return t < 0.0f || t > max_distance ? miss : t;
+    }
+    case ShapeKind::kCapsule: {
+        Vec3 lo = unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
+        float t = detail::surface_param(detail::capsule_span(lo, ld, s.shape.dims.x, s.shape.dims.y));
+        return t < 0.0f || t > max_distance ? miss : t;
+    }
+    case ShapeKind::kBox: {
+        Vec3 lo = unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
+        float t = detail::surface_param(detail::box_span(lo, ld, s.shape.dims, max_distance).span);
+        return t < 0.0f || t > max_distance ? miss : t;
+    }
+    case ShapeKind::kPlane: {
+        Vec3 up = rotate(s.q, Vec3{0.0f, 0.0f, 1.0f});
+        float dn = dot(d, up), h = dot(o - s.x, up);
+        if (!(dn < 0.0f) || h < 0.0f) return miss;
+        float t = -h / dn;
+        return t > max_distance ? miss : t;
+    }
+    case ShapeKind::kHull: {
+        if (!hull_valid(hulls, s.shape)) return miss;
+        HullHit h = ray_vs_convex(convex_of(s.shape, hulls), unrotate(s.q, o - s.x), unrotate(s.q, d), max_distance);
+        return h.hit ? h.t : miss;
+    }
+    default: return miss;
+    }
+}
+
 /// The point of shape s's surface nearest to p, and p's signed distance to it
 /// (negative inside a solid; below a plane, negative by the height). Hulls
 /// are read from `hulls` (physics/hull.hpp's closest_point_on_hull).

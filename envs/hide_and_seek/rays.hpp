@@ -34,10 +34,14 @@ ORRERY_HD inline RayBody ray_body_of(const phys::Shape& s, Vec3 x, Quat q, uint3
 ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best, const phys::HullSet& hulls) {
     Vec3 m = b.body.x - o;
     float proj = phys::dot(m, dir);
-    if (proj + b.bound < 0.0f || proj - b.bound > best) return kNoHit;
-    if (phys::dot(m, m) - proj * proj > b.bound * b.bound) return kNoHit;
-    phys::ShapeHit h = phys::ray_shape(b.body, o, dir, best, hulls);
-    return h.hit ? h.distance : kNoHit;
+    // One branch for the three rejections (each is plain float arithmetic on
+    // finite values, so evaluating all of them changes no answer; it spares
+    // the CPU two hard-to-predict branches per body).
+    bool behind = proj + b.bound<0.0f, beyond = proj - b.bound> best;
+    bool aside = phys::dot(m, m) - proj * proj > b.bound * b.bound;
+    if (behind | beyond | aside) return kNoHit;
+    float t = phys::ray_distance(b.body, o, dir, best, hulls); // ray_shape's distance, no normal
+    return t < 0.0f ? kNoHit : t;
 }
 
 } // namespace hide_and_seek

@@ -437,6 +437,41 @@ TEST(PhysicsQueryWorld, BoundingSpheresNeverChangeTheAnswer) {
     EXPECT_GT(hits, 2000u) << "a third of the rays at least hit something (the rest leave upward or fall short)";
 }
 
+TEST(PhysicsQueryRay, DistanceAloneIsRayShapesBitForBit) {
+    // ray_distance (hide-and-seek's ray scene) is ray_shape without the normal:
+    // the same distance bit for bit, and a miss exactly when ray_shape misses.
+    phys::HullTable table = phys::build_hulls({phys::wedge_vertices()});
+    const phys::HullSet hulls = table.view();
+    Rng rng(7, 8, 9, 10, 11);
+    uint32_t hits = 0, cases = 0;
+    for (uint32_t i = 0; i < 20000; ++i) {
+        Vec3 x{rng.uniform() * 4 - 2, rng.uniform() * 4 - 2, rng.uniform() * 2 - 1};
+        Quat q = phys::normalize(
+            Quat{rng.uniform() * 2 - 1, rng.uniform() * 2 - 1, rng.uniform() * 2 - 1, rng.uniform() * 2 - 1});
+        if (i % 4 == 0) q = kId; // axis-aligned: zero direction components and ties between slabs
+        Vec3 dims{0.1f + rng.uniform(), 0.1f + rng.uniform(), 0.1f + rng.uniform()};
+        const ShapeKind kinds[] = {ShapeKind::kSphere, ShapeKind::kCapsule, ShapeKind::kBox, ShapeKind::kPlane,
+                                   ShapeKind::kHull};
+        ShapeKind k = kinds[i % 5];
+        if (k == ShapeKind::kHull) dims = {float(i % 10 == 4 ? 1 : 0), 0, 0}; // index 1: a hull the table lacks
+        Placed s = placed(k, dims, x, q);
+        Vec3 o{rng.uniform() * 6 - 3, rng.uniform() * 6 - 3, rng.uniform() * 2 - 1};
+        Vec3 aim = x - o + Vec3{rng.uniform() - 0.5f, rng.uniform() - 0.5f, rng.uniform() - 0.5f}; // near the shape
+        Vec3 d = i % 3 == 0 ? Vec3{float(i % 2) * 2 - 1, 0, 0} : unit(aim);
+        float reach = rng.uniform() * 6;
+        ShapeHit h = phys::ray_shape(s, o, d, reach, hulls);
+        float t = phys::ray_distance(s, o, d, reach, hulls);
+        ++cases;
+        ASSERT_EQ(h.hit, !(t < 0.0f)) << i;
+        if (!h.hit) continue;
+        ++hits;
+        uint32_t a, b;
+        std::memcpy(&a, &h.distance, 4), std::memcpy(&b, &t, 4);
+        ASSERT_EQ(a, b) << i;
+    }
+    EXPECT_GT(hits, cases / 5) << "rays aimed near the shape (about a quarter hit within reach)";
+}
+
 TEST(PhysicsQueryWorld, LineOfSightBetweenEveryAgentAndEveryBodyInLanes) {
     // Hide-and-seek's masks: a sight line from each agent's centre to each other body's centre; a
     // batch numbered agent * bodies + body, split over lanes as a lane system would.
