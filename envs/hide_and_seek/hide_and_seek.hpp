@@ -445,8 +445,13 @@ ORRERY_HD inline SceneView scene_view(const Ctx& ctx) {
 #else
 #define ORRERY_RAY_LOOP
 #endif
+// `target` (a line of sight's body; ~0u: none) lets the loop stop early:
+// once the target has been tested and is not the nearest so far, it is not
+// the first hit (the scene lists it once, and the nearest only moves to
+// bodies tested later), so the answer `index == target` is known. Only that
+// comparison is then meaningful; a caller that reads t or index passes ~0u.
 ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
-                                             uint32_t skip) {
+                                             uint32_t skip, uint32_t target = ~0u) {
     const RayBody* __restrict__ bodies = scene.bodies;
     Hit best{range, ~0u};
     for (uint32_t i = 0; i < scene.n; ++i) {
@@ -454,6 +459,7 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
         if (index == skip) continue;
         float t = ray_body(bodies[i], o, dir, best.t, hulls);
         if (t < best.t) best = {t, index};
+        if (index == target && best.index != target) break;
     }
     return best;
 }
@@ -500,7 +506,7 @@ ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
     SceneView scene = scene_view(ctx);
     SightRay r = sight_ray(ctx, scene, a.index, b.index);
     if (r.answer >= 0) return r.answer == 1;
-    return cast_in(scene, phys::hull_set(ctx), r.o, r.dir, r.range, a.index).index == b.index;
+    return cast_in(scene, phys::hull_set(ctx), r.o, r.dir, r.range, a.index, b.index).index == b.index;
 }
 
 /// Agent row `row`'s entity (rows are created in order at reset and never freed).
@@ -699,7 +705,7 @@ ORRERY_HD inline void observe_ray(const Ctx& ctx, SceneView scene, const phys::H
         }
         o = s.o, dir = s.dir, range = s.range;
     }
-    Hit h = cast_in(scene, hulls, o, dir, range, me); // one call for both kinds: lanes meet in it
+    Hit h = cast_in(scene, hulls, o, dir, range, me, target); // one call for both kinds: lanes meet in it
     if (target != ~0u)
         out = h.index == target ? 1.0f : 0.0f;
     else
