@@ -161,11 +161,19 @@ void startup(const Args& a) {
 /// for, then the full ones on background threads. Needs NVRTC, no GPU.
 void compile_cold_start(const Args& a, std::vector<orrery::cuda::CompileRequest> reqs, const orrery::GpuOptions& g) {
     using namespace orrery::cuda;
-    char dir[] = "/tmp/orrery_cold_start_XXXXXX";
-    if (!::mkdtemp(dir)) throw orrery::Error("cannot make a temporary cache directory");
+    // An empty cache of its own, removed however this returns.
+    std::string made = (std::filesystem::temp_directory_path() / "orrery_cold_start_XXXXXX").string();
+    if (!::mkdtemp(made.data())) throw orrery::Error("cannot make a temporary cache directory from " + made);
+    struct Removed {
+        std::string path;
+        ~Removed() {
+            std::error_code ec;
+            std::filesystem::remove_all(path, ec);
+        }
+    } dir{made};
     for (CompileRequest& r : reqs) {
         r.use_cache = true;
-        r.cache_dir = dir;
+        r.cache_dir = dir.path;
     }
     auto t0 = Clock::now();
     StartPlan plan = plan_start(reqs, g.cold_start_level);
@@ -189,7 +197,6 @@ void compile_cold_start(const Args& a, std::vector<orrery::cuda::CompileRequest>
                 "background_programs=%zu full_kernels_s=%.2f (slowest full program %.2f s)\n",
                 a.env.c_str(), reqs.size(), g.cold_start_level.empty() ? "-" : g.cold_start_level.c_str(), quick,
                 plan.first[slowest].label.c_str(), first[slowest].seconds, behind.size(), full, slowest_full);
-    std::filesystem::remove_all(dir);
 }
 
 /// A cold compile of one kernel form, past the cache, as the backend does it

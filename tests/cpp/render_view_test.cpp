@@ -23,6 +23,13 @@
 
 namespace {
 
+/// Why orrery-view cannot run under Xvfb here, or null when it can.
+const char* cannot_run_viewer() {
+    if (!vulkan_icd_present()) return "no Vulkan driver (ICD) installed";
+    if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) return "xvfb-run not installed";
+    return nullptr;
+}
+
 std::string temp_path(const std::string& name) {
     return (std::filesystem::temp_directory_path() / ("orrery_view_test_" + std::to_string(::getpid()) + name))
         .string();
@@ -78,8 +85,7 @@ std::array<int, 3> scene_pixel(const Image& im, float x, float y) {
 }
 
 TEST(RenderView, WindowUnderXvfbDrawsKitchenAndPanels) {
-    if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
-    if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+    if (const char* why = cannot_run_viewer()) GTEST_SKIP() << why;
     const std::string shot = temp_path("shot.png");
     std::string log;
     ASSERT_EQ(run_viewer("--paused --frames 3", shot, log), 0) << log;
@@ -99,8 +105,7 @@ TEST(RenderView, WindowUnderXvfbDrawsKitchenAndPanels) {
 }
 
 TEST(RenderView, RunningViewerDrawsFromLaggingWorldViews) {
-    if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
-    if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+    if (const char* why = cannot_run_viewer()) GTEST_SKIP() << why;
     const std::string shot = temp_path("running.png");
     std::string log;
     ASSERT_EQ(run_viewer("--worlds 16 --frames 30", shot, log), 0) << log;
@@ -130,8 +135,7 @@ TEST(RenderView, AFrameIsDrawnOnlyWhenSomethingChanged) {
     // are neither rendered nor presented (the last, a screenshot, is). Running,
     // every frame steps the world (speed far above the frame rate) and shows the
     // new step in the panel: every frame is rendered.
-    if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
-    if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+    if (const char* why = cannot_run_viewer()) GTEST_SKIP() << why;
     const std::string shot = temp_path("still.png");
     std::string log;
     ASSERT_EQ(run_viewer("--paused --frames 40", shot, log), 0) << log;
@@ -165,8 +169,7 @@ std::string inspect(const std::string& args, int& rc) {
 }
 
 TEST(RenderView, TheInspectorNamesOvercookedsAndTagsElements) {
-    if (!vulkan_icd_present()) GTEST_SKIP() << "no Vulkan driver (ICD) installed";
-    if (std::system("command -v xvfb-run >/dev/null 2>&1") != 0) GTEST_SKIP() << "xvfb-run not installed";
+    if (const char* why = cannot_run_viewer()) GTEST_SKIP() << why;
     int rc = 0;
     // cramped_room's standard start: chef 0 on (1, 2) = cell 11, facing north, empty-handed.
     std::string log = inspect("overcooked --layout cramped_room --inspect Chef:0", rc);

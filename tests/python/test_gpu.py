@@ -283,6 +283,18 @@ def _jax_cuda():
     pytest.skip("this jax has no CUDA backend")
 
 
+def _jax_twin_setup(name, rng_seed):
+    """make() options of a 6-world env and its CPU twin, the action range and
+    shape, and 12 steps of random actions."""
+    kw = dict(num_worlds=6, seed=11, horizon=5)
+    if name == "overcooked":
+        kw["layout"] = "cramped_room"
+    hi = 5 if name == "tag" else 6
+    shape = (6, 4) if name == "tag" else (6, 2)
+    actions = np.random.default_rng(rng_seed).integers(0, hi, size=(12,) + shape).astype(np.int32)
+    return kw, hi, shape, actions
+
+
 @pytest.mark.parametrize("name", ["tag", "overcooked"])
 def test_jax_eager_step_on_cuda_is_zero_copy(name, monkeypatch):
     """env.step with a JAX array on a CUDA env (framework="jax"): the step reads
@@ -294,12 +306,7 @@ def test_jax_eager_step_on_cuda_is_zero_copy(name, monkeypatch):
     jax = _jax_cuda()
     import jax.numpy as jnp
 
-    kw = dict(num_worlds=6, seed=11, horizon=5)
-    if name == "overcooked":
-        kw["layout"] = "cramped_room"
-    hi = 5 if name == "tag" else 6
-    shape = (6, 4) if name == "tag" else (6, 2)
-    actions = np.random.default_rng(1).integers(0, hi, size=(12,) + shape).astype(np.int32)
+    kw, hi, shape, actions = _jax_twin_setup(name, rng_seed=1)
     cpu = orrery.make(name, device="cpu", threads=1, **kw)
     env = orrery.make(name, device="cuda", framework="jax", **kw)
 
@@ -340,12 +347,7 @@ def test_jax_ffi_step_on_cuda_matches_eager_cpu_steps(name):
     import jax.numpy as jnp
     from orrery.jax import FFI_TARGET_CUDA, make_step
 
-    kw = dict(num_worlds=6, seed=11, horizon=5)
-    if name == "overcooked":
-        kw["layout"] = "cramped_room"
-    hi = 5 if name == "tag" else 6
-    shape = (6, 4) if name == "tag" else (6, 2)
-    actions = np.random.default_rng(0).integers(0, hi, size=(12,) + shape).astype(np.int32)
+    kw, _, shape, actions = _jax_twin_setup(name, rng_seed=0)
     cpu = orrery.make(name, device="cpu", threads=1, **kw)
     expected = [tuple(np.array(x) for x in cpu.step(a)[:4]) for a in actions]
 
