@@ -139,34 +139,36 @@ ORRERY_HD inline bool query_handles(ShapeKind k) {
 /// The answer for a shape kind the queries do not handle: no hit.
 ORRERY_HD inline ShapeHit query_unhandled_kind() { return {false, 0.0f, {0.0f, 0.0f, 0.0f}}; }
 
-/// First point where ray (o, unit d) meets shape s at distance <= max_distance.
-/// A ray starting inside a solid hits where it leaves (as MuJoCo's mj_ray),
-/// the normal there pointing out of the shape, along the ray. Planes are
-/// one-sided, as MuJoCo's: hit only by rays from above travelling down. Hulls
-/// are read from `hulls` (hull_set(ctx); physics/hull.hpp's ray_vs_hull).
-ORRERY_HD inline ShapeHit ray_shape(const Placed& s, Vec3 o, Vec3 d, float max_distance,
-                                    const HullSet& hulls = HullSet{}) {
+namespace detail {
+/// ray_shape, and with kNormal false ray_distance: the same formulas in the
+/// same order, so the distance is the same bits either way; without the
+/// normal, its rotation and normalisation are left out (the hit's n is zero).
+template <bool kNormal>
+ORRERY_HD inline ShapeHit ray_shape_impl(const Placed& s, Vec3 o, Vec3 d, float max_distance, const HullSet& hulls) {
     ShapeHit miss{false, 0.0f, {0.0f, 0.0f, 0.0f}};
     switch (s.shape.kind) {
     case ShapeKind::kSphere: {
-        float t = detail::surface_param(detail::ball_span(o, d, s.x, s.shape.dims.x));
+        float t = surface_param(ball_span(o, d, s.x, s.shape.dims.x));
         if (t < 0.0f || t > max_distance) return miss;
+        if constexpr (!kNormal) return {true, t, {0.0f, 0.0f, 0.0f}};
         return {true, t, normalize_or((o + d * t) - s.x, -d)};
     }
     case ShapeKind::kCapsule: {
         Vec3 lo = unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
         float h = s.shape.dims.y;
-        float t = detail::surface_param(detail::capsule_span(lo, ld, s.shape.dims.x, h));
+        float t = surface_param(capsule_span(lo, ld, s.shape.dims.x, h));
         if (t < 0.0f || t > max_distance) return miss;
+        if constexpr (!kNormal) return {true, t, {0.0f, 0.0f, 0.0f}};
         Vec3 p = lo + ld * t;
         Vec3 axis{0.0f, 0.0f, clamp_f(p.z, -h, h)};
         return {true, t, rotate(s.q, normalize_or(p - axis, -ld))};
     }
     case ShapeKind::kBox: {
         Vec3 lo = unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
-        detail::SlabSpan sl = detail::box_span(lo, ld, s.shape.dims, max_distance);
-        float t = detail::surface_param(sl.span);
+        SlabSpan sl = box_span(lo, ld, s.shape.dims, max_distance);
+        float t = surface_param(sl.span);
         if (t < 0.0f || t > max_distance) return miss;
+        if constexpr (!kNormal) return {true, t, {0.0f, 0.0f, 0.0f}};
         bool entering = sl.span.enter >= 0.0f;
         uint32_t k = entering ? sl.enter_axis : sl.exit_axis;
         if (k > 2) return {true, t, -d}; // a zero direction: no slab bounds the span
@@ -184,50 +186,39 @@ ORRERY_HD inline ShapeHit ray_shape(const Placed& s, Vec3 o, Vec3 d, float max_d
         return {true, t, up};
     }
     case ShapeKind::kHull: {
+        if constexpr (!kNormal) {
+            if (!hull_valid(hulls, s.shape)) return miss;
+            HullHit h =
+                ray_vs_convex(convex_of(s.shape, hulls), unrotate(s.q, o - s.x), unrotate(s.q, d), max_distance);
+            return h.hit ? ShapeHit{true, h.t, {0.0f, 0.0f, 0.0f}} : miss;
+        }
         HullHit h = ray_vs_hull(hulls, s, o, d, max_distance);
         return h.hit ? ShapeHit{true, h.t, h.n} : miss;
     }
     default: return query_unhandled_kind();
     }
 }
+} // namespace detail
+
+/// First point where ray (o, unit d) meets shape s at distance <= max_distance.
+/// A ray starting inside a solid hits where it leaves (as MuJoCo's mj_ray),
+/// the normal there pointing out of the shape, along the ray. Planes are
+/// one-sided, as MuJoCo's: hit only by rays from above travelling down. Hulls
+/// are read from `hulls` (hull_set(ctx); physics/hull.hpp's ray_vs_hull).
+ORRERY_HD inline ShapeHit ray_shape(const Placed& s, Vec3 o, Vec3 d, float max_distance,
+                                    const HullSet& hulls = HullSet{}) {
+    return detail::ray_shape_impl<true>(s, o, d, max_distance, hulls);
+}
 
 /// ray_shape's distance alone, for callers that want only the first hit's
-/// distance (hide-and-seek's ray scene): the same formulas in the same order,
-/// so the distance is ray_shape's bit for bit (physics_query_test checks),
-/// without the normal's rotation and normalisation. < 0: a miss within
-/// max_distance (a hit can read -0.0f, as ray_shape's distance can).
+/// distance (hide-and-seek's ray scene): ray_shape without the normal's
+/// rotation and normalisation, the distance bit for bit (physics_query_test
+/// checks). < 0: a miss within max_distance (a hit can read -0.0f, as
+/// ray_shape's distance can).
 ORRERY_HD inline float ray_distance(const Placed& s, Vec3 o, Vec3 d, float max_distance,
                                     const HullSet& hulls = HullSet{}) {
-    const float miss = -1.0f;
-    switch (s.shape.kind) {
-    case ShapeKind::kSphere: {
-        float t = detail::surface_param(detail::ball_span(o, d, s.x, s.shape.dims.x));
-        return t < 0.0f || t > max_distance ? miss : t;
-    }
-    case ShapeKind::kCapsule: {
-        Vec3 lo = unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
-        float t = detail::surface_param(detail::capsule_span(lo, ld, s.shape.dims.x, s.shape.dims.y));
-        return t < 0.0f || t > max_distance ? miss : t;
-    }
-    case ShapeKind::kBox: {
-        Vec3 lo = unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
-        float t = detail::surface_param(detail::box_span(lo, ld, s.shape.dims, max_distance).span);
-        return t < 0.0f || t > max_distance ? miss : t;
-    }
-    case ShapeKind::kPlane: {
-        Vec3 up = rotate(s.q, Vec3{0.0f, 0.0f, 1.0f});
-        float dn = dot(d, up), h = dot(o - s.x, up);
-        if (!(dn < 0.0f) || h < 0.0f) return miss;
-        float t = -h / dn;
-        return t > max_distance ? miss : t;
-    }
-    case ShapeKind::kHull: {
-        if (!hull_valid(hulls, s.shape)) return miss;
-        HullHit h = ray_vs_convex(convex_of(s.shape, hulls), unrotate(s.q, o - s.x), unrotate(s.q, d), max_distance);
-        return h.hit ? h.t : miss;
-    }
-    default: return miss;
-    }
+    ShapeHit h = detail::ray_shape_impl<false>(s, o, d, max_distance, hulls);
+    return h.hit ? h.distance : -1.0f;
 }
 
 /// The point of shape s's surface nearest to p, and p's signed distance to it
