@@ -211,8 +211,9 @@ void compile_only(const Args& a) {
                       : a.only == "direct" ? KernelForm::kDirect
                                            : KernelForm::kStaged;
     KernelSource k = generate_kernels(spec, plan, form, o.gpu.world_lanes ? o.gpu.world_lanes : kWorldLanes);
-    std::vector<CompileRequest> reqs =
-        a.per_node ? node_requests(spec, k, a.arch) : std::vector<CompileRequest>{kernel_request(spec, k, a.arch)};
+    // The per-node form as the backend compiles it: a program per node (node_group_requests).
+    std::vector<CompileRequest> reqs = a.per_node ? node_group_requests(spec, k, a.arch).reqs
+                                                  : std::vector<CompileRequest>{kernel_request(spec, k, a.arch)};
     for (CompileRequest& r : reqs) {
         r.use_cache = false;
         r.extra_options = o.gpu.nvrtc_options; // after EnvSpec::fast_compile, as the backend does

@@ -428,6 +428,31 @@ std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSourc
     return out;
 }
 
+NodeGroups node_group_requests(const EnvSpec& spec, const KernelSource& k, int arch) {
+    NodeGroups g;
+    std::vector<std::string> kernels; // of each program, for its label
+    for (const NodeProgram& p : k.programs) {
+        size_t at = size_t(std::find(g.nodes.begin(), g.nodes.end(), p.node) - g.nodes.begin());
+        if (at == g.nodes.size()) {
+            CompileRequest req = kernel_request(spec, k, arch);
+            req.source = p.text;
+            req.file_name = p.kernel + ".cu";
+            g.reqs.push_back(std::move(req));
+            g.nodes.push_back(p.node);
+            kernels.push_back(p.kernel);
+        } else { // the same node again: its kernel joins that program, after the head
+            g.reqs[at].source += p.text.substr(k.program_head);
+            kernels[at] += ", " + p.kernel;
+        }
+        g.program.push_back(at);
+    }
+    for (size_t i = 0; i < g.reqs.size(); ++i)
+        g.reqs[i].label = "'" + spec.name() + "' per-node kernel" +
+                          (kernels[i].find(',') == std::string::npos ? " " : "s ") + kernels[i] + " (" + g.nodes[i] +
+                          ")";
+    return g;
+}
+
 CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int arch) {
     const std::string& fast = spec.fast_compile;
     if (!fast.empty() && fast != "min" && fast != "mid" && fast != "max")
@@ -481,6 +506,7 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
               k.staged_reset_kernel, head_size, k.programs);
     k.text = out.str();
+    if (per_node) k.program_head = head_size;
     return k;
 }
 

@@ -32,6 +32,8 @@ struct KernelSource {
     bool per_node = false;
     /// Per-node form: each kernel of `text` alone, in launch order (step, then reset).
     std::vector<NodeProgram> programs;
+    /// Per-node form: the bytes of the shared head each program starts with.
+    size_t program_head = 0;
     /// Direct and per-node forms: threads per world (1, or a power of two up
     /// to kMaxWorldLanes when the plan has lane ops; past 32, one block per
     /// world); the staged form sets its own.
@@ -135,6 +137,17 @@ CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int ar
 /// in order; each label names the env and the node ("'tag' per-node kernel
 /// orrery_step_op3 (move)").
 std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSource& k, int arch);
+
+/// The per-node form's programs as the CUDA backend compiles them: the kernels
+/// that run the same node (spawn in the step and in the reset pass, each
+/// apply_destroys...) share one program, the head once and those kernels, so
+/// NVRTC compiles each node's code once. Hide-and-seek: 21 kernels, 14 programs.
+struct NodeGroups {
+    std::vector<CompileRequest> reqs; ///< one per program, in the order of each node's first kernel
+    std::vector<size_t> program;      ///< the program of each of k.programs
+    std::vector<std::string> nodes;   ///< the node each program runs
+};
+NodeGroups node_group_requests(const EnvSpec& spec, const KernelSource& k, int arch);
 
 /// The fully qualified C++ name of a system ("tag::spawn"), as the generated
 /// source must spell it.

@@ -163,13 +163,17 @@ void CudaBackend::start_compiles(const EnvSpec& spec) {
     // programs compiled in parallel (a cold start waits for the slowest one,
     // not for the sum); the other forms: one program.
     std::vector<CompileRequest>& reqs = first_.reqs;
-    if (source_.per_node) {
-        for (CompileRequest& r : node_requests(spec, source_, info_.arch)) {
+    if (source_.per_node) { // the kernels of one node share a program (node_group_requests)
+        NodeGroups groups = node_group_requests(spec, source_, info_.arch);
+        for (CompileRequest& r : groups.reqs) {
             reqs.push_back(with_settings(std::move(r), gpu_));
             reqs.back().log_compile = gpu_.verbose; // one line for all below
         }
+        program_of_kernel_ = std::move(groups.program);
+        program_nodes_ = std::move(groups.nodes);
     } else {
         reqs.push_back(with_settings(kernel_request(spec, source_, info_.arch), gpu_));
+        program_of_kernel_.assign(source_.step_kernels.size() + source_.reset_kernels.size(), 0);
     }
     // A cold start steps first on kernels compiled at GpuOptions::cold_start_level
     // while the full ones compile behind; a swap needs to see graph captures.
@@ -188,6 +192,7 @@ void CudaBackend::load_module(const EnvSpec& spec) {
     std::vector<CompileRequest>& reqs = first_.reqs;
     stats_ = {std::chrono::duration<double>(std::chrono::steady_clock::now() - first_.t0).count(), true,
               ms.front().cache_path};
+    stats_.programs = ms.size();
     size_t compiled = 0, slowest = 0; // of the programs compiled, not loaded from the cache
     for (size_t i = 0; i < ms.size(); ++i) {
         stats_.from_cache = stats_.from_cache && ms[i].from_cache;
@@ -206,10 +211,11 @@ void CudaBackend::load_module(const EnvSpec& spec) {
                      "%u threads; slowest %s, %.2f s)\n",
                      spec.name().c_str(), info_.arch, stats_.compile_seconds, compiled, ms.size(),
                      start.background.empty() ? "" : (" at --Ofast-compile=" + gpu_.cold_start_level).c_str(), threads,
-                     source_.programs[slowest].node.c_str(), ms[slowest].seconds);
-    for (size_t i = 0; i < source_.step_kernels.size(); ++i) step_program_.push_back(source_.per_node ? i : 0);
-    for (size_t i = 0; i < source_.reset_kernels.size(); ++i)
-        reset_program_.push_back(source_.per_node ? source_.step_kernels.size() + i : 0);
+                     program_nodes_[slowest].c_str(), ms[slowest].seconds);
+    // Kernels in launch order, step then reset (KernelSource::programs' order).
+    const size_t steps = source_.step_kernels.size();
+    step_program_.assign(program_of_kernel_.begin(), program_of_kernel_.begin() + steps);
+    reset_program_.assign(program_of_kernel_.begin() + steps, program_of_kernel_.end());
     step_fns_.assign(source_.step_kernels.size(), nullptr);
     reset_fns_.assign(source_.reset_kernels.size(), nullptr);
     for (size_t i = 0; i < ms.size(); ++i) install_program(i, load_cubin(start.first[i], ms[i].cubin));

@@ -48,6 +48,7 @@ struct ModuleStats {
     double compile_seconds = 0; ///< what the first step waited for
     bool from_cache = false;
     std::string cache_path;
+    size_t programs = 0; ///< NVRTC programs (the per-node form: one per node, node_group_requests)
     /// A cold start at GpuOptions::cold_start_level: the programs compiled
     /// first at that level and fully in the background ("" and 0 otherwise).
     std::string first_level;
@@ -170,6 +171,8 @@ class CudaBackend final : public Backend {
     CUmodule module_ = nullptr;     ///< the megakernel's module (the per-node form: its first)
     std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel), swapped out or not
     std::vector<size_t> step_program_, reset_program_; ///< the program each step and reset kernel comes from
+    std::vector<size_t> program_of_kernel_;            ///< the same, step kernels then reset kernels
+    std::vector<std::string> program_nodes_;           ///< per-node form: the node of each program
     /// The compiles the first step waits for (start_compiles).
     struct FirstCompiles {
         std::vector<CompileRequest> reqs; ///< each program's fully optimised request

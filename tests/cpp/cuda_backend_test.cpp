@@ -424,7 +424,8 @@ TEST(CudaColdStart, SwappingInTheFullKernelsKeepsTheCpuBytes) {
         auto& b = dynamic_cast<CudaBackend&>(gpu.backend());
         EXPECT_EQ(b.staged(), !per_node) << b.describe();
         ASSERT_EQ(b.module_stats().first_level, "max");
-        const size_t programs = per_node ? b.kernel_source().programs.size() : 1;
+        const size_t programs = b.module_stats().programs; // per-node: one per node
+        ASSERT_EQ(programs, per_node ? node_group_requests(gpu.spec(), b.kernel_source(), 90).reqs.size() : 1u);
         ASSERT_EQ(b.module_stats().background_programs, programs);
         // A graph of 5 steps captured first, before any pass outside a capture
         // could swap a kernel in: it launches the quick kernels.

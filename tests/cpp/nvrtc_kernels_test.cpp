@@ -194,6 +194,53 @@ TEST(NvrtcKernels, PerNodeProgramsAreCachedOneEntryEach) {
     for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(parallel[i].cubin, one[i].cubin) << reqs[i].label;
 }
 
+// What the CUDA backend compiles in the per-node form: the kernels that run
+// the same node share one program (NVRTC compiles each node's code once); each
+// program holds exactly its kernels, after the head, and its cubin has them.
+// Hide-and-seek's step and reset passes: 21 kernels, 14 nodes.
+TEST(NvrtcKernels, PerNodeKernelsOfOneNodeShareAProgram) {
+    orrery::register_builtin_envs();
+    for (const char* env : {"tag", "hide_and_seek"}) {
+        SCOPED_TRACE(env);
+        orrery::EnvSpec spec = orrery::make_env_spec(env, {});
+        orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep, true);
+        orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode);
+        orrery::cuda::NodeGroups g = orrery::cuda::node_group_requests(spec, k, 90);
+        ASSERT_EQ(g.program.size(), k.programs.size());
+        ASSERT_EQ(g.nodes.size(), g.reqs.size());
+        const std::string head = k.text.substr(0, k.program_head);
+        std::vector<size_t> kernels(g.reqs.size(), 0);
+        for (size_t i = 0; i < k.programs.size(); ++i) {
+            const size_t p = g.program[i];
+            ASSERT_LT(p, g.reqs.size());
+            ++kernels[p];
+            EXPECT_EQ(g.nodes[p], k.programs[i].node) << k.programs[i].kernel;
+            EXPECT_NE(g.reqs[p].source.find("void " + k.programs[i].kernel + "()"), std::string::npos)
+                << k.programs[i].kernel << " is in its program";
+            EXPECT_NE(g.reqs[p].label.find(k.programs[i].kernel), std::string::npos) << g.reqs[p].label;
+        }
+        for (size_t p = 0; p < g.reqs.size(); ++p) {
+            EXPECT_EQ(g.reqs[p].source.compare(0, head.size(), head), 0) << "program " << p << " starts with the head";
+            size_t n = 0;
+            for (size_t at = g.reqs[p].source.find("__global__"); at != std::string::npos;
+                 at = g.reqs[p].source.find("__global__", at + 1))
+                ++n;
+            EXPECT_EQ(n, kernels[p]) << g.reqs[p].label << ": its kernels and no other";
+            for (size_t q = 0; q < p; ++q) EXPECT_NE(g.nodes[p], g.nodes[q]) << "one program per node";
+        }
+        if (std::string(env) == "hide_and_seek") {
+            EXPECT_EQ(k.programs.size(), 21u);
+            EXPECT_EQ(g.reqs.size(), 14u);
+            continue;
+        }
+        EXPECT_LT(g.reqs.size(), k.programs.size()) << "tag's passes share nodes too";
+        for (orrery::cuda::CompileRequest& r : g.reqs) r.use_cache = false;
+        std::vector<orrery::cuda::CompiledModule> ms = orrery::cuda::compile_modules(g.reqs, 2);
+        for (size_t i = 0; i < k.programs.size(); ++i)
+            EXPECT_NE(ms[g.program[i]].cubin.find(k.programs[i].kernel), std::string::npos) << k.programs[i].kernel;
+    }
+}
+
 // A program that fails to compile is named by its kernel and node, with
 // NVRTC's log; the others' failures do not hide it (the first in order wins).
 TEST(NvrtcKernels, PerNodeCompileErrorNamesTheNode) {
