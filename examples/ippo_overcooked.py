@@ -154,7 +154,10 @@ def parse_args(argv=None):
                    help="env steps over which the shaped reward's weight falls from 1 to 0")
     p.add_argument("--hidden", type=int, default=64)
     p.add_argument("--no-obs-scale", action="store_true", help="feed the raw grid (no per-channel scaling)")
-    p.add_argument("--device", default="auto", help="auto, cpu, cuda (cuda:LOCAL_RANK under torchrun)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda (cuda:LOCAL_RANK under torchrun), cuda:N")
+    p.add_argument("--dist-backend", choices=["auto", "nccl", "gloo"], default="auto",
+                   help="torch.distributed backend under torchrun: auto is NCCL on GPUs and Gloo on CPUs; "
+                        "gloo on CUDA lets ranks share one GPU (--device cuda:0), which NCCL refuses")
     p.add_argument("--cuda-graph", choices=["auto", "none", "rollout", "all"], default="auto",
                    help="what to capture on CUDA: auto is all in one process, the rollout alone under torchrun")
     p.add_argument("--threads", type=int, default=1, help="env worker threads on the CPU")
@@ -279,7 +282,9 @@ if _STARTUP is not None:
 
 
 def setup_distributed(args):
-    """(rank, world_size, device); one process per GPU under torchrun (NCCL), Gloo on the CPU."""
+    """(rank, world_size, device); one process per GPU under torchrun (NCCL), Gloo on the CPU.
+    --device cuda:N puts every rank on GPU N; NCCL refuses two ranks on one GPU,
+    so that takes --dist-backend gloo (Gloo all-reduces CUDA tensors through the host)."""
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
     local = int(os.environ.get("LOCAL_RANK", "0"))
@@ -295,7 +300,10 @@ def setup_distributed(args):
     if world > 1:
         import torch.distributed as dist
 
-        dist.init_process_group(backend="nccl" if use_cuda else "gloo")
+        backend = args.dist_backend if args.dist_backend != "auto" else ("nccl" if use_cuda else "gloo")
+        if backend == "nccl" and not use_cuda:
+            raise SystemExit("--dist-backend nccl needs --device cuda; the CPU's backend is gloo")
+        dist.init_process_group(backend=backend)
     return rank, world, device
 
 

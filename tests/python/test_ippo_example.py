@@ -203,7 +203,7 @@ def _torchrun(tmp_path, device, extra=()):
 
     if not dist.is_available():
         pytest.skip("torch.distributed is not available in this build of torch")
-    if device == "cpu" and not dist.is_gloo_available():
+    if (device == "cpu" or "gloo" in extra) and not dist.is_gloo_available():
         pytest.skip("torch.distributed has no Gloo backend here")
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", str(EXAMPLE)]
@@ -266,6 +266,18 @@ def test_a_gpu_run_captures_and_learns_something():
     result = ippo.main(SMALL + ["--device", "cuda", "--num-worlds", "64", "--total-timesteps", "8192", "--quiet"])
     assert result["graphs"] == "all" and result["steps"] == 8192
     assert all(math.isfinite(v) for v in result["losses"])
+
+
+@requires_cuda
+@pytest.mark.slow
+def test_two_processes_under_torchrun_on_one_gpu_keep_equal_weights(tmp_path):
+    """The CUDA path under torchrun (each rank's own env and worlds on the same
+    GPU, its rollout captured in a CUDA graph, the gradient all-reduce between
+    replays) on one GPU: Gloo all-reduces the CUDA gradients, as NCCL refuses
+    two ranks on one device. Equal weights need every update's all-reduce."""
+    summary = _torchrun(tmp_path, "cuda:0", ["--dist-backend", "gloo"])
+    assert "steps=384" in summary, summary
+    assert "graphs=rollout" in summary and "ranks=2 rank_weight_spread=0 " in summary + " ", summary
 
 
 @requires_cuda
