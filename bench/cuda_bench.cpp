@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -227,6 +228,12 @@ void compile_only(const Args& a) {
     for (size_t i = 0; i < ms.size(); ++i) {
         sum += ms[i].seconds;
         std::printf("  %-60s %7.2f s %9zu bytes\n", reqs[i].label.c_str(), ms[i].seconds, ms[i].cubin.size());
+        // Beside the dumped source (ORRERY_DUMP_SOURCE), its cubin: with ORRERY_NVRTC_OPTIONS=-lineinfo,
+        // `nvdisasm -g` maps a profile's SASS addresses to source lines without a GPU.
+        if (!reqs[i].dump_source_dir.empty()) {
+            std::ofstream out(reqs[i].dump_source_dir + "/" + reqs[i].file_name + ".cubin", std::ios::binary);
+            out.write(reinterpret_cast<const char*>(ms[i].cubin.data()), std::streamsize(ms[i].cubin.size()));
+        }
     }
     std::printf("compile env=%s form=%s programs=%zu fast_compile=\"%s\" options=\"%s\" wall_s=%.2f sum_s=%.2f\n",
                 a.env.c_str(),
@@ -265,12 +272,20 @@ int main(int argc, char** argv) {
             a.per_node = true;
         else if (s == "--layout")
             a.env_options["layout"] = next();
-        else if (s == "--only")
+        else if (s == "--opt") { // an env option, as `orrery bench --opt KEY=VALUE`
+            const std::string kv = next();
+            const size_t eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0) {
+                std::fprintf(stderr, "orrery_cuda_bench: --opt expects KEY=VALUE, got '%s'\n", kv.c_str());
+                return 2;
+            }
+            a.env_options[kv.substr(0, eq)] = kv.substr(eq + 1);
+        } else if (s == "--only")
             a.only = next();
         else {
             std::fprintf(
                 stderr,
-                "usage: orrery_cuda_bench [--env E] [--layout L] [--worlds N,N] [--steps T]\n"
+                "usage: orrery_cuda_bench [--env E] [--layout L] [--opt KEY=VALUE] [--worlds N,N] [--steps T]\n"
                 "                          [--only staged|direct|per-node] [--startup-only [--wait-full]]\n"
                 "       orrery_cuda_bench --print-source [--env E] [--per-node | --only direct]   (no GPU needed)\n"
                 "       orrery_cuda_bench --compile [--env E] [--per-node | --only direct] [--arch 90] [--cold-start]\n"

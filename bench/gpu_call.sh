@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# One device call that finishes what the longer drivers leave over, each part
+# under its own time limit so a slow one leaves the others' results:
+#   1. the C++ tools and the GPU tests named by TESTS (tools/gpu_check.sh's
+#      build), with `pip install .` of the package in the background;
+#   2. `orrery bench` rows of hide-and-seek, gpu_hideseek and the physics
+#      crowd at WORLDS, and hide-and-seek under each team size in LANES
+#      (ORRERY_CUDA_LANES), every kernel compiled first while the tests run;
+#   3. orrery-watch-bench (prebuilt where Vulkan is, in .gl/; tools/gpu_check.sh's
+#      `watch` stage) with each of WATCH_RUNS' argument sets;
+#   4. the Python GPU tests in PYTESTS.
+# Prints a summary; logs go to $OUT (default ./gpu_call_out).
+#
+#   bash bench/gpu_call.sh
+#   PARTS="rows watch" LANES="8 32" bash bench/gpu_call.sh
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+OUT=${OUT:-$ROOT/gpu_call_out}
+BUILD=${BUILD:-/tmp/orrery_gpu_build}
+PARTS=" ${PARTS:-tests rows watch python} "
+WORLDS=${WORLDS:-1024,16384,65536}
+STEPS=${STEPS:-40}
+TESTS=${TESTS:-PhysicsGpu|Module\.Gpu}
+mkdir -p "$OUT"
+t0=$(date +%s)
+at() { echo "[$(($(date +%s) - t0)) s] $*"; }
+want() { [[ "$PARTS" == *" $1 "* ]]; }
+export XDG_CACHE_HOME=/tmp/orrery_gpu_call_xdg ORRERY_CACHE_DIR=/tmp/orrery_gpu_call_xdg/orrery
+BIN="$BUILD/tools/orrery"
+
+if want python; then
+    at "pip install (in the background)"
+    (CMAKE_PREFIX_PATH=$ROOT/.gpu_deps/prefix CMAKE_BUILD_PARALLEL_LEVEL=12 PIP_BREAK_SYSTEM_PACKAGES=1 \
+        timeout 300 python3 -m pip install --no-build-isolation --no-deps -q . >"$OUT/pip.txt" 2>&1
+    echo "pip rc $? at $(($(date +%s) - t0)) s" >>"$OUT/pip.txt") &
+    pip_pid=$!
+fi
+
+at "build"
+OUT="$OUT" BUILD="$BUILD" STAGES="build" \
+    TARGETS="module_test physics_test physics_hull_test physics_query_test hide_and_seek_test hide_and_seek_gpu_test determinism_test orrery_cli orrery_cuda_bench" \
+    "$ROOT/tools/gpu_check.sh" >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
+grep -E "^(commit|gpu|build):" "$OUT/build.txt"
+
+if want tests; then
+    at "GPU tests: ctest -R '$TESTS' (in the background, beside the compiles)"
+    (cd "$BUILD" && timeout "${TEST_LIMIT:-270}" ctest -j "${TEST_JOBS:-8}" --timeout 400 --output-on-failure -R "$TESTS" \
+        >"$OUT/tests.log" 2>&1) &
+    tests_pid=$!
+fi
+
+if want rows; then
+    pids=()
+    for l in "" ${LANES:-}; do
+        env ${l:+ORRERY_CUDA_LANES=$l} "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 >"$OUT/warm_l$l.log" 2>&1 &
+        pids+=($!)
+    done
+    "$BIN" bench hide_and_seek --device cuda --opt variant=gpu_hideseek --worlds 64 --steps 2 >"$OUT/warm_gpu.log" 2>&1 &
+    pids+=($!)
+    "$BIN" bench physics_scenes --device cuda --opt scene=crowd --worlds 64 --steps 2 >"$OUT/warm_crowd.log" 2>&1 &
+    pids+=($!)
+    for p in "${pids[@]}"; do wait "$p"; done
+    at "kernels compiled"
+fi
+if want tests; then
+    wait "$tests_pid"
+    at "GPU tests: $(grep -E 'tests passed|tests failed' "$OUT/tests.log" | tail -1)"
+    grep -E '\*\*\*Failed|Timeout|Passed' "$OUT/tests.log" | sed 's/^ *[0-9]*\/[0-9]* Test *#[0-9]*: //'
+fi
+if want rows; then
+    at "orrery bench, env-steps/s at $WORLDS worlds, $STEPS steps"
+    row() { # label, environment, bench args
+        local label=$1 opts=$2
+        shift 2
+        printf "  %-28s %s\n" "$label" "$(env $opts timeout 150 "$BIN" bench "$@" --device cuda --worlds "$WORLDS" \
+            --steps "$STEPS" 2>>"$OUT/bench.err" | tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {printf " %12s", $NF}')"
+    }
+    row hide_and_seek "" hide_and_seek
+    for l in ${LANES:-}; do row "hide_and_seek lanes=$l" "ORRERY_CUDA_LANES=$l" hide_and_seek; done
+    row gpu_hideseek "" hide_and_seek --opt variant=gpu_hideseek
+    row crowd "" physics_scenes --opt scene=crowd
+fi
+if want watch; then
+    at "orrery-watch-bench"
+    IFS=';' read -ra runs <<<"${WATCH_RUNS:---ahead 4 --rounds 3;--ahead 4 --rounds 3 --moving-camera}"
+    for r in "${runs[@]}"; do
+        echo "  -- $r"
+        OUT="$OUT/watch" WATCH_BENCH="$ROOT/.gl/orrery-watch-bench" WATCH_ARGS="$r" WATCH_SECONDS=${WATCH_SECONDS:-2} \
+            WATCH_ENVS=hide_and_seek STAGES=watch timeout "${WATCH_LIMIT:-120}" "$ROOT/tools/gpu_check.sh" 2>&1 |
+            grep -vE "^(==|commit|gpu|nvcc|cxx|$)" | sed 's/^/    /'
+    done
+fi
+if want python; then
+    wait "$pip_pid"
+    at "$(tail -1 "$OUT/pip.txt")"
+    (cd /tmp && timeout "${PY_LIMIT:-200}" python3 -m pytest -q -p no:cacheprovider -rs ${PYTESTS:-"$ROOT/tests/python/test_gpu.py" "$ROOT/tests/python/test_ippo_example.py"}) \
+        >"$OUT/pytest.txt" 2>&1
+    at "pytest: $(tail -1 "$OUT/pytest.txt")"
+    grep -E "^(FAILED|ERROR|SKIPPED)" "$OUT/pytest.txt" | head -20
+fi
+at "done"
