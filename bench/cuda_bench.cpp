@@ -211,7 +211,7 @@ void compile_only(const Args& a) {
     KernelForm form = a.per_node           ? KernelForm::kPerNode
                       : a.only == "direct" ? KernelForm::kDirect
                                            : KernelForm::kStaged;
-    KernelSource k = generate_kernels(spec, plan, form, o.gpu.world_lanes ? o.gpu.world_lanes : kWorldLanes);
+    KernelSource k = generate_kernels(spec, plan, form, world_lanes_for(spec, o.gpu.world_lanes));
     // The per-node form as the backend compiles it: a program per node (node_group_requests).
     std::vector<CompileRequest> reqs = a.per_node ? node_group_requests(spec, k, a.arch).reqs
                                                   : std::vector<CompileRequest>{kernel_request(spec, k, a.arch)};
@@ -296,13 +296,16 @@ int main(int argc, char** argv) {
     try {
         orrery::register_builtin_envs();
         if (a.print_source) {
-            orrery::EnvSpec spec = orrery::make_env_spec(a.env, {});
+            orrery::EnvSpec spec = orrery::make_env_spec(a.env, a.env_options);
             orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep);
+            const orrery::SimOptions o = orrery::options_from_environment();
             using orrery::cuda::KernelForm;
             KernelForm form = a.per_node           ? KernelForm::kPerNode
                               : a.only == "direct" ? KernelForm::kDirect
                                                    : KernelForm::kStaged;
-            std::fputs(orrery::cuda::generate_kernels(spec, plan, form).text.c_str(), stdout);
+            std::fputs(orrery::cuda::generate_kernels(spec, plan, form,
+                                                       orrery::cuda::world_lanes_for(spec, o.gpu.world_lanes))
+                           .text.c_str(), stdout);
             return 0;
         }
         if (a.compile) {

@@ -443,6 +443,12 @@ class EnvSpec {
     /// env measured faster that way on the GPU (docs/perf-notes.md). Results
     /// are the same in every form.
     bool prefer_per_node = false;
+    /// Threads of a world's team (ORRERY_PER_WORLD_TEAM) and of its per-world
+    /// lane nodes in the direct and per-node forms, for an env measured faster
+    /// with a team size other than the engine's 16 (a power of two from 1 to
+    /// 32; 0: the engine's). GpuOptions::world_lanes (ORRERY_CUDA_LANES)
+    /// overrides it. Results are the same at every team size.
+    uint32_t world_lanes = 0;
     /// NVRTC's fast-compile level for this env's kernels ("min", "mid" or
     /// "max": `--Ofast-compile`, less optimisation for a shorter cold start;
     /// "" for none). Float results do not change: every float operation stays

@@ -131,6 +131,15 @@ unsigned stage_storage_words(const EnvSpec& spec) {
     return unsigned((s.used_bytes() + 15) / 16 * 16 / 8);
 }
 
+unsigned world_lanes_for(const EnvSpec& spec, unsigned gpu_world_lanes) {
+    if (gpu_world_lanes) return gpu_world_lanes; // generate_kernels checks it
+    const uint32_t l = spec.world_lanes;
+    if (l > 32 || (l & (l - 1)) != 0)
+        throw Error("EnvSpec::world_lanes of env '" + spec.name() + "' is " + std::to_string(l) +
+                    "; expected 0 (the engine's " + std::to_string(kWorldLanes) + ") or a power of two from 1 to 32");
+    return l ? l : kWorldLanes;
+}
+
 unsigned direct_lanes(const EnvSpec& spec, const Plan& plan, unsigned world_lanes) {
     unsigned n = 1;
     for (const std::vector<Op>* ops : {&plan.step, &plan.reset})

@@ -59,6 +59,9 @@ unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit, unsigned wo
 unsigned stage_storage_words(const EnvSpec& spec);
 /// Threads per world of the direct and per-node kernels: the most any op uses.
 unsigned direct_lanes(const EnvSpec& spec, const Plan& plan, unsigned world_lanes = kWorldLanes);
+/// The team size the backend uses: GpuOptions::world_lanes when set, else
+/// EnvSpec::world_lanes when set, else kWorldLanes.
+unsigned world_lanes_for(const EnvSpec& spec, unsigned gpu_world_lanes);
 
 /// Which kernels a module holds: only the form that will run is compiled, so
 /// a cold start pays NVRTC for one form.

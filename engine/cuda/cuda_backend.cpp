@@ -93,7 +93,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     // Decide the form first: only the kernels that will run are compiled.
     // Per-node when asked for, or when the env prefers it and the megakernel was not asked for.
     const bool per_node = runs_per_node(spec, opts);
-    const unsigned lanes = gpu_.world_lanes ? gpu_.world_lanes : kWorldLanes;
+    const unsigned lanes = world_lanes_for(spec, gpu_.world_lanes);
     if (per_node) { // its kernels need nothing of the device: NVRTC starts while the context is made
         source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes);
         start_compiles(spec);

@@ -402,6 +402,33 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
     EXPECT_THROW(cuda::compile_module(missing), Error); // no header root: not built in
 }
 
+TEST(Module, AnEnvsWorldLanesSizeItsTeamUnlessTheSimulatorSays) {
+    // EnvSpec::world_lanes is the env's measured team size; GpuOptions::world_lanes
+    // (ORRERY_CUDA_LANES) overrides it; 0 leaves the engine's. Needs no GPU.
+    EnvSpec s = spec();
+    EXPECT_EQ(cuda::world_lanes_for(s, 0), cuda::kWorldLanes);
+    s.world_lanes = 32;
+    EXPECT_EQ(cuda::world_lanes_for(s, 0), 32u);
+    EXPECT_EQ(cuda::world_lanes_for(s, 8), 8u);
+    Plan plan = make_plan(s, AutoReset::kSameStep);
+    cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kPerNode, cuda::world_lanes_for(s, 0));
+    EXPECT_NE(k.text.find("orrery_run_team_scratch<&planets::spread_heat>(s, w, orrery_lanes(lane, 32u))"),
+              std::string::npos);
+    for (uint32_t bad : {3u, 64u}) {
+        s.world_lanes = bad;
+        try {
+            cuda::world_lanes_for(s, 0);
+            ADD_FAILURE() << bad << " lanes were accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("EnvSpec::world_lanes of env '" + s.name() + "' is " +
+                                                 std::to_string(bad) + "; expected 0"),
+                      std::string::npos)
+                << e.what();
+        }
+        EXPECT_EQ(cuda::world_lanes_for(s, 16), 16u) << "the simulator's choice stands";
+    }
+}
+
 TEST(Module, WorldLanesSizeTheTeamAndAreChecked) {
     // GpuOptions::world_lanes sets a team's size in the direct and per-node
     // forms; a per-entity lane node keeps its rows (4 here); the world gets
