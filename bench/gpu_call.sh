@@ -4,8 +4,9 @@
 #   1. the C++ tools and the GPU tests named by TESTS (tools/gpu_check.sh's
 #      build), with `pip install .` of the package in the background;
 #   2. `orrery bench` rows of hide-and-seek, gpu_hideseek and the physics
-#      crowd at WORLDS, and hide-and-seek under each team size in LANES
-#      (ORRERY_CUDA_LANES), every kernel compiled first while the tests run;
+#      crowd at WORLDS, with each env's team size and again under each team
+#      size in LANES (ORRERY_CUDA_LANES), every kernel compiled first while
+#      the tests run;
 #   3. orrery-watch-bench (prebuilt where Vulkan is, in .gl/; tools/gpu_check.sh's
 #      `watch` stage) with each of WATCH_RUNS' argument sets;
 #   4. the Python GPU tests in PYTESTS.
@@ -53,13 +54,12 @@ fi
 if want rows; then
     pids=()
     for l in "" ${LANES:-}; do
-        env ${l:+ORRERY_CUDA_LANES=$l} "$BIN" bench hide_and_seek --device cuda --worlds 64 --steps 2 >"$OUT/warm_l$l.log" 2>&1 &
-        pids+=($!)
+        for args in "hide_and_seek" "hide_and_seek --opt variant=gpu_hideseek" "physics_scenes --opt scene=crowd"; do
+            env ${l:+ORRERY_CUDA_LANES=$l} "$BIN" bench $args --device cuda --worlds 64 --steps 2 \
+                >"$OUT/warm_${args%% *}_${args##*=}_l$l.log" 2>&1 &
+            pids+=($!)
+        done
     done
-    "$BIN" bench hide_and_seek --device cuda --opt variant=gpu_hideseek --worlds 64 --steps 2 >"$OUT/warm_gpu.log" 2>&1 &
-    pids+=($!)
-    "$BIN" bench physics_scenes --device cuda --opt scene=crowd --worlds 64 --steps 2 >"$OUT/warm_crowd.log" 2>&1 &
-    pids+=($!)
     for p in "${pids[@]}"; do wait "$p"; done
     at "kernels compiled"
 fi
@@ -76,10 +76,11 @@ if want rows; then
         printf "  %-28s %s\n" "$label" "$(env $opts timeout 150 "$BIN" bench "$@" --device cuda --worlds "$WORLDS" \
             --steps "$STEPS" 2>>"$OUT/bench.err" | tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {printf " %12s", $NF}')"
     }
-    row hide_and_seek "" hide_and_seek
-    for l in ${LANES:-}; do row "hide_and_seek lanes=$l" "ORRERY_CUDA_LANES=$l" hide_and_seek; done
-    row gpu_hideseek "" hide_and_seek --opt variant=gpu_hideseek
-    row crowd "" physics_scenes --opt scene=crowd
+    for l in "" ${LANES:-}; do
+        row "hide_and_seek${l:+ lanes=$l}" "${l:+ORRERY_CUDA_LANES=$l}" hide_and_seek
+        row "gpu_hideseek${l:+ lanes=$l}" "${l:+ORRERY_CUDA_LANES=$l}" hide_and_seek --opt variant=gpu_hideseek
+        row "crowd${l:+ lanes=$l}" "${l:+ORRERY_CUDA_LANES=$l}" physics_scenes --opt scene=crowd
+    done
 fi
 if want watch; then
     at "orrery-watch-bench"

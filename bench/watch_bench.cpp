@@ -30,6 +30,7 @@ struct BenchArgs {
     orrery::render::CommonArgs common;
     double seconds = 5.0, fps = 60.0;
     uint32_t width = 1280, height = 800;
+    uint32_t shadow_size = 0; ///< the shadow map's side (0: the renderer's default)
     /// Free-running: wait for the queued steps after every `ahead` steps (0: never
     /// inside a phase). Long steps (hide-and-seek at 65,536 worlds takes about
     /// 0.1 s) otherwise fill the launch queue, and each phase ends by draining it.
@@ -164,14 +165,15 @@ int bench(const BenchArgs& a) {
     sim->backend().finish_compiles(); // a GPU cold start's full kernels: time what a warm start runs
     orrery::render::Policy(a.common.policy, a.common.seed).act(*sim); // actions stay on the device
     if (sim->spec().draw.empty()) throw orrery::Error("env '" + a.common.env + "' declares nothing to draw");
-    orrery::render::FrameRenderer frames({a.width, a.height, orrery::render::vulkan_device(a.common)});
+    orrery::render::FrameRenderer frames({a.width, a.height, orrery::render::vulkan_device(a.common), a.shadow_size});
     orrery::render::Scene last;
     // Warm-up: kernels compiled, pipelines built, the first view landed.
     run_phase(*sim, 0.5, frames, Watch::kSync, last, a.fps, true);
     run_phase(*sim, 0.5, frames, Watch::kLagging, last, a.fps, true);
     double worlds = double(sim->num_worlds());
-    std::printf("env %s, %u worlds on %s, frames %ux%u on %s%s\n", a.common.env.c_str(), sim->num_worlds(),
-                sim->backend().describe().c_str(), a.width, a.height, frames.device_name().c_str(),
+    std::printf("env %s, %u worlds on %s, frames %ux%u (shadow map %u) on %s%s\n", a.common.env.c_str(),
+                sim->num_worlds(), sim->backend().describe().c_str(), a.width, a.height, frames.shadow_size(),
+                frames.device_name().c_str(),
                 a.moving_camera ? ", camera turning every frame" : "");
     std::fflush(stdout);
     for (bool lockstep : {true, false}) {
@@ -222,6 +224,8 @@ int main(int argc, char** argv) {
                 a.ahead = orrery::render::parse_u32(arg, argv[++i]);
             else if (arg == "--size")
                 std::tie(a.width, a.height) = orrery::render::parse_size(arg, argv[++i]);
+            else if (arg == "--shadow-size")
+                a.shadow_size = orrery::render::parse_u32(arg, argv[++i]);
             else
                 throw orrery::Error("unknown option '" + arg + "'");
         }
@@ -232,7 +236,7 @@ int main(int argc, char** argv) {
         std::fprintf(
             stderr,
             "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
-            "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--ahead N] [--rounds R] [--moving-camera]\n",
+            "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--shadow-size N] [--ahead N] [--rounds R] [--moving-camera]\n",
             e.what());
         return 2;
     }

@@ -13,7 +13,7 @@ namespace orrery::render {
 struct FrameRenderer::Impl {
     explicit Impl(const FrameOptions& o)
         : vk(VulkanOptions{{}, {}, o.device}),
-          renderer(vk, VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL) {
+          renderer(vk, VK_FORMAT_R8G8B8A8_UNORM, VK_IMAGE_LAYOUT_TRANSFER_SRC_OPTIMAL, o.shadow_size) {
         color = vk.create_image(o.width, o.height, VK_FORMAT_R8G8B8A8_UNORM,
                                 VK_IMAGE_USAGE_COLOR_ATTACHMENT_BIT | VK_IMAGE_USAGE_TRANSFER_SRC_BIT,
                                 VK_IMAGE_ASPECT_COLOR_BIT);
@@ -59,6 +59,8 @@ FrameRenderer::~FrameRenderer() = default;
 const std::string& FrameRenderer::device_name() const { return impl_->vk.device_name(); }
 
 uint64_t FrameRenderer::shadow_passes() const { return impl_->renderer.shadow_passes(); }
+
+uint32_t FrameRenderer::shadow_size() const { return impl_->renderer.shadow_size(); }
 
 std::vector<uint8_t> FrameRenderer::render(const Scene& scene, const Camera& cam) {
     Impl& m = *impl_;

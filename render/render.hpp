@@ -17,6 +17,9 @@ namespace orrery::render {
 struct FrameOptions {
     uint32_t width = 512, height = 512;
     std::string device; ///< Vulkan device index or name substring; empty: best available
+    /// Side of the square shadow map in texels, 64 to 8192; 0: the renderer's
+    /// (2048 on a GPU, 1024 on a CPU device).
+    uint32_t shadow_size = 0;
 };
 
 /// Renders scenes into an RGBA8 image and reads it back. Works wherever any
@@ -48,6 +51,8 @@ class FrameRenderer {
     uint64_t renders() const { return renders_; }
     /// Renders that drew the 3-D shadow map (the others kept it: same casters, light and bounds).
     uint64_t shadow_passes() const;
+    /// The shadow map's side in texels (FrameOptions::shadow_size, or the default).
+    uint32_t shadow_size() const;
 
     uint32_t width() const { return opts_.width; }
     uint32_t height() const { return opts_.height; }

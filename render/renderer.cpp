@@ -347,9 +347,12 @@ bool aim_eye(Scene& scene, uint32_t archetype, uint32_t row, Camera& cam) {
     return false;
 }
 
-Renderer::Renderer(const VulkanContext& vk, VkFormat color_format, VkImageLayout final_layout) : vk_(vk) {
+Renderer::Renderer(const VulkanContext& vk, VkFormat color_format, VkImageLayout final_layout, uint32_t shadow_size)
+    : vk_(vk) {
+    if (shadow_size != 0 && (shadow_size < 64 || shadow_size > 8192))
+        throw Error("render: shadow_size is " + std::to_string(shadow_size) + "; expected 0 (the default) or 64 to 8192");
     create_pass(color_format, final_layout);
-    create_shadow_target();
+    create_shadow_target(shadow_size);
     create_descriptors();
     create_pipelines();
     create_meshes();
@@ -397,7 +400,7 @@ void Renderer::create_pass(VkFormat color_format, VkImageLayout final_layout) {
     ORRERY_VK(vkCreateRenderPass(vk_.device(), &ci, nullptr, &pass_));
 }
 
-void Renderer::create_shadow_target() {
+void Renderer::create_shadow_target(uint32_t size) {
     VkDevice dev = vk_.device();
     VkAttachmentDescription att{};
     att.format = kDepthFormat, att.samples = VK_SAMPLE_COUNT_1_BIT;
@@ -427,7 +430,7 @@ void Renderer::create_shadow_target() {
     ORRERY_VK(vkCreateRenderPass(dev, &ci, nullptr, &shadow_pass_));
     VkPhysicalDeviceProperties props;
     vkGetPhysicalDeviceProperties(vk_.physical(), &props);
-    shadow_size_ = props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1024 : 2048;
+    shadow_size_ = size ? size : props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? 1024 : 2048;
     shadow_map_ = vk_.create_image(shadow_size_, shadow_size_, kDepthFormat,
                                    VK_IMAGE_USAGE_DEPTH_STENCIL_ATTACHMENT_BIT | VK_IMAGE_USAGE_SAMPLED_BIT,
                                    VK_IMAGE_ASPECT_DEPTH_BIT);

@@ -422,6 +422,35 @@ TEST(Render3D, AShadowDarkensTheFloorAwayFromTheSun) {
     EXPECT_NEAR(pixel(bare, in[0], in[1]).luma(), lit.luma(), 3);
 }
 
+TEST(Render3D, AShadowMapOfAnySizeCastsThePillarsShadowAndABadSizeIsRefused) {
+    // FrameOptions::shadow_size trades the map's texels for the time a render
+    // takes (orrery-watch-bench --shadow-size): a 256-texel map still puts the
+    // pillar's shadow where the 2048 one does; sizes outside 64..8192 are refused.
+    REQUIRE_VULKAN();
+    auto sim = box_world({0.1f, 0.1f, 0.4f}, {0.0f, 0.0f, 0.4f});
+    Scene s = orrery::render::scene_of(*sim, 0);
+    Camera cam;
+    cam.mode = Camera::Mode::kTop;
+    FrameRenderer small({kSize, kSize, {}, 256});
+    EXPECT_EQ(small.shadow_size(), 256u);
+    std::vector<uint8_t> img = small.render(s, cam);
+    auto in = at(s, cam, {-0.375f, -0.125f, 0.0f});
+    auto out = at(s, cam, {0.375f, 0.125f, 0.0f});
+    Rgb dark = pixel(img, in[0], in[1]), lit = pixel(img, out[0], out[1]);
+    EXPECT_TRUE(shaded(dark, kFloor) && shaded(lit, kFloor));
+    EXPECT_LT(dark.luma(), lit.luma() * 6 / 10) << "shadow " << dark.luma() << " lit " << lit.luma();
+    for (uint32_t bad : {32u, 16384u}) {
+        try {
+            FrameRenderer fr({kSize, kSize, {}, bad});
+            ADD_FAILURE() << "a shadow map of " << bad << " texels was accepted";
+        } catch (const orrery::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("shadow_size is " + std::to_string(bad) + "; expected 0"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 TEST(Render3D, AShadowMapKeptAcrossCameraMovesDrawsWhatAFreshOneDraws) {
     // The shadow map is drawn again only when the casters, light or bounds change:
     // a frame after a camera move or an overlay toggle reuses it, and must equal the
