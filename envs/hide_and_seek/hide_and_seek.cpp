@@ -169,12 +169,14 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // 16,384 worlds: the megakernel stalls on instruction fetch), and its
     // kernels compile in parallel (docs/perf-notes.md, cold start).
     spec.prefer_per_node = !gpu;
-    // Its world's team is a whole warp: since the physics keeps its step
+    // A world's team is a whole warp: since the physics keeps its step
     // buffers in step scratch, two 16-lane teams sharing a warp run apart for
-    // most of the solver, and teams of 32 step faster (H200, per-node, 1,024 /
-    // 16,384 / 65,536 worlds: 824 k / 1.245 M / 1.279 M env-steps/s against
-    // 607 k / 995 k / 1.029 M with 16; docs/benchmarks.md).
-    if (!gpu) spec.world_lanes = 32;
+    // most of the solver, and teams of 32 step faster in both variants (H200,
+    // 1,024 / 16,384 / 65,536 worlds, env-steps/s: OpenAI's game per node
+    // 822 k / 1.246 M / 1.280 M against 606 k / 993 k / 1.027 M with 16;
+    // gpu_hideseek 1.197 M / 1.395 M / 1.405 M against 799 k / 1.326 M /
+    // 1.391 M; docs/benchmarks.md).
+    spec.world_lanes = 32;
 
     // The variants differ in these nodes; vision, rewards and the ray scene are shared.
     if (gpu) {

@@ -721,8 +721,9 @@ TEST(GpuHideSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
         {"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "100"}};
     Simulator a(gpu_spec(o), options(5, 1, 1, true));
     Simulator b(gpu_spec(o), options(5, 2, 3, true));
-    // The GPU's 16 lanes (observe_gpu's rays spread over them; the physics as
-    // 16 threads, slow here): through the first reset.
+    // A GPU team of 16 lanes (ORRERY_CUDA_LANES=16; the env's default is 32;
+    // observe_gpu's rays spread over them, the physics as 16 threads, slow
+    // here): through the first reset.
     Simulator c(gpu_spec(o), options(5, 1, 16, true));
     a.reset(16);
     b.reset(16);

@@ -857,8 +857,9 @@ TEST(HideAndSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
         {"min_hiders", "1"}, {"max_hiders", "3"}, {"min_seekers", "1"}, {"max_seekers", "3"}, {"horizon", "120"}};
     Simulator a(spec(o), random_actions(5, "cpu", 1, 1));
     Simulator b(spec(o), random_actions(5, "cpu", 2, 3));
-    // The GPU's 16 lanes (observe's rays spread over them; the physics as 16
-    // threads, slow here): through the first reset.
+    // A GPU team of 16 lanes (ORRERY_CUDA_LANES=16; the env's default is 32;
+    // observe's rays spread over them, the physics as 16 threads, slow here):
+    // through the first reset.
     Simulator c(spec(o), random_actions(5, "cpu", 1, 16));
     a.reset(19);
     b.reset(19);
