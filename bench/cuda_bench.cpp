@@ -303,9 +303,10 @@ int main(int argc, char** argv) {
             KernelForm form = a.per_node           ? KernelForm::kPerNode
                               : a.only == "direct" ? KernelForm::kDirect
                                                    : KernelForm::kStaged;
-            std::fputs(orrery::cuda::generate_kernels(spec, plan, form,
-                                                       orrery::cuda::world_lanes_for(spec, o.gpu.world_lanes))
-                           .text.c_str(), stdout);
+            std::fputs(
+                orrery::cuda::generate_kernels(spec, plan, form, orrery::cuda::world_lanes_for(spec, o.gpu.world_lanes))
+                    .text.c_str(),
+                stdout);
             return 0;
         }
         if (a.compile) {

@@ -173,8 +173,7 @@ int bench(const BenchArgs& a) {
     double worlds = double(sim->num_worlds());
     std::printf("env %s, %u worlds on %s, frames %ux%u (shadow map %u) on %s%s\n", a.common.env.c_str(),
                 sim->num_worlds(), sim->backend().describe().c_str(), a.width, a.height, frames.shadow_size(),
-                frames.device_name().c_str(),
-                a.moving_camera ? ", camera turning every frame" : "");
+                frames.device_name().c_str(), a.moving_camera ? ", camera turning every frame" : "");
     std::fflush(stdout);
     for (bool lockstep : {true, false}) {
         Phase alone, sync, lagging, threaded;
@@ -233,11 +232,11 @@ int main(int argc, char** argv) {
         if (!(a.seconds > 0.0) || !(a.fps > 0.0)) throw orrery::Error("--seconds and --fps must be positive");
         return bench(a);
     } catch (const std::exception& e) {
-        std::fprintf(
-            stderr,
-            "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
-            "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--shadow-size N] [--ahead N] [--rounds R] [--moving-camera]\n",
-            e.what());
+        std::fprintf(stderr,
+                     "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
+                     "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--shadow-size N] [--ahead N] [--rounds R] "
+                     "[--moving-camera]\n",
+                     e.what());
         return 2;
     }
 }

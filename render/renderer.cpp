@@ -350,7 +350,8 @@ bool aim_eye(Scene& scene, uint32_t archetype, uint32_t row, Camera& cam) {
 Renderer::Renderer(const VulkanContext& vk, VkFormat color_format, VkImageLayout final_layout, uint32_t shadow_size)
     : vk_(vk) {
     if (shadow_size != 0 && (shadow_size < 64 || shadow_size > 8192))
-        throw Error("render: shadow_size is " + std::to_string(shadow_size) + "; expected 0 (the default) or 64 to 8192");
+        throw Error("render: shadow_size is " + std::to_string(shadow_size) +
+                    "; expected 0 (the default) or 64 to 8192");
     create_pass(color_format, final_layout);
     create_shadow_target(shadow_size);
     create_descriptors();
