@@ -313,12 +313,29 @@ ORRERY_HD inline Manifold manifold_of(Buffer<Bodies> bodies, const Pair& p, cons
     return collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, prm.margin + a.sweep + b.sweep, hulls);
 }
 
-/// The contact points of pair p from its manifold m, each inheriting last step's impulses.
-ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const Manifold& m, const Params& prm) {
+/// The pair that point q of Contacts belongs to: the last pair whose first
+/// point is at or before q (pairs without points share the next one's
+/// first, and come before it). q must be below Contacts' size.
+ORRERY_HD inline uint32_t pair_of_point(const StepBuffers& s, uint32_t q) {
+    uint32_t lo = 0, hi = s.pairs.size();
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (s.pairs[mid].first <= q)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/// Points from, ..., to - 1 of pair p from its manifold m, each inheriting
+/// last step's impulses.
+ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const Manifold& m, uint32_t from, uint32_t to,
+                                    const Params& prm) {
     const SolverBody& a = s.bodies[p.a];
     const SolverBody& b = s.bodies[p.b];
-    Tangents t = tangents_of(m.n);
-    for (uint32_t k = 0; k < p.count; ++k) {
+    const Tangents t = tangents_of(m.n);
+    for (uint32_t k = from; k < to; ++k) {
         Contact c{};
         c.n = m.n, c.t1 = t.t1;
         c.ra = m.p[k] - a.x;
@@ -676,8 +693,18 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
     l.sync();
     if (l.lane == 0) order_constraints(s);
     l.sync();
-    for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count)
-        if (s.pairs[k].count > 0) make_contacts(s, s.pairs[k], s.manifolds[k], prm);
+    // Each point depends on its pair alone. One lane makes them pair by pair;
+    // a team makes them a point per lane (a pair's 1 to 4 points per lane left
+    // most of a GPU team idle). The same bytes either way.
+    if (l.count == 1) {
+        for (uint32_t k = 0; k < s.pairs.size(); ++k)
+            if (s.pairs[k].count > 0) make_contacts(s, s.pairs[k], s.manifolds[k], 0, s.pairs[k].count, prm);
+    } else {
+        for (uint32_t q = l.lane; q < s.contacts.size(); q += l.count) {
+            const uint32_t k = pair_of_point(s, q), i = q - s.pairs[k].first;
+            make_contacts(s, s.pairs[k], s.manifolds[k], i, i + 1, prm);
+        }
+    }
     l.sync();
 }
 
