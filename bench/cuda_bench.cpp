@@ -229,7 +229,7 @@ void compile_only(const Args& a) {
         sum += ms[i].seconds;
         std::printf("  %-60s %7.2f s %9zu bytes\n", reqs[i].label.c_str(), ms[i].seconds, ms[i].cubin.size());
         // Beside the dumped source (ORRERY_DUMP_SOURCE), its cubin: with ORRERY_NVRTC_OPTIONS=-lineinfo,
-        // `nvdisasm -g` maps a profile's SASS addresses to source lines without a GPU.
+        // bench/sass_lines.py maps a profile's SASS addresses to source lines without a GPU.
         if (!reqs[i].dump_source_dir.empty()) {
             std::ofstream out(reqs[i].dump_source_dir + "/" + reqs[i].file_name + ".cubin", std::ios::binary);
             out.write(reinterpret_cast<const char*>(ms[i].cubin.data()), std::streamsize(ms[i].cubin.size()));

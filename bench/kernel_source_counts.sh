@@ -12,9 +12,9 @@
 #   KSC_KERNEL  kernel name (default: orrery_step_op8, phys::simulate in the per-node form)
 #   KSC_WORLDS  worlds (default: 16384)
 #   OUT         where the reports and CSVs go (default: ./kernel_source_counts)
-#   KSC_LINES=1 also per CUDA source line: the kernel compiled with -lineinfo
-#               (its source dumped into $OUT/src_LABEL for ncu to read), the
-#               lines that lose the most lanes (32 x warp - thread instructions)
+#   KSC_LINES=1 the kernel compiled with -lineinfo, so that bench/sass_lines.py
+#               can sum the CSV per source line on a machine without a GPU
+#               (through the same program compiled there with -lineinfo)
 set -uo pipefail
 args=${KSC_ARGS:-"hide_and_seek --opt variant=gpu_hideseek --per-node"}
 kernel=${KSC_KERNEL:-orrery_step_op8}
@@ -23,17 +23,15 @@ mkdir -p "$out"
 for spec in "$@"; do
     label=${spec%%=*} bin=${spec#*=}
     export ORRERY_CACHE_DIR=/tmp/orrery_ksc_cache_$label
-    src=""
     if [ "${KSC_LINES:-0}" = 1 ]; then
-        src="$out/src_$label" && mkdir -p "$src"
-        export ORRERY_CACHE_DIR=/tmp/orrery_ksc_lines_cache_$label ORRERY_DUMP_SOURCE=$src \
+        export ORRERY_CACHE_DIR=/tmp/orrery_ksc_lines_cache_$label \
             ORRERY_NVRTC_OPTIONS="${ORRERY_NVRTC_OPTIONS:+$ORRERY_NVRTC_OPTIONS }-lineinfo"
     fi
     # shellcheck disable=SC2086 # a list of bench arguments
     "$bin" bench $args --device cuda --worlds 64 --steps 2 >/dev/null 2>&1 # a warm cache first
     # shellcheck disable=SC2086
     timeout 240 ncu --set none --section SourceCounters -k "regex:^$kernel\$" --launch-skip 3 --launch-count 1 -f \
-        ${src:+--import-source yes} -o "$out/$label" "$bin" bench $args --device cuda --worlds "${KSC_WORLDS:-16384}" --steps 8 \
+        -o "$out/$label" "$bin" bench $args --device cuda --worlds "${KSC_WORLDS:-16384}" --steps 8 \
         >"$out/$label.log" 2>&1 || { echo "$label: ncu failed"; tail -3 "$out/$label.log"; continue; }
     ncu -i "$out/$label.ncu-rep" --page source --csv --print-source sass >"$out/$label.csv" 2>/dev/null
     echo "== $label ($kernel, $args)"
@@ -54,27 +52,6 @@ print(f"warp instructions {warp:.4g}, thread instructions {thread:.4g}, threads 
 for x in sorted(rows, key=lambda x: -num(x, "Instructions Executed"))[:8]:
     print(f"  {num(x, 'Instructions Executed'):>12.0f} x {x['Avg. Threads Executed']:>5s} threads  {x['Source'].strip()[:60]}")
 EOF
-    [ -n "$src" ] || continue
-    (cd "$src" && ncu -i "$out/$label.ncu-rep" --page source --csv --print-source cuda) >"$out/${label}_lines.csv" 2>/dev/null
-    python3 - "$out/${label}_lines.csv" <<'EOF'
-import csv, sys
-rows, head = [], None
-for r in csv.reader(open(sys.argv[1])):
-    if head is None and "Thread Instructions Executed" in r:
-        head = r
-    elif head and len(r) == len(head):
-        rows.append(dict(zip(head, r)))
-if not rows:
-    sys.exit("no CUDA source rows (was the kernel compiled with -lineinfo?)")
-num = lambda x, k: float((x.get(k) or "0").replace(",", "") or 0)
-loss = lambda x: 32 * num(x, "Instructions Executed") - num(x, "Thread Instructions Executed")
-total = sum(loss(x) for x in rows)
-print(f"lanes lost (32 x warp - thread instructions): {total:.4g}; the lines that lose most:")
-line_key = next((k for k in head if k.strip("# ").lower() in ("line", "line number")), head[0])
-for x in sorted(rows, key=lambda x: -loss(x))[:25]:
-    w = num(x, "Instructions Executed")
-    t = num(x, "Thread Instructions Executed")
-    print(f"  {loss(x) / total:6.1%}  {w:>11.0f} warp x {t / max(w, 1):5.1f} threads  "
-          f"{x.get(line_key, '')}: {x.get('Source', '').strip()[:70]}")
-EOF
+    [ "${KSC_LINES:-0}" = 1 ] && echo "  per source line: python bench/sass_lines.py DIR/$kernel.cu.cubin $out/$label.csv --caller" \
+        "(DIR from ORRERY_DUMP_SOURCE=DIR ORRERY_NVRTC_OPTIONS=-lineinfo orrery_cuda_bench --compile --per-node ...)"
 done

@@ -401,21 +401,32 @@ TEST(Render3D, ABoxOnTheFloorLandsWhereTheProjectionSays) {
     EXPECT_TRUE(shaded(pixel(moved, there[0], there[1]), kBox));
 }
 
+/// A pillar 0.8 m tall at the origin; the sun (0.5, 0.3, 0.6) casts its shadow towards -x -y.
+std::unique_ptr<orrery::Simulator> pillar_world() { return box_world({0.1f, 0.1f, 0.4f}, {0.0f, 0.0f, 0.4f}); }
+
+/// The pillar's shadow seen from the top in `img`: the floor at (-0.375,
+/// -0.125), where the ray to the sun crosses the pillar between z 0.33 and
+/// 0.45 m, is darker than at the mirrored point, with nothing between it and
+/// the sun. Returns the lit point's pixel.
+Rgb expect_pillar_shadow(const std::vector<uint8_t>& img, const Scene& s, const Camera& cam) {
+    auto in = at(s, cam, {-0.375f, -0.125f, 0.0f});
+    auto out = at(s, cam, {0.375f, 0.125f, 0.0f});
+    Rgb dark = pixel(img, in[0], in[1]), lit = pixel(img, out[0], out[1]);
+    EXPECT_TRUE(shaded(dark, kFloor) && shaded(lit, kFloor));
+    EXPECT_LT(dark.luma(), lit.luma() * 6 / 10) << "shadow " << dark.luma() << " lit " << lit.luma();
+    return lit;
+}
+
 TEST(Render3D, AShadowDarkensTheFloorAwayFromTheSun) {
     REQUIRE_VULKAN();
-    // A pillar 0.8 m tall; the sun (0.5, 0.3, 0.6) casts its shadow towards -x -y.
-    auto sim = box_world({0.1f, 0.1f, 0.4f}, {0.0f, 0.0f, 0.4f});
+    auto sim = pillar_world();
     Scene s = orrery::render::scene_of(*sim, 0);
     Camera cam;
     cam.mode = Camera::Mode::kTop;
     FrameRenderer fr({kSize, kSize, {}});
     std::vector<uint8_t> img = fr.render(s, cam);
-    // (-0.375, -0.125): the ray to the sun crosses the pillar between z 0.33 and 0.45 m.
+    Rgb lit = expect_pillar_shadow(img, s, cam);
     auto in = at(s, cam, {-0.375f, -0.125f, 0.0f});
-    auto out = at(s, cam, {0.375f, 0.125f, 0.0f}); // mirrored: nothing between it and the sun
-    Rgb dark = pixel(img, in[0], in[1]), lit = pixel(img, out[0], out[1]);
-    EXPECT_TRUE(shaded(dark, kFloor) && shaded(lit, kFloor));
-    EXPECT_LT(dark.luma(), lit.luma() * 6 / 10) << "shadow " << dark.luma() << " lit " << lit.luma();
     // Without the pillar the same floor point is lit.
     sim->edit_world(0, [](orrery::Ctx& ctx) { ctx.at<physics_scenes::Body, phys::Pose>(1).p = {2.0f, 2.0f, 0.4f}; });
     std::vector<uint8_t> bare = fr.render(orrery::render::scene_of(*sim, 0), cam);
@@ -427,18 +438,13 @@ TEST(Render3D, AShadowMapOfAnySizeCastsThePillarsShadowAndABadSizeIsRefused) {
     // takes (orrery-watch-bench --shadow-size): a 256-texel map still puts the
     // pillar's shadow where the 2048 one does; sizes outside 64..8192 are refused.
     REQUIRE_VULKAN();
-    auto sim = box_world({0.1f, 0.1f, 0.4f}, {0.0f, 0.0f, 0.4f});
+    auto sim = pillar_world();
     Scene s = orrery::render::scene_of(*sim, 0);
     Camera cam;
     cam.mode = Camera::Mode::kTop;
     FrameRenderer small({kSize, kSize, {}, 256});
     EXPECT_EQ(small.shadow_size(), 256u);
-    std::vector<uint8_t> img = small.render(s, cam);
-    auto in = at(s, cam, {-0.375f, -0.125f, 0.0f});
-    auto out = at(s, cam, {0.375f, 0.125f, 0.0f});
-    Rgb dark = pixel(img, in[0], in[1]), lit = pixel(img, out[0], out[1]);
-    EXPECT_TRUE(shaded(dark, kFloor) && shaded(lit, kFloor));
-    EXPECT_LT(dark.luma(), lit.luma() * 6 / 10) << "shadow " << dark.luma() << " lit " << lit.luma();
+    expect_pillar_shadow(small.render(s, cam), s, cam);
     for (uint32_t bad : {32u, 16384u}) {
         try {
             FrameRenderer fr({kSize, kSize, {}, bad});
@@ -456,7 +462,7 @@ TEST(Render3D, AShadowMapKeptAcrossCameraMovesDrawsWhatAFreshOneDraws) {
     // a frame after a camera move or an overlay toggle reuses it, and must equal the
     // same frame drawn by a renderer that has drawn nothing before.
     REQUIRE_VULKAN();
-    auto sim = box_world({0.1f, 0.1f, 0.4f}, {0.0f, 0.0f, 0.4f});
+    auto sim = pillar_world();
     Camera top;
     top.mode = Camera::Mode::kTop;
     Camera orbit = fixed_orbit();
