@@ -10,6 +10,8 @@
 #   3. orrery-watch-bench (prebuilt where Vulkan is, in .gl/; tools/gpu_check.sh's
 #      `watch` stage) with each of WATCH_RUNS' argument sets;
 #   4. the Python GPU tests in PYTESTS.
+# TESTS_EXCLUDE leaves out the GPU tests it matches (ctest -E), e.g. the two
+# slow every-kernel-form comparisons when a call has no time for them.
 # Prints a summary; logs go to $OUT (default ./gpu_call_out).
 #
 #   bash bench/gpu_call.sh
@@ -46,7 +48,7 @@ grep -E "^(commit|gpu|build):" "$OUT/build.txt"
 
 if want tests; then
     at "GPU tests: ctest -R '$TESTS' (in the background, beside the compiles)"
-    (cd "$BUILD" && timeout "${TEST_LIMIT:-270}" ctest -j "${TEST_JOBS:-8}" --timeout 400 --output-on-failure -R "$TESTS" \
+    (cd "$BUILD" && timeout "${TEST_LIMIT:-270}" ctest -j "${TEST_JOBS:-8}" --timeout 400 --output-on-failure -R "$TESTS" ${TESTS_EXCLUDE:+-E "$TESTS_EXCLUDE"} \
         >"$OUT/tests.log" 2>&1) &
     tests_pid=$!
 fi
