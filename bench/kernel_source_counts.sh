@@ -15,6 +15,10 @@
 #   KSC_LINES=1 the kernel compiled with -lineinfo, so that bench/sass_lines.py
 #               can sum the CSV per source line on a machine without a GPU
 #               (through the same program compiled there with -lineinfo)
+#   KSC_SECTIONS more Nsight Compute sections of the same launch, printed as
+#               their details page (e.g. "WarpStateStats Occupancy
+#               LaunchStats MemoryWorkloadAnalysis": why the warps stall,
+#               how many are resident, where the loads hit)
 set -uo pipefail
 args=${KSC_ARGS:-"hide_and_seek --opt variant=gpu_hideseek --per-node"}
 kernel=${KSC_KERNEL:-orrery_step_op8}
@@ -30,10 +34,13 @@ for spec in "$@"; do
     # shellcheck disable=SC2086 # a list of bench arguments
     "$bin" bench $args --device cuda --worlds 64 --steps 2 >/dev/null 2>&1 # a warm cache first
     # shellcheck disable=SC2086
-    timeout 240 ncu --set none --section SourceCounters -k "regex:^$kernel\$" --launch-skip 3 --launch-count 1 -f \
+    sections=(--section SourceCounters)
+    for sec in ${KSC_SECTIONS:-}; do sections+=(--section "$sec"); done
+    timeout 240 ncu --set none "${sections[@]}" -k "regex:^$kernel\$" --launch-skip 3 --launch-count 1 -f \
         -o "$out/$label" "$bin" bench $args --device cuda --worlds "${KSC_WORLDS:-16384}" --steps 8 \
         >"$out/$label.log" 2>&1 || { echo "$label: ncu failed"; tail -3 "$out/$label.log"; continue; }
     ncu -i "$out/$label.ncu-rep" --page source --csv --print-source sass >"$out/$label.csv" 2>/dev/null
+    [ -n "${KSC_SECTIONS:-}" ] && ncu -i "$out/$label.ncu-rep" --page details >"$out/$label.details.txt" 2>&1
     echo "== $label ($kernel, $args)"
     python3 - "$out/$label.csv" <<'EOF'
 import csv, sys
@@ -52,6 +59,7 @@ print(f"warp instructions {warp:.4g}, thread instructions {thread:.4g}, threads 
 for x in sorted(rows, key=lambda x: -num(x, "Instructions Executed"))[:8]:
     print(f"  {num(x, 'Instructions Executed'):>12.0f} x {x['Avg. Threads Executed']:>5s} threads  {x['Source'].strip()[:60]}")
 EOF
+    [ -n "${KSC_SECTIONS:-}" ] && grep -vE "^ *(-+|Section:.*)$" "$out/$label.details.txt" | grep -E "^ +[A-Z]" | head -80
     [ "${KSC_LINES:-0}" = 1 ] && echo "  per source line: python bench/sass_lines.py DIR/$kernel.cu.cubin $out/$label.csv --caller" \
         "(DIR from ORRERY_DUMP_SOURCE=DIR ORRERY_NVRTC_OPTIONS=-lineinfo orrery_cuda_bench --compile --per-node ...)"
 done
