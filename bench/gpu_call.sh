@@ -10,12 +10,14 @@
 #   3. orrery-watch-bench (prebuilt where Vulkan is, in .gl/; tools/gpu_check.sh's
 #      `watch` stage) with each of WATCH_RUNS' argument sets;
 #   4. the Python GPU tests in PYTESTS.
+# EXTRA_TARGETS adds build targets (their tests join the ctest run).
 # TESTS_EXCLUDE leaves out the GPU tests it matches (ctest -E), e.g. the two
 # slow every-kernel-form comparisons when a call has no time for them.
 # Prints a summary; logs go to $OUT (default ./gpu_call_out).
 #
 #   bash bench/gpu_call.sh
 #   PARTS="rows watch" LANES="8 32" bash bench/gpu_call.sh
+#   PARTS=rows ROW_ENVS="ORRERY_CUDA_FIT_BLOCKS=0;ORRERY_NVRTC_OPTIONS=--maxrregcount=128" bash bench/gpu_call.sh
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -42,7 +44,7 @@ fi
 
 at "build"
 OUT="$OUT" BUILD="$BUILD" STAGES="build" \
-    TARGETS="module_test physics_test physics_hull_test physics_query_test hide_and_seek_test hide_and_seek_gpu_test determinism_test orrery_cli orrery_cuda_bench" \
+    TARGETS="module_test physics_test physics_hull_test physics_query_test hide_and_seek_test hide_and_seek_gpu_test determinism_test orrery_cli orrery_cuda_bench ${EXTRA_TARGETS:-}" \
     "$ROOT/tools/gpu_check.sh" >"$OUT/build.txt" 2>&1 || { tail -30 "$OUT/build.txt"; exit 1; }
 grep -E "^(commit|gpu|build):" "$OUT/build.txt"
 
@@ -53,12 +55,19 @@ if want tests; then
     tests_pid=$!
 fi
 
+# The rows' settings: the defaults, then each of LANES as ORRERY_CUDA_LANES,
+# then each of ROW_ENVS (';'-separated sets of VAR=VALUE words).
+row_envs=("")
+for l in ${LANES:-}; do row_envs+=("ORRERY_CUDA_LANES=$l"); done
+IFS=';' read -ra extra <<<"${ROW_ENVS:-}"
+for e in "${extra[@]}"; do [ -n "$e" ] && row_envs+=("$e"); done
 if want rows; then
     pids=()
-    for l in "" ${LANES:-}; do
+    for k in "${!row_envs[@]}"; do
         for args in "hide_and_seek" "hide_and_seek --opt variant=gpu_hideseek" "physics_scenes --opt scene=crowd"; do
-            env ${l:+ORRERY_CUDA_LANES=$l} "$BIN" bench $args --device cuda --worlds 64 --steps 2 \
-                >"$OUT/warm_${args%% *}_${args##*=}_l$l.log" 2>&1 &
+            # shellcheck disable=SC2086 # VAR=VALUE words and bench arguments
+            env ${row_envs[$k]} "$BIN" bench $args --device cuda --worlds 64 --steps 2 \
+                >"$OUT/warm_${args%% *}_${args##*=}_$k.log" 2>&1 &
             pids+=($!)
         done
     done
@@ -78,10 +87,11 @@ if want rows; then
         printf "  %-28s %s\n" "$label" "$(env $opts timeout 150 "$BIN" bench "$@" --device cuda --worlds "$WORLDS" \
             --steps "$STEPS" 2>>"$OUT/bench.err" | tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {printf " %12s", $NF}')"
     }
-    for l in "" ${LANES:-}; do
-        row "hide_and_seek${l:+ lanes=$l}" "${l:+ORRERY_CUDA_LANES=$l}" hide_and_seek
-        row "gpu_hideseek${l:+ lanes=$l}" "${l:+ORRERY_CUDA_LANES=$l}" hide_and_seek --opt variant=gpu_hideseek
-        row "crowd${l:+ lanes=$l}" "${l:+ORRERY_CUDA_LANES=$l}" physics_scenes --opt scene=crowd
+    for e in "${row_envs[@]}"; do
+        [ -n "$e" ] && echo "  -- $e"
+        row "hide_and_seek" "$e" hide_and_seek
+        row "gpu_hideseek" "$e" hide_and_seek --opt variant=gpu_hideseek
+        row "crowd" "$e" physics_scenes --opt scene=crowd
     done
 fi
 if want watch; then

@@ -87,6 +87,13 @@ struct GpuOptions {
     /// no events between the two streams; off, each ordered call waits on the
     /// caller's stream and back with two events. ORRERY_CUDA_FOLLOW=0.
     bool follow_caller_stream = true;
+    /// Direct and per-node kernels: each kernel's threads per block chosen
+    /// from the occupancy API, the size (a whole number of teams, at most the
+    /// default) that keeps the most warps resident; off, every kernel takes
+    /// the default (256 threads for teams, 128 for one lane). A kernel of
+    /// 164 registers fits one block of 256 threads on an SM (8 warps) but
+    /// three of 128 (12). Results do not depend on it. ORRERY_CUDA_FIT_BLOCKS=0.
+    bool fit_blocks = true;
 };
 
 /// How a simulator is created.

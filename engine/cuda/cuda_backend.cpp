@@ -130,6 +130,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
             throw Error("num_worlds " + std::to_string(opts.num_worlds) +
                         " needs more GPU blocks than a launch allows");
         grid_ = unsigned((threads + block_ - 1) / block_);
+        threads_ = threads;
         load_module(spec);
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
         allocate_scratch();
@@ -316,10 +317,12 @@ unsigned CudaBackend::resident_scratch_teams_per_sm() const {
                             teams(p == 0 ? step_staged_ : reset_staged_, stage_threads_, stage_smem_, stage_worlds_));
             continue;
         }
-        const unsigned per_block = std::max(1u, block_ / source_.lanes); // a world per group of lanes
         const std::vector<CUfunction>& fns = p == 0 ? step_fns_ : reset_fns_;
-        for (size_t i = 0; i < fns.size(); ++i) // per-node: only the kernels of scratch nodes
-            if (!source_.per_node || has_scratch(ops[i])) most = std::max(most, teams(fns[i], block_, 0, per_block));
+        for (size_t i = 0; i < fns.size(); ++i) { // per-node: only the kernels of scratch nodes
+            if (source_.per_node && !has_scratch(ops[i])) continue;
+            const unsigned block = block_for(fns[i]);
+            most = std::max(most, teams(fns[i], block, 0, std::max(1u, block / source_.lanes)));
+        }
     }
     return most;
 }
@@ -600,7 +603,20 @@ std::string CudaBackend::describe() const {
                             std::to_string(stage_threads_ / stage_worlds_) + " lanes/world" +
                             (pdl_ ? ", programmatic launch" : "")
                       : "megakernel on global memory" + lanes_text()) +
-           ")";
+           (staged_ ? "" : blocks_text()) + ")";
+}
+
+std::string CudaBackend::blocks_text() const {
+    // The step kernels launched so far in blocks other than the default (GpuOptions::fit_blocks).
+    std::string t = ", " + std::to_string(block_) + " threads/block";
+    for (size_t i = 0; i < step_fns_.size(); ++i) {
+        auto it = blocks_.find(step_fns_[i]);
+        if (it == blocks_.end() || it->second == block_) continue;
+        const Op& op = step_ops_[i];
+        t += std::string(" (") + (source_.per_node && op.kind == OpKind::kNode ? op.node->system.name : "step") + " " +
+             std::to_string(it->second) + ")";
+    }
+    return t;
 }
 
 std::string CudaBackend::lanes_text() const {
@@ -611,8 +627,31 @@ std::string CudaBackend::lanes_text() const {
     return t + ")";
 }
 
+unsigned CudaBackend::block_for(CUfunction f) const {
+    auto it = blocks_.find(f);
+    if (it != blocks_.end()) return it->second;
+    // The most resident warps per SM among blocks of block_, block_/2, ...
+    // down to one team or one warp; a tie keeps the larger block. Blocks
+    // are whole teams, so a world's lanes never straddle two blocks.
+    unsigned best = block_;
+    if (gpu_.fit_blocks && source_.lanes <= 32) {
+        const unsigned smallest = std::max(32u, source_.lanes);
+        unsigned best_warps = 0;
+        for (unsigned b = block_; b >= smallest && b % smallest == 0; b /= 2) {
+            int blocks = 0;
+            ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(b), 0));
+            const unsigned warps = unsigned(std::max(blocks, 0)) * (b / 32);
+            if (warps > best_warps) best = b, best_warps = warps;
+        }
+    }
+    blocks_.emplace(f, best);
+    return best;
+}
+
 void CudaBackend::launch(CUfunction f, void** params) {
-    ORRERY_CU(driver().cuLaunchKernel(f, grid_, 1, 1, block_, 1, 1, 0, stream_, params, nullptr));
+    const unsigned block = block_for(f);
+    const unsigned grid = block == block_ ? grid_ : unsigned((threads_ + block - 1) / block);
+    ORRERY_CU(driver().cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream_, params, nullptr));
 }
 
 void CudaBackend::run(const std::vector<Op>& ops) {

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <future>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -193,8 +194,14 @@ class CudaBackend final : public Backend {
     CUfunction step_staged_ = nullptr, reset_staged_ = nullptr;
     bool staged_ = false;
     bool pdl_ = false;
-    std::string lanes_text() const; ///< ", 8 lanes/world (observe 8, ...)" or ""
-    unsigned block_ = 128, grid_ = 1;
+    std::string lanes_text() const;   ///< ", 8 lanes/world (observe 8, ...)" or ""
+    std::string blocks_text() const;  ///< ", 256 threads/block (phys::simulate 128)"
+    unsigned block_ = 128, grid_ = 1; ///< the default block (GpuOptions::fit_blocks) and its grid
+    unsigned long long threads_ = 0;  ///< threads of a direct or per-node launch: worlds x lanes
+    /// Each direct or per-node kernel's threads per block, found at its first
+    /// use (block_for); a swapped-in kernel is a new function, found anew.
+    mutable std::map<CUfunction, unsigned> blocks_; ///< a memo, filled by block_for
+    unsigned block_for(CUfunction f) const;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     std::vector<StageRegion> stage_table_; ///< the staged regions, in the kernel's order
     /// What plan_staging uploads into the staged module (again into a swapped-in one).

@@ -929,6 +929,39 @@ TEST(HideAndSeekGpu, AnyTeamSizeGivesTheCpuBytes) {
     for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(256, 0));
 }
 
+// Each kernel's block fitted to its occupancy (GpuOptions::fit_blocks; the
+// physics step's registers fit more warps in blocks smaller than 256
+// threads) gives the CPU's bytes and never fewer resident teams than the
+// default block: 4,096 worlds, so that the default block is 256 threads.
+TEST(HideAndSeekGpu, FittedBlocksGiveTheCpuBytes) {
+    REQUIRE_GPU();
+    EnvOptions o = {{"horizon", "30"}, {"prep_steps", "10"}};
+    Simulator cpu(spec(o), random_actions(4096, "cpu", 0, 1));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (bool fit : {true, false}) {
+        SimOptions g = random_actions(4096, "cuda", 0, 1);
+        g.gpu.fit_blocks = fit;
+        gpus.push_back(std::make_unique<Simulator>(spec(o), g));
+    }
+    cpu.reset(5);
+    for (auto& g : gpus) g->reset(5);
+    for (uint32_t step = 0; step < 36; ++step) { // past the first auto-reset
+        cpu.step();
+        for (auto& g : gpus) g->step();
+        if (step % 6 != 5) continue;
+        std::vector<uint8_t> want = state_bytes(cpu);
+        for (auto& g : gpus)
+            ASSERT_EQ(first_difference(state_bytes(*g), want), "")
+                << g->backend().describe() << " differs at step " << step;
+    }
+    for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(4096, 0));
+    EXPECT_GE(gpus[0]->memory_report().scratch_slots, gpus[1]->memory_report().scratch_slots)
+        << gpus[0]->backend().describe() << " against " << gpus[1]->backend().describe();
+    std::printf("fitted: %s, %u scratch slots; default: %s, %u\n", gpus[0]->backend().describe().c_str(),
+                gpus[0]->memory_report().scratch_slots, gpus[1]->backend().describe().c_str(),
+                gpus[1]->memory_report().scratch_slots);
+}
+
 // The cold-start settings (docs/perf-notes.md): NVRTC's fast-compile levels
 // leave float results alone (every operation stays IEEE, no contraction), so
 // the per-node kernels at --Ofast-compile=mid and min and the megakernel at
