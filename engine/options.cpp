@@ -58,6 +58,7 @@ SimOptions options_from_environment(SimOptions base) {
     if (env_on("ORRERY_CUDA_PER_NODE")) base.per_node_launches = true;
     if (env_off("ORRERY_CUDA_PER_NODE")) g.megakernel = true; // the env's preference overruled
     if (env_off("ORRERY_CUDA_FOLLOW")) g.follow_caller_stream = false;
+    if (env_on("ORRERY_CUDA_FIT_BLOCKS")) g.fit_blocks = true;
     if (env_off("ORRERY_CUDA_FIT_BLOCKS")) g.fit_blocks = false;
     return base;
 }

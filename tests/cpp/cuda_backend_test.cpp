@@ -96,13 +96,18 @@ void run_parity(const std::string& env, orrery::AutoReset mode, uint32_t worlds,
     orrery::register_builtin_envs();
     Simulator cpu(orrery::make_env_spec(env, {}), options(worlds, "cpu", mode));
     orrery::SimOptions staged = options(worlds, "cuda", mode);
-    staged.gpu.stage = true; // the megakernel staging worlds in shared memory
+    staged.gpu.stage = true;      // the megakernel staging worlds in shared memory
+    staged.gpu.megakernel = true; // hide_and_seek prefers the per-node form
     Simulator mega(orrery::make_env_spec(env, {}), staged);
     orrery::SimOptions global = options(worlds, "cuda", mode);
     global.gpu.stage = false; // the megakernel working on global memory directly
     Simulator direct(orrery::make_env_spec(env, {}), global);
     Simulator node(orrery::make_env_spec(env, {}), options(worlds, "cuda", mode, true));
-    EXPECT_TRUE(dynamic_cast<orrery::cuda::CudaBackend&>(mega.backend()).staged()) << mega.backend().describe();
+    // A staged block holds at least 16 worlds in shared memory: the physics
+    // envs' worlds (tens of KB each) do not fit, and their megakernel runs on
+    // global memory instead (CudaBackend::choose_stage_worlds).
+    const bool fits = env != "physics_scenes" && env != "hide_and_seek";
+    EXPECT_EQ(dynamic_cast<orrery::cuda::CudaBackend&>(mega.backend()).staged(), fits) << mega.backend().describe();
     EXPECT_FALSE(dynamic_cast<orrery::cuda::CudaBackend&>(direct.backend()).staged());
     std::vector<Simulator*> sims = {&cpu, &mega, &direct, &node};
     const char* names[] = {"cpu", "cuda staged megakernel", "cuda direct megakernel", "cuda per-node"};
