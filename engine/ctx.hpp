@@ -33,6 +33,9 @@ struct Lanes {
     uint32_t mask = 0;              ///< GPU: the world's threads in their warp (__syncwarp's mask)
     void (*wait_)(void*) = nullptr; ///< CPU with SimOptions::cpu_lanes > 1: the team's barrier
     void* team_ = nullptr;
+    /// GPU, per-node kernels with teams of a whole warp: the threads of the
+    /// block's teams that run this node (align()'s count); 0 elsewhere.
+    uint32_t block_threads = 0;
 
     /// Waits until every lane of the world has reached this call, and makes
     /// what each wrote before it visible to all after it. Every lane must make
@@ -42,6 +45,23 @@ struct Lanes {
         if (count > 1) __syncwarp(mask);
 #else
         if (wait_) wait_(team_);
+#endif
+    }
+
+    /// Waits until every team of this GPU block that runs the node has
+    /// reached this call (a barrier over those teams; no data is exchanged).
+    /// Teams that start a phase of a large node together run the same code
+    /// at once, so the SM fetches each instruction once for all of them:
+    /// phys::simulate aligns before each substep, +30 % on an H200
+    /// (docs/perf-notes.md row 37). Every team must make the same number of
+    /// calls. Only per-node kernels whose teams are whole warps align (the
+    /// engine counts the block's teams before the node starts); elsewhere,
+    /// and on the CPU, it does nothing.
+    ORRERY_HD void align() const {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700 // barrier 1 (0 is __syncthreads'), counted a thread at a time
+        if (block_threads) asm volatile("barrier.sync 1, %0;" ::"r"(block_threads) : "memory");
+#elif defined(__CUDA_ARCH__)
+        if (block_threads) asm volatile("bar.sync 1, %0;" ::"r"(block_threads) : "memory");
 #endif
     }
 };

@@ -321,8 +321,7 @@ ORRERY_HD inline void solve_joint_limits(SolverBody& a, SolverBody& b, Joint& j,
 /// One joint: limits, then the angular rows, then the linear ones. With
 /// `bias`, position error is removed softly (a spring of the joint hertz);
 /// without, only velocities are solved (the relax pass).
-ORRERY_HD inline ORRERY_PHYS_OUTLINE_IMPULSE void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h,
-                                                              Softness soft, bool bias) {
+ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias) {
     if ((j.flags & kJointLimited) && j.kind != JointKind::kWeld) solve_joint_limits(a, b, j, inv_h, soft, bias);
     JointGeometry g = geometry_of(a, b, j);
     // Angular: the frames turn together (weld, slider), or only about the axis (hinge).

@@ -84,46 +84,8 @@ ORRERY_HD inline float inv_mass_along(const SolverBody& b, Vec3 r, Vec3 n) {
 /// are read by constraints of one colour at once, so none may write them).
 ORRERY_HD inline bool moves(const SolverBody& b) { return b.kind == BodyKind::kDynamic; }
 
-// GPU instruction-cache experiments (docs/perf-notes.md row 37): the NVRTC
-// option -DORRERY_PHYS_OUTLINE=N (GpuOptions::nvrtc_options,
-// ORRERY_NVRTC_OPTIONS) keeps functions out of line on the GPU, one copy
-// called from every site instead of one inlined copy per site: bit 1 the
-// per-constraint dispatch (pass_constraint, called by four passes), bit 2
-// apply_impulse and solve_joint, bit 4 the narrowphase (manifold_of). The
-// float operations are the same either way; the CPU build ignores it.
-#if defined(__CUDACC__) && defined(ORRERY_PHYS_OUTLINE) && (ORRERY_PHYS_OUTLINE & 1)
-#define ORRERY_PHYS_OUTLINE_PASS __noinline__
-#else
-#define ORRERY_PHYS_OUTLINE_PASS
-#endif
-#if defined(__CUDACC__) && defined(ORRERY_PHYS_OUTLINE) && (ORRERY_PHYS_OUTLINE & 2)
-#define ORRERY_PHYS_OUTLINE_IMPULSE __noinline__
-#else
-#define ORRERY_PHYS_OUTLINE_IMPULSE
-#endif
-#if defined(__CUDACC__) && defined(ORRERY_PHYS_OUTLINE) && (ORRERY_PHYS_OUTLINE & 4)
-#define ORRERY_PHYS_OUTLINE_NARROW __noinline__
-#else
-#define ORRERY_PHYS_OUTLINE_NARROW
-#endif
-// -DORRERY_PHYS_BLOCK_SYNC=1 puts a block barrier after the contact build,
-// =2 also one before each substep, so the teams of a block run the same
-// code at once (an experiment on instruction fetch: every world of the block
-// must reach simulate, as in a bench of whole blocks; never a default).
-#if defined(__CUDACC__) && defined(ORRERY_PHYS_BLOCK_SYNC)
-#define ORRERY_PHYS_BLOCK_BARRIER(level)                                                                               \
-    do {                                                                                                               \
-        if (ORRERY_PHYS_BLOCK_SYNC >= (level)) __syncthreads();                                                        \
-    } while (0)
-#else
-#define ORRERY_PHYS_BLOCK_BARRIER(level)                                                                               \
-    do {                                                                                                               \
-    } while (0)
-#endif
-
 /// Changes the velocities of a and b by impulse p at offsets ra, rb (a gets -p, b gets +p).
-ORRERY_HD inline ORRERY_PHYS_OUTLINE_IMPULSE void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra,
-                                                                Vec3 rb) {
+ORRERY_HD inline void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra, Vec3 rb) {
     if (moves(a)) {
         a.v -= mul(a.inv_mass_damped, p);
         a.w -= inv_inertia_times(a, cross(ra, p));
@@ -345,8 +307,7 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
 /// The narrowphase of pair p: its manifold, with points kept up to margin
 /// plus the distance both surfaces may move this step apart (speculative
 /// contacts: what would meet during the step is caught at its start).
-ORRERY_HD inline ORRERY_PHYS_OUTLINE_NARROW Manifold manifold_of(Buffer<Bodies> bodies, const Pair& p,
-                                                                 const Params& prm, const HullSet& hulls) {
+ORRERY_HD inline Manifold manifold_of(Buffer<Bodies> bodies, const Pair& p, const Params& prm, const HullSet& hulls) {
     const SolverBody& a = bodies[p.a];
     const SolverBody& b = bodies[p.b];
     return collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, prm.margin + a.sweep + b.sweep, hulls);
@@ -640,8 +601,7 @@ ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* cs
 
 // The joints' part of a step, defined in physics/joint.hpp (included below).
 ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j);
-ORRERY_HD inline ORRERY_PHYS_OUTLINE_IMPULSE void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h,
-                                                              Softness soft, bool bias);
+ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias);
 ORRERY_HD inline void resolve_joints(Buffer<Bodies> bodies, Buffer<Joints> joints);
 ORRERY_HD inline SolverBody world_body();
 inline constexpr uint32_t kWorldBody = 0xFFFFFFFFu; ///< Joint::ib when b is the world
@@ -658,8 +618,7 @@ struct PassParams {
 };
 
 /// One constraint's part of a pass: a SolveOrder entry, a joint or a pair's manifold.
-ORRERY_HD inline ORRERY_PHYS_OUTLINE_PASS void pass_constraint(const StepBuffers& s, uint32_t entry, Pass pass,
-                                                               const PassParams& pp) {
+ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass pass, const PassParams& pp) {
     if (entry & kPairEntry) {
         const Pair& p = s.pairs[entry & ~kPairEntry];
         SolverBody& a = s.bodies[p.a];
@@ -764,7 +723,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     begin_bodies(s, prm, l);
     l.sync();
     find_contacts(s, prm, hulls, l);
-    ORRERY_PHYS_BLOCK_BARRIER(1);
+    l.align(); // the block's teams leave the contact build together (Lanes::align)
     float h = prm.dt / float(prm.substeps);
     // Box2D's rule: the contact spring at most a quarter of the substep rate.
     float hertz = min_f(prm.contact_hertz, 0.25f * float(prm.substeps) / prm.dt);
@@ -777,7 +736,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pp.friction_rule = prm.friction_rule, pp.restitution_rule = prm.restitution_rule;
     pp.friction_cone = prm.friction_cone;
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
-        ORRERY_PHYS_BLOCK_BARRIER(2);
+        l.align(); // and start each substep together: one instruction fetch serves them all
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
         pass_constraints(s, Pass::kWarmStart, pp, l);

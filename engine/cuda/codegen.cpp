@@ -395,6 +395,27 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         std::string name = std::string("orrery_") + pass + "_op" + std::to_string(i);
         names.push_back(name);
         const std::streamoff at = out.tellp();
+        const Op& op = ops[i];
+        if (lanes == 32 && op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam &&
+            op_lanes(spec, op, lanes, world_lanes) == 32) {
+            // A team per warp: count the block's teams that run the node
+            // before any thread leaves (Lanes::align meets them).
+            std::string call = lane_call(op, "w", "lane", "32u");
+            const std::string plain = "orrery_lanes(lane, 32u)";
+            call.replace(call.find(plain), plain.size(), "orrery_lanes_in_block(lane, 32u, block_threads)");
+            out << "\nextern \"C\" __global__ void " << name << "() {\n"
+                << "    const unsigned long long g = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
+                << "    const orrery::uint32_t w = orrery::uint32_t(g / 32u);\n"
+                << "    const unsigned lane = unsigned(g % 32u);\n"
+                << "    const orrery::Storage& s = orrery_storage();\n"
+                << "    const bool runs = w < s.num_worlds && orrery::phase_active(s, w, orrery::Phase::"
+                << phase_name(op.phase) << ");\n"
+                << "    const unsigned block_threads = unsigned(__syncthreads_count(runs)); // every thread is here\n"
+                << "    if (!runs) return; // the world's whole warp leaves together\n"
+                << "    " << call << " // " << op.node->system.name << ", 32 lanes, aligned in the block\n}\n";
+            programs.push_back({name, op.node->system.name, shared_head + out.str().substr(size_t(at))});
+            continue;
+        }
         head(name);
         if (lanes == 1 || is_lane_op(ops[i]))
             out << lane_line(ops[i]);

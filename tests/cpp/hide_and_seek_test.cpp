@@ -962,6 +962,38 @@ TEST(HideAndSeekGpu, FittedBlocksGiveTheCpuBytes) {
                 gpus[1]->memory_report().scratch_slots);
 }
 
+// The per-node physics kernel aligns the teams of a block before each
+// substep (Lanes::align, a barrier over the block's teams that run the
+// node): a last block only partly filled (1,000 worlds), worlds that skip a
+// step while they reset (next-step autoreset, 12-step episodes), and the
+// block fitted to the occupancy, with GpuOptions::scratch_slots (which
+// turns the barrier off) beside them; each gives the CPU's bytes.
+TEST(HideAndSeekGpu, AlignedTeamsGiveTheCpuBytesInPartBlocksAndResets) {
+    REQUIRE_GPU();
+    EnvOptions o = {{"horizon", "12"}, {"prep_steps", "4"}};
+    const uint32_t worlds = 1000;
+    Simulator cpu(spec(o), random_actions(worlds, "cpu", 0, 1));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (int variant = 0; variant < 3; ++variant) {
+        SimOptions g = random_actions(worlds, "cuda", 0, 1);
+        g.gpu.fit_blocks = variant == 1;
+        if (variant == 2) g.gpu.scratch_slots = 64; // teams may wait for a slot: no barrier
+        gpus.push_back(std::make_unique<Simulator>(spec(o), g));
+    }
+    cpu.reset(3);
+    for (auto& g : gpus) g->reset(3);
+    for (uint32_t step = 0; step < 40; ++step) { // three episodes and their resets
+        cpu.step();
+        for (auto& g : gpus) g->step();
+        if (step % 4 != 3) continue;
+        std::vector<uint8_t> want = state_bytes(cpu);
+        for (auto& g : gpus)
+            ASSERT_EQ(first_difference(state_bytes(*g), want), "")
+                << g->backend().describe() << " differs at step " << step;
+    }
+    for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(worlds, 0)) << g->backend().describe();
+}
+
 // The cold-start settings (docs/perf-notes.md): NVRTC's fast-compile levels
 // leave float results alone (every operation stays IEEE, no contraction), so
 // the per-node kernels at --Ofast-compile=mid and min and the megakernel at

@@ -21,6 +21,22 @@ __device__ __forceinline__ orrery::Lanes orrery_lanes(unsigned lane, unsigned co
     return l;
 }
 
+// The same for a per-node kernel whose teams are whole warps, with the
+// threads of the block's teams that run the node (__syncthreads_count before
+// it starts): Lanes::align() meets them. -DORRERY_NO_BLOCK_ALIGN (the
+// backend adds it when GpuOptions::scratch_slots makes teams wait for a
+// slot, which a team held at the barrier would never give back) leaves
+// align() a no-op.
+__device__ __forceinline__ orrery::Lanes orrery_lanes_in_block(unsigned lane, unsigned count, unsigned block_threads) {
+    orrery::Lanes l = orrery_lanes(lane, count);
+#ifndef ORRERY_NO_BLOCK_ALIGN
+    l.block_threads = block_threads;
+#else
+    (void)block_threads;
+#endif
+    return l;
+}
+
 // A team's size in the staged kernel, which gives each world `lanes` threads
 // (not always a power of two): the largest power of two within lanes and a warp.
 __device__ __forceinline__ unsigned orrery_team_lanes(unsigned lanes) {
