@@ -164,11 +164,15 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     spec.info()["variant"] = variant;
     spec.info()["game"] = game;
     spec.validate_world = hide_and_seek::validate_world; // after the physics module's check (add_to)
-    // On the H200 the default game steps faster one kernel per node than in the
-    // megakernel (496 k / 839 k against 436 k / 636 k env-steps/s at 1,024 /
-    // 16,384 worlds: the megakernel stalls on instruction fetch), and its
-    // kernels compile in parallel (docs/perf-notes.md, cold start).
-    spec.prefer_per_node = !gpu;
+    // On the H200 both variants step faster one kernel per node than in the
+    // megakernel (the megakernel stalls on instruction fetch), their kernels
+    // compile in parallel (docs/perf-notes.md, cold start), and only the
+    // per-node form aligns the physics step's teams in a block (Lanes::align).
+    // gpu_hideseek at 1,024 / 16,384 / 65,536 worlds, env-steps/s: 1.178 M /
+    // 2.222 M / 2.335 M per node against 1.240 M / 1.446 M / 1.460 M
+    // (a08cde6, docs/benchmarks.md; the default game: 496 k / 839 k against
+    // 436 k / 636 k at 1,024 / 16,384 worlds before the teams were aligned).
+    spec.prefer_per_node = true;
     // A world's team is a whole warp: since the physics keeps its step
     // buffers in step scratch, two 16-lane teams sharing a warp run apart for
     // most of the solver, and teams of 32 step faster in both variants (H200,
