@@ -412,8 +412,12 @@ TEST(Module, AnEnvsWorldLanesSizeItsTeamUnlessTheSimulatorSays) {
     EXPECT_EQ(cuda::world_lanes_for(s, 8), 8u);
     Plan plan = make_plan(s, AutoReset::kSameStep);
     cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kPerNode, cuda::world_lanes_for(s, 0));
-    EXPECT_NE(k.text.find("orrery_run_team_scratch<&planets::spread_heat>(s, w, orrery_lanes(lane, 32u))"),
+    // A team of a whole warp in the per-node form: the block's teams that run
+    // the node are counted before any thread leaves (Lanes::align meets them).
+    EXPECT_NE(k.text.find("orrery_run_team_scratch<&planets::spread_heat>(s, w, orrery_lanes_in_block(lane, 32u, "
+                          "block_threads))"),
               std::string::npos);
+    EXPECT_NE(k.text.find("__syncthreads_count(runs)"), std::string::npos);
     for (uint32_t bad : {3u, 64u}) {
         s.world_lanes = bad;
         try {

@@ -261,9 +261,10 @@ TEST(NvrtcKernels, PerNodeCompileErrorNamesTheNode) {
     }
 }
 
-// Hide-and-seek's default game runs one kernel per node (EnvSpec::prefer_per_node:
-// faster on the H200, and its programs compile in parallel); its gpu_hideseek
-// variant and tag keep the megakernel; SimOptions overrule the env either way.
+// Hide-and-seek runs one kernel per node in both variants (EnvSpec::prefer_per_node:
+// faster on the H200, the physics teams aligned in a block, and its programs
+// compile in parallel); tag keeps the megakernel; SimOptions overrule the env
+// either way.
 TEST(NvrtcKernels, TheEnvPicksTheFormUnlessTheSimulatorDoes) {
     orrery::register_builtin_envs();
     orrery::EnvSpec hs = orrery::make_env_spec("hide_and_seek", {});
@@ -275,7 +276,8 @@ TEST(NvrtcKernels, TheEnvPicksTheFormUnlessTheSimulatorDoes) {
     EXPECT_TRUE(orrery::cuda::runs_per_node(hs, plain));
     EXPECT_FALSE(orrery::cuda::runs_per_node(hs, mega));
     EXPECT_TRUE(orrery::cuda::runs_per_node(hs, node));
-    EXPECT_FALSE(orrery::cuda::runs_per_node(gpu_hs, plain));
+    EXPECT_TRUE(orrery::cuda::runs_per_node(gpu_hs, plain));
+    EXPECT_FALSE(orrery::cuda::runs_per_node(gpu_hs, mega));
     EXPECT_FALSE(orrery::cuda::runs_per_node(tag, plain));
     EXPECT_TRUE(orrery::cuda::runs_per_node(tag, node));
 }
