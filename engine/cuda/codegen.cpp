@@ -31,15 +31,21 @@ std::string element_type(DType t) {
     return "orrery::" + n + "_t";
 }
 
-/// The call that runs lane `lane` of `lanes` of a lane op on world `w`.
-std::string lane_call(const Op& op, const std::string& w, const std::string& lane, const std::string& lanes) {
+/// The call that runs lane `lane` of `lanes` of a lane op on world `w`; a
+/// team given `block_threads` (an aligned per-node kernel's count) gets it
+/// for Lanes::align.
+std::string lane_call(const Op& op, const std::string& w, const std::string& lane, const std::string& lanes,
+                      const std::string& block_threads = "") {
     if (op.kind == OpKind::kClearOutputs)
         return "orrery::clear_outputs(s, " + w + ", orrery_cleared_outputs, ORRERY_NUM_CLEARED_OUTPUTS, " + lane +
                ", " + lanes + ");";
     if (op.node->system.kind == NodeKind::kPerWorldTeam) // its lanes meet at __syncwarp (orrery_lanes' mask)
         return std::string(op.node->scratch.empty() ? "orrery::run_world_team" : "orrery_run_team_scratch") + "<&" +
                qualified_system_name(op.node->system) + ">(s, " + w + ", " +
-               (lanes == "1" ? std::string("orrery::Lanes{}") : "orrery_lanes(" + lane + ", " + lanes + ")") + ");";
+               (lanes == "1"            ? std::string("orrery::Lanes{}")
+                : block_threads.empty() ? "orrery_lanes(" + lane + ", " + lanes + ")"
+                                        : "orrery_lanes_in_block(" + lane + ", " + lanes + ", " + block_threads + ")") +
+               ");";
     const char* run = op.node->system.kind == NodeKind::kPerEntityLanes ? "run_each_lane" : "run_world_lane";
     return std::string("orrery::") + run + "<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " + lane +
            ", " + lanes + ");";
@@ -304,7 +310,10 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     // Direct and per-node kernels: `lanes` threads per world (a group inside one
     // warp); serial ops run on the group's lane 0, a lane op on as many of its
     // lanes as op_lanes gives it.
-    auto head = [&](const std::string& name) {
+    // `aligned`: a team node of a whole warp in the per-node form, whose kernel
+    // counts the block's teams that run it before any thread leaves
+    // (Lanes::align meets them).
+    auto head = [&](const std::string& name, const Op* aligned = nullptr) {
         out << "\nextern \"C\" __global__ void " << name << "() {\n";
         if (lanes == 1) {
             out << "    const orrery::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;\n"
@@ -315,8 +324,15 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         out << "    const unsigned long long g = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
             << "    const orrery::uint32_t w = orrery::uint32_t(g / " << lanes << "u);\n"
             << "    const unsigned lane = unsigned(g % " << lanes << "u);\n"
-            << "    const orrery::Storage& s = orrery_storage();\n"
-            << "    if (w >= s.num_worlds) return; // the world's whole group leaves together\n";
+            << "    const orrery::Storage& s = orrery_storage();\n";
+        if (aligned) {
+            out << "    const bool runs = w < s.num_worlds && orrery::phase_active(s, w, orrery::Phase::"
+                << phase_name(aligned->phase) << ");\n"
+                << "    const unsigned block_threads = unsigned(__syncthreads_count(runs)); // every thread is here\n"
+                << "    if (!runs) return; // the world's whole warp leaves together\n";
+            return;
+        }
+        out << "    if (w >= s.num_worlds) return; // the world's whole group leaves together\n";
         if (lanes > 32) { // a block per world: the group is the block, synchronised with __syncthreads
             out << "    (void)lane;\n";
             return;
@@ -396,28 +412,14 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         names.push_back(name);
         const std::streamoff at = out.tellp();
         const Op& op = ops[i];
-        if (lanes == 32 && op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam &&
-            op_lanes(spec, op, lanes, world_lanes) == 32) {
-            // A team per warp: count the block's teams that run the node
-            // before any thread leaves (Lanes::align meets them).
-            std::string call = lane_call(op, "w", "lane", "32u");
-            const std::string plain = "orrery_lanes(lane, 32u)";
-            call.replace(call.find(plain), plain.size(), "orrery_lanes_in_block(lane, 32u, block_threads)");
-            out << "\nextern \"C\" __global__ void " << name << "() {\n"
-                << "    const unsigned long long g = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
-                << "    const orrery::uint32_t w = orrery::uint32_t(g / 32u);\n"
-                << "    const unsigned lane = unsigned(g % 32u);\n"
-                << "    const orrery::Storage& s = orrery_storage();\n"
-                << "    const bool runs = w < s.num_worlds && orrery::phase_active(s, w, orrery::Phase::"
-                << phase_name(op.phase) << ");\n"
-                << "    const unsigned block_threads = unsigned(__syncthreads_count(runs)); // every thread is here\n"
-                << "    if (!runs) return; // the world's whole warp leaves together\n"
-                << "    " << call << " // " << op.node->system.name << ", 32 lanes, aligned in the block\n}\n";
-            programs.push_back({name, op.node->system.name, shared_head + out.str().substr(size_t(at))});
-            continue;
-        }
-        head(name);
-        if (lanes == 1 || is_lane_op(ops[i]))
+        const bool aligned = lanes == 32 && op.kind == OpKind::kNode &&
+                             op.node->system.kind == NodeKind::kPerWorldTeam &&
+                             op_lanes(spec, op, lanes, world_lanes) == 32;
+        head(name, aligned ? &op : nullptr);
+        if (aligned)
+            out << "    " << lane_call(op, "w", "lane", "32u", "block_threads") << " // " << op.node->system.name
+                << ", 32 lanes, aligned in the block\n";
+        else if (lanes == 1 || is_lane_op(ops[i]))
             out << lane_line(ops[i]);
         else
             out << "    if (lane == 0) {\n        " << op_statement(ops[i], mode, check_inputs) << "\n    }\n";

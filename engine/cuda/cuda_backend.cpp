@@ -632,21 +632,19 @@ std::string CudaBackend::lanes_text() const {
 }
 
 unsigned CudaBackend::block_for(CUfunction f) const {
+    if (!gpu_.fit_blocks || source_.lanes > 32) return block_; // the default: no lookup, no memo
     auto it = blocks_.find(f);
     if (it != blocks_.end()) return it->second;
     // The most resident warps per SM among blocks of block_, block_/2, ...
     // down to one team or one warp; a tie keeps the larger block. Blocks
     // are whole teams, so a world's lanes never straddle two blocks.
-    unsigned best = block_;
-    if (gpu_.fit_blocks && source_.lanes <= 32) {
-        const unsigned smallest = std::max(32u, source_.lanes);
-        unsigned best_warps = 0;
-        for (unsigned b = block_; b >= smallest && b % smallest == 0; b /= 2) {
-            int blocks = 0;
-            ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(b), 0));
-            const unsigned warps = unsigned(std::max(blocks, 0)) * (b / 32);
-            if (warps > best_warps) best = b, best_warps = warps;
-        }
+    unsigned best = block_, best_warps = 0;
+    const unsigned smallest = std::max(32u, source_.lanes);
+    for (unsigned b = block_; b >= smallest && b % smallest == 0; b /= 2) {
+        int blocks = 0;
+        ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(b), 0));
+        const unsigned warps = unsigned(std::max(blocks, 0)) * (b / 32);
+        if (warps > best_warps) best = b, best_warps = warps;
     }
     blocks_.emplace(f, best);
     return best;

@@ -200,7 +200,7 @@ class CudaBackend final : public Backend {
     unsigned long long threads_ = 0;  ///< threads of a direct or per-node launch: worlds x lanes
     /// Each direct or per-node kernel's threads per block, found at its first
     /// use (block_for); a swapped-in kernel is a new function, found anew.
-    mutable std::map<CUfunction, unsigned> blocks_; ///< a memo, filled by block_for
+    mutable std::map<CUfunction, unsigned> blocks_; ///< block_for's memo (GpuOptions::fit_blocks only)
     unsigned block_for(CUfunction f) const;
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     std::vector<StageRegion> stage_table_; ///< the staged regions, in the kernel's order

@@ -901,6 +901,21 @@ TEST(HideAndSeekNvrtc, CompilesTheDirectMegakernel) {
     }
 }
 
+/// Steps `cpu` and every simulator of `gpus` `steps` times and, after every
+/// `every`-th step, requires each GPU's state bytes to be the CPU's.
+void expect_the_cpus_bytes(Simulator& cpu, const std::vector<std::unique_ptr<Simulator>>& gpus, uint32_t steps,
+                           uint32_t every) {
+    for (uint32_t step = 0; step < steps; ++step) {
+        cpu.step();
+        for (auto& g : gpus) g->step();
+        if (step % every != every - 1) continue;
+        std::vector<uint8_t> want = state_bytes(cpu);
+        for (auto& g : gpus)
+            ASSERT_EQ(first_difference(state_bytes(*g), want), "")
+                << g->backend().describe() << " differs at step " << step;
+    }
+}
+
 // The direct megakernel with teams of 8 and 32 lanes (GpuOptions::world_lanes)
 // gives the CPU's bytes too: 70 steps past a reset, 256 worlds.
 TEST(HideAndSeekGpu, AnyTeamSizeGivesTheCpuBytes) {
@@ -917,15 +932,7 @@ TEST(HideAndSeekGpu, AnyTeamSizeGivesTheCpuBytes) {
     }
     cpu.reset(20);
     for (auto& g : gpus) g->reset(20);
-    for (uint32_t step = 0; step < 70; ++step) {
-        cpu.step();
-        std::vector<uint8_t> want = state_bytes(cpu);
-        for (auto& g : gpus) {
-            g->step();
-            ASSERT_EQ(first_difference(state_bytes(*g), want), "")
-                << g->backend().describe() << " differs at step " << step;
-        }
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 70, 1));
     for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(256, 0));
 }
 
@@ -945,15 +952,7 @@ TEST(HideAndSeekGpu, FittedBlocksGiveTheCpuBytes) {
     }
     cpu.reset(5);
     for (auto& g : gpus) g->reset(5);
-    for (uint32_t step = 0; step < 36; ++step) { // past the first auto-reset
-        cpu.step();
-        for (auto& g : gpus) g->step();
-        if (step % 6 != 5) continue;
-        std::vector<uint8_t> want = state_bytes(cpu);
-        for (auto& g : gpus)
-            ASSERT_EQ(first_difference(state_bytes(*g), want), "")
-                << g->backend().describe() << " differs at step " << step;
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 36, 6)); // past the first auto-reset
     for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(4096, 0));
     EXPECT_GE(gpus[0]->memory_report().scratch_slots, gpus[1]->memory_report().scratch_slots)
         << gpus[0]->backend().describe() << " against " << gpus[1]->backend().describe();
@@ -982,15 +981,7 @@ TEST(HideAndSeekGpu, AlignedTeamsGiveTheCpuBytesInPartBlocksAndResets) {
     }
     cpu.reset(3);
     for (auto& g : gpus) g->reset(3);
-    for (uint32_t step = 0; step < 40; ++step) { // three episodes and their resets
-        cpu.step();
-        for (auto& g : gpus) g->step();
-        if (step % 4 != 3) continue;
-        std::vector<uint8_t> want = state_bytes(cpu);
-        for (auto& g : gpus)
-            ASSERT_EQ(first_difference(state_bytes(*g), want), "")
-                << g->backend().describe() << " differs at step " << step;
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 40, 4)); // three episodes and their resets
     for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(worlds, 0)) << g->backend().describe();
 }
 
