@@ -141,7 +141,12 @@ void VulkanContext::pick_device(const VulkanOptions& opts) {
             if ((fams[f].queueFlags & VK_QUEUE_GRAPHICS_BIT) && present) family = int(f);
         }
         if (family < 0) continue;
-        bool named = !want.empty() && (want == std::to_string(i) || std::strstr(p.deviceName, want.c_str()));
+        // "cpu" and "gpu" name a kind of device: a software rasteriser such as
+        // lavapipe, which draws on host cores and leaves a busy GPU to the steps
+        // (docs/viewer.md, "Watching on a compute GPU"), or any hardware GPU.
+        bool kind = (want == "cpu" && p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) ||
+                    (want == "gpu" && type_rank(p.deviceType) < 2);
+        bool named = !want.empty() && (kind || want == std::to_string(i) || std::strstr(p.deviceName, want.c_str()));
         int rank = want.empty() ? type_rank(p.deviceType) : (named ? 0 : 99);
         if (rank < best_rank) {
             best = int(i), best_rank = rank, family_ = uint32_t(family);

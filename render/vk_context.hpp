@@ -29,8 +29,9 @@ struct VulkanOptions {
     std::vector<std::string> instance_extensions;
     /// Creates the window surface once the instance exists (windowed viewer only).
     std::function<VkSurfaceKHR(VkInstance)> make_surface;
-    /// Physical device: index or name substring; empty picks a discrete, then an
-    /// integrated GPU, then anything (lavapipe). The front ends let
+    /// Physical device: index, name substring, "cpu" (a software rasteriser such
+    /// as lavapipe) or "gpu" (a discrete or integrated GPU); empty picks a
+    /// discrete, then an integrated GPU, then anything (lavapipe). The front ends let
     /// ORRERY_VK_DEVICE override it (tools/view/cli.hpp, vulkan_device).
     std::string device;
 };

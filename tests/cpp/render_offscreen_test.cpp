@@ -239,6 +239,31 @@ TEST(RenderOffscreen, RejectsBadWorldAndSize) {
     EXPECT_THROW(FrameRenderer({0, 32, {}}), orrery::Error);
 }
 
+TEST(RenderOffscreen, CpuAndGpuNameAKindOfDevice) {
+    REQUIRE_VULKAN();
+    auto sim = tag_world();
+    FrameRenderer any({32, 32, {}});
+    const std::string& name = any.device_name();
+    // The default prefers a hardware GPU, so a ", cpu" default means no GPU has Vulkan here (CI's lavapipe).
+    const bool software_only = name.size() > 5 && name.compare(name.size() - 5, 5, ", cpu") == 0;
+    if (software_only) {
+        FrameRenderer cpu({32, 32, "cpu"});
+        EXPECT_EQ(cpu.device_name(), name);
+        EXPECT_EQ(cpu.render(*sim, 0), any.render(*sim, 0));
+        try {
+            FrameRenderer gpu({32, 32, "gpu"});
+            ADD_FAILURE() << "device 'gpu' was given " << gpu.device_name() << " on a machine with only " << name;
+        } catch (const orrery::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("matching device='gpu'"), std::string::npos) << e.what();
+            EXPECT_NE(std::string(e.what()).find(name.substr(0, name.size() - 5)), std::string::npos) << e.what();
+        }
+    } else {
+        FrameRenderer gpu({32, 32, "gpu"});
+        EXPECT_EQ(gpu.device_name(), name);
+        EXPECT_EQ(gpu.device_name().find(", cpu"), std::string::npos);
+    }
+}
+
 } // namespace
 
 #else
