@@ -9,12 +9,18 @@
 // its scene or camera changed; the others repeat the last one) and how many
 // steps the views trailed. --moving-camera turns the camera a little every
 // frame, so that every frame is rendered (a user orbiting the view).
+// --phase-steps N runs each phase for N steps instead of T seconds: with N a
+// multiple of the episode length, every phase covers the same part of the
+// episodes of worlds that reset together (hide-and-seek: 240 steps), whose
+// step cost changes over an episode. --thread-only leaves out the two phases
+// that draw on the stepping thread.
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <string>
 #include <thread>
 #include <tuple>
 
@@ -41,6 +47,10 @@ struct BenchArgs {
     uint32_t rounds = 1;
     /// Turn the camera every frame: every frame differs and is rendered.
     bool moving_camera = false;
+    /// Steps per phase instead of `seconds` (0: by time).
+    uint64_t phase_steps = 0;
+    /// Only the alone and view-thread phases.
+    bool thread_only = false;
 };
 
 /// How frames are made: none; on the stepping thread from read_world or from
@@ -114,8 +124,8 @@ void maybe_frame(orrery::Simulator& sim, orrery::render::FrameRenderer& frames, 
 /// waits for each step, as a loop that reads every step's outputs does;
 /// otherwise steps queue freely (at most `ahead` of them when it is not 0).
 Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRenderer& frames, Watch watch,
-                orrery::render::Scene& last, double fps, bool lockstep, uint32_t ahead = 0,
-                bool moving_camera = false) {
+                orrery::render::Scene& last, double fps, bool lockstep, uint32_t ahead = 0, bool moving_camera = false,
+                uint64_t phase_steps = 0) {
     Phase p;
     sim.synchronize();
     auto start = Clock::now(), next_frame = start;
@@ -130,7 +140,7 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
             }
         });
     uint64_t steps = 0;
-    while (std::chrono::duration<double>(Clock::now() - start).count() < secs) {
+    while (phase_steps ? steps < phase_steps : std::chrono::duration<double>(Clock::now() - start).count() < secs) {
         sim.step();
         ++steps;
         if (lockstep || (ahead != 0 && steps % ahead == 0)) sim.synchronize();
@@ -177,12 +187,23 @@ int bench(const BenchArgs& a) {
     std::fflush(stdout);
     for (bool lockstep : {true, false}) {
         Phase alone, sync, lagging, threaded;
+        std::string rounds; // each round's view-thread drop against that round's alone phase
         for (uint32_t r = 0; r < a.rounds; ++r) {
             const double t = a.seconds, f = a.fps;
-            alone += run_phase(*sim, t, frames, Watch::kNone, last, f, lockstep, a.ahead, a.moving_camera);
-            sync += run_phase(*sim, t, frames, Watch::kSync, last, f, lockstep, a.ahead, a.moving_camera);
-            lagging += run_phase(*sim, t, frames, Watch::kLagging, last, f, lockstep, a.ahead, a.moving_camera);
-            threaded += run_phase(*sim, t, frames, Watch::kThread, last, f, lockstep, a.ahead, a.moving_camera);
+            const uint64_t n = a.phase_steps;
+            Phase one = run_phase(*sim, t, frames, Watch::kNone, last, f, lockstep, a.ahead, a.moving_camera, n);
+            alone += one;
+            if (!a.thread_only) {
+                sync += run_phase(*sim, t, frames, Watch::kSync, last, f, lockstep, a.ahead, a.moving_camera, n);
+                lagging += run_phase(*sim, t, frames, Watch::kLagging, last, f, lockstep, a.ahead, a.moving_camera, n);
+            }
+            Phase watched = run_phase(*sim, t, frames, Watch::kThread, last, f, lockstep, a.ahead, a.moving_camera, n);
+            threaded += watched;
+            char drop[32];
+            std::snprintf(drop, sizeof drop, "%s%.2f%%", r ? ", " : "",
+                          100.0 *
+                              (1.0 - (double(watched.steps) / watched.seconds) / (double(one.steps) / one.seconds)));
+            rounds += drop;
         }
         double rate_alone = double(alone.steps) / alone.seconds;
         if (lockstep)
@@ -192,9 +213,13 @@ int bench(const BenchArgs& a) {
         else
             std::printf("free-running (steps queued ahead):\n");
         std::printf("  %-16s %.1f steps/s (%.3g env-steps/s)\n", "alone:", rate_alone, rate_alone * worlds);
-        print_watched("read_world:", sync, rate_alone, worlds);
-        print_watched("world view:", lagging, rate_alone, worlds);
+        if (!a.thread_only) {
+            print_watched("read_world:", sync, rate_alone, worlds);
+            print_watched("world view:", lagging, rate_alone, worlds);
+        }
         print_watched("view thread:", threaded, rate_alone, worlds);
+        std::printf("  %-16s view-thread drop per round: %s (%llu steps a phase)\n", "", rounds.c_str(),
+                    (unsigned long long)(alone.steps / a.rounds));
         std::fflush(stdout); // a phase can take long: each block is out before the next starts
     }
     return 0;
@@ -212,6 +237,10 @@ int main(int argc, char** argv) {
                 a.moving_camera = true;
                 continue;
             }
+            if (arg == "--thread-only") {
+                a.thread_only = true;
+                continue;
+            }
             if (i + 1 >= argc) throw orrery::Error("option " + arg + " needs a value");
             if (arg == "--seconds")
                 a.seconds = std::stod(argv[++i]);
@@ -219,6 +248,8 @@ int main(int argc, char** argv) {
                 a.fps = std::stod(argv[++i]);
             else if (arg == "--rounds")
                 a.rounds = std::max(1u, orrery::render::parse_u32(arg, argv[++i]));
+            else if (arg == "--phase-steps")
+                a.phase_steps = orrery::render::parse_u32(arg, argv[++i]);
             else if (arg == "--ahead")
                 a.ahead = orrery::render::parse_u32(arg, argv[++i]);
             else if (arg == "--size")
@@ -235,7 +266,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr,
                      "orrery-watch-bench: %s\nusage: orrery-watch-bench [ENV] [--layout L] [--worlds N] "
                      "[--device cuda] [--seconds T] [--fps F] [--size WxH] [--shadow-size N] [--ahead N] [--rounds R] "
-                     "[--moving-camera]\n",
+                     "[--phase-steps N] [--thread-only] [--moving-camera] [--vk-device D]\n",
                      e.what());
         return 2;
     }
