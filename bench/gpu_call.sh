@@ -8,7 +8,8 @@
 #      size in LANES (ORRERY_CUDA_LANES), every kernel compiled first while
 #      the tests run;
 #   3. orrery-watch-bench (prebuilt where Vulkan is, in .gl/; tools/gpu_check.sh's
-#      `watch` stage) with each of WATCH_RUNS' argument sets;
+#      `watch` stage) with each of WATCH_RUNS' argument sets (default: frames on
+#      the host's cores from .lvp/'s lavapipe, then on the GPU);
 #   4. the Python GPU tests in PYTESTS.
 # EXTRA_TARGETS adds build targets (their tests join the ctest run).
 # TESTS_EXCLUDE leaves out the GPU tests it matches (ctest -E), e.g. the two
@@ -96,11 +97,19 @@ if want rows; then
 fi
 if want watch; then
     at "orrery-watch-bench"
-    IFS=';' read -ra runs <<<"${WATCH_RUNS:---ahead 4 --rounds 3;--ahead 4 --rounds 3 --moving-camera}"
+    # Mesa's lavapipe for --vk-device cpu, where tools/make_gpu_deps.sh packed it into .lvp/.
+    if [ -f "$ROOT/.lvp/lvp.tar.xz" ]; then
+        mkdir -p /opt/lvp && tar xJf "$ROOT/.lvp/lvp.tar.xz" -C /opt/lvp &&
+            export LD_LIBRARY_PATH=/opt/lvp/lib:${LD_LIBRARY_PATH:-} VK_ADD_DRIVER_FILES=/opt/lvp/lvp_icd.json
+    fi
+    # Whole-episode phases (hide-and-seek's worlds reset together every 240 steps), frames
+    # drawn on the host's cores and on the GPU, each with the camera turning every frame.
+    w="--phase-steps 240 --thread-only --ahead 4 --rounds 2"
+    IFS=';' read -ra runs <<<"${WATCH_RUNS:-$w --vk-device cpu --moving-camera;$w --vk-device gpu --moving-camera}"
     for r in "${runs[@]}"; do
         echo "  -- $r"
         OUT="$OUT/watch" WATCH_BENCH="$ROOT/.gl/orrery-watch-bench" WATCH_ARGS="$r" WATCH_SECONDS=${WATCH_SECONDS:-2} \
-            WATCH_ENVS=hide_and_seek STAGES=watch timeout "${WATCH_LIMIT:-120}" "$ROOT/tools/gpu_check.sh" 2>&1 |
+            WATCH_ENVS=hide_and_seek STAGES=watch timeout "${WATCH_LIMIT:-150}" "$ROOT/tools/gpu_check.sh" 2>&1 |
             grep -vE "^(==|commit|gpu|nvcc|cxx|$)" | sed 's/^/    /'
     done
 fi
