@@ -261,6 +261,14 @@ TEST(RenderOffscreen, CpuAndGpuNameAKindOfDevice) {
         FrameRenderer gpu({32, 32, "gpu"});
         EXPECT_EQ(gpu.device_name(), name);
         EXPECT_EQ(gpu.device_name().find(", cpu"), std::string::npos);
+        // Beside a GPU, "cpu" gives the software rasteriser where one is installed, else names itself.
+        try {
+            FrameRenderer cpu({32, 32, "cpu"});
+            const std::string& c = cpu.device_name();
+            EXPECT_TRUE(c.size() > 5 && c.compare(c.size() - 5, 5, ", cpu") == 0) << c;
+        } catch (const orrery::Error& e) {
+            EXPECT_NE(std::string(e.what()).find("matching device='cpu'"), std::string::npos) << e.what();
+        }
     }
 }
 
