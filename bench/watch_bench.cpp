@@ -156,11 +156,15 @@ Phase run_phase(orrery::Simulator& sim, double secs, orrery::render::FrameRender
     return p;
 }
 
+/// Steps a second of a phase, and the percentage a watched phase's rate is below `rate_alone`.
+double step_rate(const Phase& p) { return double(p.steps) / p.seconds; }
+double drop_percent(const Phase& watched, double rate_alone) { return 100.0 * (1.0 - step_rate(watched) / rate_alone); }
+
 void print_watched(const char* label, const Phase& w, double rate_alone, double worlds) {
-    double rate = double(w.steps) / w.seconds;
+    double rate = step_rate(w);
     std::printf("  %-16s %.1f steps/s (%.3g env-steps/s), %.1f frames/s, %.2f ms per frame, step-rate drop %.2f%%\n",
                 label, rate, rate * worlds, double(w.frames) / w.watched,
-                1e3 * w.frame_seconds / double(w.frames ? w.frames : 1), 100.0 * (1.0 - rate / rate_alone));
+                1e3 * w.frame_seconds / double(w.frames ? w.frames : 1), drop_percent(w, rate_alone));
     std::printf("  %-16s %.1f of them rendered/s (%.2f ms each; %.1f/s drew the shadow map), the rest repeated an "
                 "unchanged frame\n",
                 "", double(w.renders) / w.watched, 1e3 * w.render_seconds / double(w.renders ? w.renders : 1),
@@ -188,24 +192,24 @@ int bench(const BenchArgs& a) {
     for (bool lockstep : {true, false}) {
         Phase alone, sync, lagging, threaded;
         std::string rounds; // each round's view-thread drop against that round's alone phase
+        auto phase = [&](Watch w) {
+            return run_phase(*sim, a.seconds, frames, w, last, a.fps, lockstep, a.ahead, a.moving_camera,
+                             a.phase_steps);
+        };
         for (uint32_t r = 0; r < a.rounds; ++r) {
-            const double t = a.seconds, f = a.fps;
-            const uint64_t n = a.phase_steps;
-            Phase one = run_phase(*sim, t, frames, Watch::kNone, last, f, lockstep, a.ahead, a.moving_camera, n);
+            Phase one = phase(Watch::kNone);
             alone += one;
             if (!a.thread_only) {
-                sync += run_phase(*sim, t, frames, Watch::kSync, last, f, lockstep, a.ahead, a.moving_camera, n);
-                lagging += run_phase(*sim, t, frames, Watch::kLagging, last, f, lockstep, a.ahead, a.moving_camera, n);
+                sync += phase(Watch::kSync);
+                lagging += phase(Watch::kLagging);
             }
-            Phase watched = run_phase(*sim, t, frames, Watch::kThread, last, f, lockstep, a.ahead, a.moving_camera, n);
+            Phase watched = phase(Watch::kThread);
             threaded += watched;
             char drop[32];
-            std::snprintf(drop, sizeof drop, "%s%.2f%%", r ? ", " : "",
-                          100.0 *
-                              (1.0 - (double(watched.steps) / watched.seconds) / (double(one.steps) / one.seconds)));
+            std::snprintf(drop, sizeof drop, "%s%.2f%%", r ? ", " : "", drop_percent(watched, step_rate(one)));
             rounds += drop;
         }
-        double rate_alone = double(alone.steps) / alone.seconds;
+        double rate_alone = step_rate(alone);
         if (lockstep)
             std::printf("lockstep (each step waited for):\n");
         else if (a.ahead != 0)
