@@ -87,6 +87,17 @@ struct Force {
     using Element = float;
     Vec3 f, t;
 };
+/// Lets a dynamic body sleep (Box2D's sleeping, per body): after
+/// Params::sleep_steps steps moving slower than Params::sleep_speed, with no
+/// moving body near it, it stops (zero velocity) and leaves the solver until a
+/// force, a joint, a velocity set by a system, or a moving body coming within
+/// contact reach wakes it (README, "Sleeping"). Bodies without it never sleep.
+/// An env adds it to the archetypes that may sleep. // [worlds, bodies, 2] u32
+struct Sleep {
+    using Element = uint32_t;
+    uint32_t still;  ///< steps in a row it has ended slower than sleep_speed
+    uint32_t asleep; ///< 1 while asleep
+};
 static_assert(sizeof(Pose) == 28 && sizeof(Velocity) == 24 && sizeof(MassProps) == 16 && sizeof(Shape) == 16 &&
               sizeof(Material) == 16 && sizeof(Force) == 24 && sizeof(AxisDamping) == 24);
 
@@ -125,6 +136,8 @@ struct Params {
     float joint_hertz;         ///< stiffness of the soft joints (at most half the substep rate)
     float joint_damping_ratio; ///< damping of the soft joints
     FrictionCone friction_cone;
+    float sleep_speed;    ///< a body with Sleep is still below this speed, |v| + |w| bound (m/s); 0: never
+    uint32_t sleep_steps; ///< it sleeps after this many still steps in a row
 };
 
 /// A body as the solver sees it during a step: gathered from the entity's
@@ -151,7 +164,10 @@ struct SolverBody {
     Vec3 axis_angular; ///< AxisDamping's angular coefficients (N m s/rad per world axis)
     Vec3 turn[3];      ///< rows of the rotation since the step's start (q conj(q0)), updated each substep
     uint32_t colours;  ///< the colours of constraints on it so far (colouring only)
+    uint32_t sleep; ///< kSleepy: it has Sleep; kAsleep: asleep this step; kBlocked: near a moving body (settle_bodies)
+    uint32_t still; ///< Sleep::still
 };
+enum : uint32_t { kSleepy = 1, kAsleep = 2, kBlocked = 4 };
 /// One contact point, found at the step's start: normal from body a to body
 /// b (the two of its Pair, whose points lie in Contacts at [first, first +
 /// count)) and tangent t1 (the second tangent is cross(n, t1): contact_t2),
@@ -308,7 +324,7 @@ inline constexpr uint32_t kErrorBadHull = 0x70680001u;
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
                   Contacts, ContactCache, Settings, AxisDamping, Joints, Hulls, HullPoints, HullFaces, HullIndices,
-                  Pairs, SolveOrder, Colouring, Manifolds);
+                  Pairs, SolveOrder, Colouring, Manifolds, Sleep);
 /// Everything a rigid body carries; an env puts it in its archetypes.
 ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, AxisDamping);
 /// Per-world physics state (a singleton the module registers): what carries

@@ -34,6 +34,11 @@ struct PhysicsOptions {
     float joint_hertz = 60.0f;                ///< joint spring, Hz, at most half the substep rate (Box2D: 60)
     float joint_damping_ratio = 2.0f;         ///< joint damping ratio (Box2D: 2)
     FrictionCone friction_cone = FrictionCone::kCircle; ///< circle, or MuJoCo's default pyramid
+    /// Bodies with phys::Sleep sleep after sleep_time seconds slower than
+    /// sleep_speed (m/s, at their fastest surface point); 0 turns sleeping off
+    /// (Box2D: 0.05 m/s for 0.5 s).
+    float sleep_speed = 0.05f;
+    float sleep_time = 0.5f;
     /// Convex hulls by number (a body's shape: hull_shape(i)), each a list of
     /// 4..32 corner vertices; wedge_vertices() makes hide-and-seek's ramp.
     std::vector<std::vector<Vec3>> hulls;

@@ -2,6 +2,8 @@
 
 #include "physics/module.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 
 #include "physics/validate.hpp"
@@ -35,6 +37,9 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     if (uint32_t(o.friction_rule) > 3) bad("friction_rule", std::to_string(uint32_t(o.friction_rule)), "a Combine");
     if (uint32_t(o.friction_cone) > 1)
         bad("friction_cone", std::to_string(uint32_t(o.friction_cone)), "0 (kCircle) or 1 (kPyramid)");
+    if (!(o.sleep_speed >= 0.0f && o.sleep_speed <= 100.0f))
+        bad("sleep_speed", std::to_string(o.sleep_speed), "0..100 m/s (0: no sleeping)");
+    if (!(o.sleep_time >= 0.0f && o.sleep_time <= 1e4f)) bad("sleep_time", std::to_string(o.sleep_time), "0..1e4 s");
     if (uint32_t(o.restitution_rule) > 3)
         bad("restitution_rule", std::to_string(uint32_t(o.restitution_rule)), "a Combine");
 
@@ -54,6 +59,9 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     p.joint_hertz = o.joint_hertz;
     p.joint_damping_ratio = o.joint_damping_ratio;
     p.friction_cone = o.friction_cone;
+    p.sleep_speed = o.sleep_speed;
+    // Whole steps, at least one: a body still for sleep_time sleeps at the end of the step that reaches it.
+    p.sleep_steps = std::max(1u, uint32_t(std::ceil(double(o.sleep_time) / double(o.dt) - 1e-6)));
     spec.asset<Settings>(&p, 1);
     HullTable hulls = build_hulls(o.hulls, "env '" + spec.name() + "': physics option hulls");
     spec.asset<Hulls>(hulls.info);

@@ -84,6 +84,9 @@ ORRERY_HD inline float inv_mass_along(const SolverBody& b, Vec3 r, Vec3 n) {
 /// are read by constraints of one colour at once, so none may write them).
 ORRERY_HD inline bool moves(const SolverBody& b) { return b.kind == BodyKind::kDynamic; }
 
+/// Whether b is stepped: dynamic and not asleep (an asleep body is in no pair or joint).
+ORRERY_HD inline bool awake(const SolverBody& b) { return b.kind == BodyKind::kDynamic && !(b.sleep & kAsleep); }
+
 /// Changes the velocities of a and b by impulse p at offsets ra, rb (a gets -p, b gets +p).
 ORRERY_HD inline void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra, Vec3 rb) {
     if (moves(a)) {
@@ -139,6 +142,15 @@ ORRERY_HD inline SolverBody gathered(Ctx& ctx, Entity e) {
         b.axis_rate = mul(d->linear, b.inv_mass), b.axis_angular = dynamic ? d->angular : Vec3{0.0f, 0.0f, 0.0f};
     b.material = *ctx.get<Material>(e);
     if (b.kind == BodyKind::kStatic) b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
+    if (const Sleep* z = ctx.get<Sleep>(e); z && dynamic) {
+        b.sleep = kSleepy | (z->asleep ? kAsleep : 0u), b.still = z->still;
+        // A force, torque or velocity set by a system wakes it.
+        const bool pushed = b.force.x != 0.0f || b.force.y != 0.0f || b.force.z != 0.0f || b.torque.x != 0.0f ||
+                            b.torque.y != 0.0f || b.torque.z != 0.0f;
+        const bool moving =
+            b.v.x != 0.0f || b.v.y != 0.0f || b.v.z != 0.0f || b.w.x != 0.0f || b.w.y != 0.0f || b.w.z != 0.0f;
+        if ((b.sleep & kAsleep) && (pushed || moving)) b.sleep = kSleepy, b.still = 0;
+    }
     return b;
 }
 
@@ -162,6 +174,7 @@ ORRERY_HD inline void scatter_bodies(Ctx& ctx, Buffer<Bodies> bodies, const Lane
     for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         const SolverBody& b = bodies[i];
         *ctx.get<Force>(b.entity) = Force{};
+        if (Sleep* z = ctx.get<Sleep>(b.entity)) *z = Sleep{b.still, (b.sleep & kAsleep) ? 1u : 0u};
         if (b.kind == BodyKind::kStatic) { // a static body is at rest, so it starts so when turned dynamic
             *ctx.get<Velocity>(b.entity) = Velocity{};
             continue;
@@ -253,15 +266,17 @@ struct StepBuffers {
     Colouring* colouring;
 };
 
-/// Whether the broadphase keeps bodies a and b: one of them dynamic, and
-/// their bounding spheres (planes: always) within margin plus the distance
-/// both surfaces may move this step.
-ORRERY_HD inline bool may_touch(const SolverBody& a, const SolverBody& b, float margin) {
-    if (a.kind != BodyKind::kDynamic && b.kind != BodyKind::kDynamic) return false;
+/// Whether the broadphase keeps bodies a and b: one of them dynamic and
+/// awake (awake()), and within_reach: their bounding spheres (planes: always)
+/// within margin plus the distance both surfaces may move this step.
+ORRERY_HD inline bool within_reach(const SolverBody& a, const SolverBody& b, float margin) {
     if (a.bound < 0.0f || b.bound < 0.0f) return true;
     Vec3 d = b.x - a.x;
     float r = a.bound + b.bound + (margin + a.sweep + b.sweep);
     return dot(d, d) <= r * r;
+}
+ORRERY_HD inline bool may_touch(const SolverBody& a, const SolverBody& b, float margin) {
+    return (awake(a) || awake(b)) && within_reach(a, b, margin);
 }
 
 /// Calls f(i, j) for pairs lo..hi-1 of n bodies, numbered (0,1), (0,2), ..., (1,2), ...
@@ -559,7 +574,7 @@ ORRERY_HD inline void damp_axes(SolverBody& b, float h) {
 ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float h, const Lanes& l = Lanes{}) {
     for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         SolverBody& b = bodies[i];
-        if (b.kind != BodyKind::kDynamic) continue;
+        if (!awake(b)) continue;
         Vec3 lin = free_axes(b.locks, 0), ang = free_axes(b.locks, 3);
         b.v = mul((b.v + (g + mul(b.inv_mass, b.force)) * h) * (1.0f / (1.0f + h * b.lin_damping)), lin);
         Vec3 wl = unrotate(b.q, b.w);
@@ -576,7 +591,7 @@ ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float 
 ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const Lanes& l) {
     for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         SolverBody& b = bodies[i];
-        if (b.kind == BodyKind::kStatic) continue;
+        if (b.kind == BodyKind::kStatic || (b.sleep & kAsleep)) continue;
         b.x += b.v * h;
         b.q = integrate(b.q, b.w, h);
         set_turn(b);
@@ -708,13 +723,89 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
     l.sync();
 }
 
+/// Sleeping at the step's start, on one lane: wakes each asleep body a joint
+/// holds, then each within reach of a moving body (awake and dynamic, or
+/// kinematic), again until none wakes, so that a touched stack wakes whole
+/// (Box2D wakes an island). The set woken is the closure, the same in any
+/// order. A woken body counts its still steps from zero again.
+ORRERY_HD inline void wake_bodies(const StepBuffers& s, const Params& prm) {
+    const uint32_t n = s.bodies.size();
+    uint32_t asleep = 0;
+    for (uint32_t i = 0; i < n; ++i) asleep += (s.bodies[i].sleep & kAsleep) ? 1u : 0u;
+    if (asleep == 0) return;
+    auto wake = [&](SolverBody& b) {
+        b.sleep &= ~kAsleep, b.still = 0;
+        --asleep;
+    };
+    for (uint32_t k = 0; k < s.joints.size(); ++k) {
+        const Joint& j = s.joints[k];
+        if (j.ia < n && (s.bodies[j.ia].sleep & kAsleep)) wake(s.bodies[j.ia]);
+        if (j.ib < n && (s.bodies[j.ib].sleep & kAsleep)) wake(s.bodies[j.ib]);
+    }
+    for (bool woke = true; woke && asleep > 0;) {
+        woke = false;
+        for (uint32_t i = 0; i < n; ++i) {
+            const SolverBody& m = s.bodies[i];
+            if (!awake(m) && m.kind != BodyKind::kKinematic) continue;
+            for (uint32_t j = 0; j < n; ++j) {
+                SolverBody& b = s.bodies[j];
+                if ((b.sleep & kAsleep) && within_reach(m, b, prm.margin)) wake(b), woke = true;
+            }
+        }
+    }
+}
+
+/// Sleeping at the step's end, on one lane. Each awake body with Sleep
+/// counts the steps in a row it has ended slower than sleep_speed (|v| plus
+/// |w| times its bound: its fastest surface point, as Box2D). Those still for
+/// sleep_steps fall asleep, their velocity zeroed, unless this step's pairs
+/// or joints join them, directly or through others of them, to a body that
+/// moves (awake and not still long enough, without Sleep, or kinematic): a
+/// group sleeps only whole, as Box2D's islands.
+ORRERY_HD inline void settle_bodies(const StepBuffers& s, const Params& prm) {
+    const uint32_t n = s.bodies.size();
+    uint32_t ready = 0;
+    auto still = [&](const SolverBody& b) { return (b.sleep & kSleepy) && awake(b) && b.still >= prm.sleep_steps; };
+    for (uint32_t i = 0; i < n; ++i) {
+        SolverBody& b = s.bodies[i];
+        b.sleep &= ~kBlocked;
+        if (!(b.sleep & kSleepy) || !awake(b)) continue;
+        const float speed = length(b.v) + length(b.w) * max_f(b.bound, 0.0f);
+        b.still = speed < prm.sleep_speed ? min_of(b.still + 1u, prm.sleep_steps) : 0u;
+        ready += still(b) ? 1u : 0u;
+    }
+    if (ready == 0) return;
+    auto moving = [&](const SolverBody& b) {
+        return (awake(b) && !still(b)) || b.kind == BodyKind::kKinematic || (b.sleep & kBlocked);
+    };
+    auto link = [&](uint32_t i, uint32_t j, bool& spread) {
+        if (i >= n || j >= n) return; // a joint to the world
+        SolverBody& a = s.bodies[i];
+        SolverBody& b = s.bodies[j];
+        if (still(a) && !(a.sleep & kBlocked) && moving(b)) a.sleep |= kBlocked, spread = true;
+        if (still(b) && !(b.sleep & kBlocked) && moving(a)) b.sleep |= kBlocked, spread = true;
+    };
+    for (bool spread = true; spread;) {
+        spread = false;
+        for (uint32_t k = 0; k < s.pairs.size(); ++k) link(s.pairs[k].a, s.pairs[k].b, spread);
+        for (uint32_t k = 0; k < s.joints.size(); ++k) link(s.joints[k].ia, s.joints[k].ib, spread);
+    }
+    for (uint32_t i = 0; i < n; ++i) {
+        SolverBody& b = s.bodies[i];
+        if (!still(b) || (b.sleep & kBlocked)) continue;
+        b.sleep |= kAsleep;
+        b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
+    }
+}
+
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
 ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity; }
 
-/// One env step for gathered bodies: remember where each starts, find
+/// One env step for gathered bodies: remember where each starts, wake
+/// sleeping bodies a moving one reaches, find
 /// contacts, run the substeps (each pass over the constraints colour by
 /// colour), apply restitution, keep the points for the next step's warm
-/// start (remember_contacts). simulate() wraps it between gathering and
+/// start (remember_contacts), put still bodies to sleep. simulate() wraps it between gathering and
 /// scattering; tests call it on buffers of their own. The joints must have
 /// been resolved against the bodies (resolve_joints). Every lane of `l`
 /// calls it; it ends with a sync.
@@ -722,6 +813,11 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
                                   const Lanes& l = Lanes{}) {
     begin_bodies(s, prm, l);
     l.sync();
+    const bool sleeping = prm.sleep_speed > 0.0f; // the same on every lane
+    if (sleeping) {
+        if (l.lane == 0) wake_bodies(s, prm);
+        l.sync();
+    }
     find_contacts(s, prm, hulls, l);
     l.align(); // the block's teams leave the contact build together (Lanes::align)
     float h = prm.dt / float(prm.substeps);
@@ -748,6 +844,10 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pass_constraints(s, Pass::kRestitution, pp, l);
     remember_contacts(s.bodies, s.pairs, s.contacts, s.cache, l);
     l.sync();
+    if (sleeping) {
+        if (l.lane == 0) settle_bodies(s, prm);
+        l.sync();
+    }
 }
 
 /// A world's step buffers: the cache and joints in its PhysicsWorld

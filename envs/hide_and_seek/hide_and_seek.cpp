@@ -147,6 +147,10 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // (default variant, 512 worlds x 1,200 steps); 76 and 76 (gpu_hideseek, 384 x
     // 1,200). Pairs get twice this (the module's default).
     po.max_contacts = opt.u32("max_contacts", 128, 16, 4096);
+    // Boxes and ramps at rest sleep (phys::Sleep; README, "Sleeping"): with
+    // random actions about two thirds of them are dynamic and still at any
+    // step. sleep=0 keeps every body in the solver.
+    po.sleep_speed = opt.flag("sleep", true) ? po.sleep_speed : 0.0f;
     po.max_joints = cfg.agents; // one weld per agent at most
     // kRampHull: OpenAI's 45 degree ramp, or gpu_hideseek's 2 wide, 3 long, 2 high (33.7 degrees)
     po.hulls = {gpu ? phys::wedge_vertices(2.0f, 3.0f, 2.0f) : phys::wedge_vertices(0.5f, 0.5f, 0.5f)};

@@ -82,8 +82,8 @@ static_assert(sizeof(Action) == 20 && sizeof(Piece) == 16 && sizeof(Round) == 20
 
 ORRERY_COMPONENTS(phys::OrreryComponents, Action, Reward, Obs, Team, Grip, Piece, Round, Scene);
 ORRERY_ARCHETYPE(Agent, phys::RigidBody, Action, Reward, Obs, Team, Grip); // rows: hiders, then seekers
-ORRERY_ARCHETYPE(Object, phys::RigidBody, Piece);                          // rows: boxes, then ramps
-ORRERY_ARCHETYPE(Wall, phys::RigidBody);                                   // the floor, then walls
+ORRERY_ARCHETYPE(Object, phys::RigidBody, phys::Sleep, Piece); // rows: boxes, then ramps (they sleep at rest)
+ORRERY_ARCHETYPE(Wall, phys::RigidBody);                       // the floor, then walls
 ORRERY_ARCHETYPE(Arena, Round, Scene);
 ORRERY_ARCHETYPES(phys::OrreryArchetypes, Agent, Object, Wall, Arena);
 
