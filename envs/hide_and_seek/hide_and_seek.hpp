@@ -7,6 +7,9 @@
 // README.md here lists every rule and decision. Compiled by g++ and NVRTC.
 
 #include "envs/hide_and_seek/rays.hpp"
+#if !defined(ORRERY_DEVICE_CODE)
+#include "envs/hide_and_seek/lidar_cull.hpp"
+#endif
 
 namespace hide_and_seek {
 using namespace orrery;
@@ -463,6 +466,20 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
     }
     return best;
 }
+#if !defined(ORRERY_DEVICE_CODE)
+/// cast_in over only the bodies whose bit is set in `listed` (bit i: body i),
+/// in scene order: the same answer as cast_in (no target) when every body left
+/// out is one ray_body rejects (lidar_cull.hpp), since those never move `best`.
+inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range, uint64_t listed) {
+    Hit best{range, ~0u};
+    for (; listed; listed &= listed - 1) {
+        const RayBody& b = scene.bodies[__builtin_ctzll(listed)];
+        float t = ray_body(b, o, dir, best.t, hulls);
+        if (t < best.t) best = {t, b.index};
+    }
+    return best;
+}
+#endif
 ORRERY_HD inline Hit cast(const Ctx& ctx, Vec3 o, Vec3 dir, float range, uint32_t skip) {
     return cast_in(scene_view(ctx), phys::hull_set(ctx), o, dir, range, skip);
 }
@@ -666,6 +683,13 @@ template <class A> ORRERY_HD inline bool live_row(const Ctx& ctx, uint32_t row) 
     return row < min_of(t.high_water[ctx.world()], t.capacity) && t.alive[ctx.slot(t, row)];
 }
 
+/// Lidar ray k's direction: world-fixed angles 2 pi k / 30; gpu_hideseek:
+/// from the agent's forward (q's +y), counter-clockwise.
+ORRERY_HD inline Vec3 lidar_dir(const Config& cfg, Quat q, uint32_t k) {
+    phys::SinCos sc = phys::sin_cos(6.28318531f * float(k) / float(kLidarRays));
+    return cfg.gpu ? phys::rotate(q, {-sc.s, sc.c, 0.0f}) : Vec3{sc.c, sc.s, 0.0f};
+}
+
 /// Entry `k` of agent `row`'s ray block (Config's off_lidar to off_ar +
 /// ramps: lidar, then the masks of the other agents' slots, boxes' slots and
 /// ramps), written by itself: one lidar ray or one line of sight, 0 for an
@@ -682,9 +706,8 @@ ORRERY_HD inline void observe_ray(const Ctx& ctx, SceneView scene, const phys::H
     Vec3 o = pose.p, dir;
     float range;
     uint32_t target = ~0u; // a line of sight's body; ~0u: a lidar ray
-    if (k < kLidarRays) {  // world-fixed angles 2 pi k / 30; gpu_hideseek: from forward, counter-clockwise
-        phys::SinCos sc = phys::sin_cos(6.28318531f * float(k) / float(kLidarRays));
-        dir = cfg.gpu ? phys::rotate(pose.q, {-sc.s, sc.c, 0.0f}) : Vec3{sc.c, sc.s, 0.0f};
+    if (k < kLidarRays) {
+        dir = lidar_dir(cfg, pose.q, k);
         range = cfg.gpu ? kGpuLidarRange : kLidarRange;
     } else {
         uint32_t j = k - kLidarRays, agent_slots = cfg.off_ab - cfg.off_aa, box_slots = cfg.off_ar - cfg.off_ab;
@@ -712,15 +735,63 @@ ORRERY_HD inline void observe_ray(const Ctx& ctx, SceneView scene, const phys::H
         out = cfg.gpu && h.index == ~0u ? 0.0f : h.t;
 }
 
+#if !defined(ORRERY_DEVICE_CODE)
+static_assert(kLidarRays == kFanRays);
+
+/// Agent `row`'s lidar entries, as observe_ray writes them (the same bytes),
+/// each ray testing only the bodies lidar_candidates leaves it: the CPU's
+/// one lane per world casts an agent's rays in a row, so it can afford the
+/// per-agent lists that the GPU's one ray per lane cannot.
+inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& hulls, uint32_t row) {
+    const Config& cfg = ctx.config<Config>();
+    float* out = &ctx.array_at<Obs>(archetype_id<Agent>, row)[cfg.off_lidar];
+    if (ctx.at<Agent, Team>(row).value == kAbsent) {
+        for (uint32_t k = 0; k < kLidarRays; ++k) out[k] = 0.0f;
+        return;
+    }
+    const phys::Pose& pose = ctx.at<Agent, phys::Pose>(row);
+    Vec3 dir[kLidarRays];
+    for (uint32_t k = 0; k < kLidarRays; ++k) dir[k] = lidar_dir(cfg, pose.q, k);
+    static const LidarFan world_fixed = [] { // the openai variant's rays are the same for every agent
+        Config c{};
+        Vec3 d[kLidarRays];
+        for (uint32_t k = 0; k < kLidarRays; ++k) d[k] = lidar_dir(c, Quat{1.0f, 0.0f, 0.0f, 0.0f}, k);
+        return lidar_fan(d);
+    }();
+    const uint32_t me = row_entity<Agent>(ctx, row).index;
+    const float range = cfg.gpu ? kGpuLidarRange : kLidarRange;
+    const LidarCandidates c =
+        lidar_candidates(scene.bodies, scene.n, pose.p, me, cfg.gpu ? lidar_fan(dir) : world_fixed);
+    for (uint32_t k = 0; k < kLidarRays; ++k) {
+        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c.bodies[k])
+                     : cast_in(scene, hulls, pose.p, dir[k], range, me);
+        out[k] = cfg.gpu && h.index == ~0u ? 0.0f : h.t;
+    }
+}
+#endif
+
 /// An observation node's work spread over a world's lanes: every ray entry
 /// of every agent (observe_ray), then each agent's `rest` (its entries before
 /// off_lidar and any after the masks). Each item writes only its own entries,
-/// so any lane count gives the same bytes.
+/// so any lane count gives the same bytes. On the CPU with one lane, each
+/// agent's lidar goes through observe_lidar instead (the same bytes).
 template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lane, uint32_t lanes, Rest rest) {
     const Config& cfg = ctx.config<Config>();
     const uint32_t per = cfg.off_ar + cfg.ramps - cfg.off_lidar, rays = cfg.agents * per;
     const SceneView scene = scene_view(ctx);
     const phys::HullSet hulls = phys::hull_set(ctx);
+#if !defined(ORRERY_DEVICE_CODE)
+    if (lanes == 1) {
+        for (uint32_t row = 0; row < cfg.agents; ++row) {
+            if (!live_row<Agent>(ctx, row)) continue;
+            observe_lidar(ctx, scene, hulls, row);
+            for (uint32_t k = kLidarRays; k < per; ++k) observe_ray(ctx, scene, hulls, row, k);
+        }
+        for (uint32_t row = 0; row < cfg.agents; ++row)
+            if (live_row<Agent>(ctx, row)) rest(ctx, row);
+        return;
+    }
+#endif
     phys::for_lane_share(0, rays + cfg.agents, lane, lanes, [&](uint32_t i) {
         uint32_t row = i < rays ? i / per : i - rays;
         if (!live_row<Agent>(ctx, row)) return;

@@ -28,10 +28,9 @@ ORRERY_HD inline RayBody ray_body_of(const phys::Shape& s, Vec3 x, Quat q, uint3
     return {{s, x, q}, phys::detail::query_bound(s, hulls), index};
 }
 
-/// Distance along unit `dir` from `o` to body b (where it leaves b when o is
-/// inside), or kNoHit; a body whose bounding sphere the ray misses, or meets
-/// beyond `best`, is skipped before the exact test.
-ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best, const phys::HullSet& hulls) {
+/// Whether the ray from `o` along unit `dir` misses b's bounding sphere or
+/// meets it beyond `best` (ray_body's test before the exact one).
+ORRERY_HD inline bool misses_bound(const RayBody& b, Vec3 o, Vec3 dir, float best) {
     Vec3 m = b.body.x - o;
     float proj = phys::dot(m, dir);
     // One branch for the three rejections (each is plain float arithmetic on
@@ -39,7 +38,14 @@ ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best, 
     // the CPU two hard-to-predict branches per body).
     bool behind = proj + b.bound<0.0f, beyond = proj - b.bound> best;
     bool aside = phys::dot(m, m) - proj * proj > b.bound * b.bound;
-    if (behind | beyond | aside) return kNoHit;
+    return behind | beyond | aside;
+}
+
+/// Distance along unit `dir` from `o` to body b (where it leaves b when o is
+/// inside), or kNoHit; a body whose bounding sphere the ray misses, or meets
+/// beyond `best`, is skipped before the exact test.
+ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best, const phys::HullSet& hulls) {
+    if (misses_bound(b, o, dir, best)) return kNoHit;
     float t = phys::ray_distance(b.body, o, dir, best, hulls); // ray_shape's distance, no normal
     return t < 0.0f ? kNoHit : t;
 }

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <memory>
 #include <set>
@@ -874,6 +875,71 @@ TEST(HideAndSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
         if (i % 50 == 0) { ASSERT_EQ(batch_hash(a), batch_hash(b)) << "step " << i; }
     }
     EXPECT_EQ(a.errors(), std::vector<uint32_t>(5, 0));
+}
+
+/// The observation rows of world `ctx` (every agent row, whole), as bytes.
+std::vector<uint8_t> obs_bytes(const Ctx& ctx) {
+    const uint32_t bytes = ctx.storage().row_bytes[component_id<Obs>];
+    std::vector<uint8_t> out(size_t(bytes) * ctx.config<Config>().agents);
+    for (uint32_t row = 0; row < ctx.config<Config>().agents; ++row)
+        std::memcpy(&out[size_t(bytes) * row], &ctx.array_at<Obs>(archetype_id<Agent>, row)[0], bytes);
+    return out;
+}
+
+// The CPU's one-lane observe casts each agent's lidar through its candidate
+// lists (lidar_cull.hpp); with two lanes every ray tests every body, as on the
+// GPU. Both variants, many random worlds and steps, through resets: the same
+// bytes, and the lists do leave most bodies out.
+TEST(HideAndSeekObservations, CulledLidarGivesTheFullScansBytesInBothVariants) {
+    for (const char* variant : {"openai", "gpu_hideseek"}) {
+        const bool gpu = std::string(variant) == "gpu_hideseek";
+        Simulator sim(spec({{"variant", variant}, {"horizon", "50"}}), random_actions(24, "cpu", 1, 1));
+        sim.reset(41);
+        uint64_t listed = 0, scanned = 0, agents = 0;
+        for (uint32_t step = 0; step < 130; ++step) {
+            sim.step();
+            for (uint32_t w = 0; w < 24; ++w) {
+                sim.read_world(w, [&](Ctx& ctx) {
+                    auto observe_all = [&](uint32_t lanes) {
+                        for (uint32_t lane = 0; lane < lanes; ++lane)
+                            gpu ? observe_gpu(ctx, lane, lanes) : observe(ctx, lane, lanes);
+                    };
+                    const std::vector<uint8_t> stepped = obs_bytes(ctx);
+                    observe_all(2);
+                    const std::vector<uint8_t> full = obs_bytes(ctx);
+                    observe_all(1);
+                    ASSERT_TRUE(stepped == full) << variant << ": world " << w << ", step " << step;
+                    ASSERT_TRUE(obs_bytes(ctx) == full) << variant << ": world " << w << ", step " << step;
+                    const SceneView scene = scene_view(ctx);
+                    for (uint32_t row = 0; row < ctx.config<Config>().agents; ++row) {
+                        if (!live_row<Agent>(ctx, row) || ctx.at<Agent, Team>(row).value == kAbsent) continue;
+                        const phys::Pose& pose = ctx.at<Agent, phys::Pose>(row);
+                        Vec3 dir[kLidarRays];
+                        for (uint32_t k = 0; k < kLidarRays; ++k) dir[k] = lidar_dir(ctx.config<Config>(), pose.q, k);
+                        LidarCandidates c = lidar_candidates(scene.bodies, scene.n, pose.p,
+                                                             row_entity<Agent>(ctx, row).index, lidar_fan(dir));
+                        ASSERT_TRUE(c.ok) << variant;
+                        for (uint32_t k = 0; k < kLidarRays; ++k) { // every body left out fails the bounding test
+                            for (uint32_t i = 0; i < scene.n; ++i) {
+                                if ((c.bodies[k] >> i & 1) ||
+                                    scene.bodies[i].index == row_entity<Agent>(ctx, row).index)
+                                    continue;
+                                ASSERT_TRUE(misses_bound(scene.bodies[i], pose.p, dir[k], 3.0e38f))
+                                    << variant << ": world " << w << ", row " << row << ", ray " << k << ", body " << i;
+                            }
+                        }
+                        for (uint64_t b : c.bodies) listed += uint64_t(__builtin_popcountll(b));
+                        scanned += uint64_t(kLidarRays) * (scene.n - 1);
+                        ++agents;
+                    }
+                });
+            }
+        }
+        EXPECT_GT(agents, 24u * 130u);
+        EXPECT_LT(listed * 2, scanned) << variant;
+        std::printf("%s: the lists keep %.1f%% of the ray-body tests\n", variant,
+                    100.0 * double(listed) / double(scanned));
+    }
 }
 
 // The state of 4 worlds after 150 random-action steps, seed 3. A change of
