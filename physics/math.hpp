@@ -67,6 +67,8 @@ ORRERY_HD inline Vec3 cross(Vec3 a, Vec3 b) {
     return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
 }
 ORRERY_HD inline float length(Vec3 a) { return sqrt_of(dot(a, a)); }
+/// Whether any coordinate of a is other than zero (exactly, no rounding).
+ORRERY_HD inline bool nonzero(Vec3 a) { return a.x != 0.0f || a.y != 0.0f || a.z != 0.0f; }
 /// a / |a|, or `fallback` when a is (nearly) zero.
 ORRERY_HD inline Vec3 normalize_or(Vec3 a, Vec3 fallback) {
     float l = length(a);

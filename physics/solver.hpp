@@ -54,11 +54,10 @@ ORRERY_HD inline void set_world_inertia(SolverBody& b, float h) {
             mi;
     }
     Vec3 r = b.axis_rate, d = b.axis_angular;
-    b.inv_mass_damped =
-        r.x != 0.0f || r.y != 0.0f || r.z != 0.0f
-            ? Vec3{b.inv_mass.x / (1.0f + h * r.x), b.inv_mass.y / (1.0f + h * r.y), b.inv_mass.z / (1.0f + h * r.z)}
-            : b.inv_mass;
-    if (d.x == 0.0f && d.y == 0.0f && d.z == 0.0f) return;
+    b.inv_mass_damped = nonzero(r) ? Vec3{b.inv_mass.x / (1.0f + h * r.x), b.inv_mass.y / (1.0f + h * r.y),
+                                          b.inv_mass.z / (1.0f + h * r.z)}
+                                   : b.inv_mass;
+    if (!nonzero(d)) return;
     const Vec3* W = b.inv_inertia_world;
     Vec3 rows[3] = {{1.0f + h * W[0].x * d.x, h * W[0].y * d.y, h * W[0].z * d.z},
                     {h * W[1].x * d.x, 1.0f + h * W[1].y * d.y, h * W[1].z * d.z},
@@ -145,11 +144,8 @@ ORRERY_HD inline SolverBody gathered(Ctx& ctx, Entity e) {
     if (const Sleep* z = ctx.get<Sleep>(e); z && dynamic) {
         b.sleep = kSleepy | (z->asleep ? kAsleep : 0u), b.still = z->still;
         // A force, torque or velocity set by a system wakes it.
-        const bool pushed = b.force.x != 0.0f || b.force.y != 0.0f || b.force.z != 0.0f || b.torque.x != 0.0f ||
-                            b.torque.y != 0.0f || b.torque.z != 0.0f;
-        const bool moving =
-            b.v.x != 0.0f || b.v.y != 0.0f || b.v.z != 0.0f || b.w.x != 0.0f || b.w.y != 0.0f || b.w.z != 0.0f;
-        if ((b.sleep & kAsleep) && (pushed || moving)) b.sleep = kSleepy, b.still = 0;
+        const bool disturbed = nonzero(b.force) || nonzero(b.torque) || nonzero(b.v) || nonzero(b.w);
+        if ((b.sleep & kAsleep) && disturbed) b.sleep = kSleepy, b.still = 0;
     }
     return b;
 }
@@ -266,15 +262,16 @@ struct StepBuffers {
     Colouring* colouring;
 };
 
-/// Whether the broadphase keeps bodies a and b: one of them dynamic and
-/// awake (awake()), and within_reach: their bounding spheres (planes: always)
-/// within margin plus the distance both surfaces may move this step.
+/// Whether bodies a and b may meet this step: their bounding spheres (planes:
+/// always) within margin plus the distance both surfaces may move.
 ORRERY_HD inline bool within_reach(const SolverBody& a, const SolverBody& b, float margin) {
     if (a.bound < 0.0f || b.bound < 0.0f) return true;
     Vec3 d = b.x - a.x;
     float r = a.bound + b.bound + (margin + a.sweep + b.sweep);
     return dot(d, d) <= r * r;
 }
+/// Whether the broadphase keeps bodies a and b: one of them awake (dynamic,
+/// not asleep) and the two within reach.
 ORRERY_HD inline bool may_touch(const SolverBody& a, const SolverBody& b, float margin) {
     return (awake(a) || awake(b)) && within_reach(a, b, margin);
 }
@@ -563,9 +560,8 @@ ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* c, uin
 /// divided by one).
 ORRERY_HD inline void damp_axes(SolverBody& b, float h) {
     Vec3 r = b.axis_rate, d = b.axis_angular;
-    if (r.x != 0.0f || r.y != 0.0f || r.z != 0.0f)
-        b.v = {b.v.x / (1.0f + h * r.x), b.v.y / (1.0f + h * r.y), b.v.z / (1.0f + h * r.z)};
-    if (d.x == 0.0f && d.y == 0.0f && d.z == 0.0f) return;
+    if (nonzero(r)) b.v = {b.v.x / (1.0f + h * r.x), b.v.y / (1.0f + h * r.y), b.v.z / (1.0f + h * r.z)};
+    if (!nonzero(d)) return;
     b.w -= inv_inertia_times(b, mul(d, b.w) * h);
 }
 
@@ -801,11 +797,11 @@ ORRERY_HD inline void settle_bodies(const StepBuffers& s, const Params& prm) {
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
 ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity; }
 
-/// One env step for gathered bodies: remember where each starts, wake
-/// sleeping bodies a moving one reaches, find
-/// contacts, run the substeps (each pass over the constraints colour by
-/// colour), apply restitution, keep the points for the next step's warm
-/// start (remember_contacts), put still bodies to sleep. simulate() wraps it between gathering and
+/// One env step for gathered bodies: remember where each starts, wake the
+/// sleeping bodies a moving one reaches, find contacts, run the substeps
+/// (each pass over the constraints colour by colour), apply restitution,
+/// keep the points for the next step's warm start (remember_contacts), and
+/// put still bodies to sleep. simulate() wraps it between gathering and
 /// scattering; tests call it on buffers of their own. The joints must have
 /// been resolved against the bodies (resolve_joints). Every lane of `l`
 /// calls it; it ends with a sync.

@@ -750,18 +750,24 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
         return;
     }
     const phys::Pose& pose = ctx.at<Agent, phys::Pose>(row);
-    Vec3 dir[kLidarRays];
-    for (uint32_t k = 0; k < kLidarRays; ++k) dir[k] = lidar_dir(cfg, pose.q, k);
-    static const LidarFan world_fixed = [] { // the openai variant's rays are the same for every agent
-        Config c{};
-        Vec3 d[kLidarRays];
-        for (uint32_t k = 0; k < kLidarRays; ++k) d[k] = lidar_dir(c, Quat{1.0f, 0.0f, 0.0f, 0.0f}, k);
-        return lidar_fan(d);
+    struct Fixed { // the openai variant's rays and their fan: the same for every agent, made once
+        Vec3 dir[kLidarRays];
+        LidarFan fan;
+    };
+    static const Fixed world_fixed = [] {
+        Fixed f{};
+        for (uint32_t k = 0; k < kLidarRays; ++k) f.dir[k] = lidar_dir(Config{}, Quat{1.0f, 0.0f, 0.0f, 0.0f}, k);
+        f.fan = lidar_fan(f.dir);
+        return f;
     }();
+    Vec3 turned[kLidarRays];
+    if (cfg.gpu)
+        for (uint32_t k = 0; k < kLidarRays; ++k) turned[k] = lidar_dir(cfg, pose.q, k);
+    const Vec3* dir = cfg.gpu ? turned : world_fixed.dir;
     const uint32_t me = row_entity<Agent>(ctx, row).index;
     const float range = cfg.gpu ? kGpuLidarRange : kLidarRange;
     const LidarCandidates c =
-        lidar_candidates(scene.bodies, scene.n, pose.p, me, cfg.gpu ? lidar_fan(dir) : world_fixed);
+        lidar_candidates(scene.bodies, scene.n, pose.p, me, cfg.gpu ? lidar_fan(turned) : world_fixed.fan);
     for (uint32_t k = 0; k < kLidarRays; ++k) {
         Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c.bodies[k])
                      : cast_in(scene, hulls, pose.p, dir[k], range, me);
