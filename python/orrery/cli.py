@@ -157,6 +157,62 @@ def _view_policy(path: str, rest: List[str]) -> int:
         return subprocess.run(argv).returncode
 
 
+def _option_value(rest: List[str], name: str) -> Optional[str]:
+    """The value after option `name` in `rest` (the last one given), or None."""
+    at = [i for i, a in enumerate(rest) if a == name]
+    return rest[at[-1] + 1] if at and at[-1] + 1 < len(rest) else None
+
+
+def _record(args: argparse.Namespace) -> int:
+    """orrery-record, or with ``--play POLICY`` (TorchScript or ONNX, see
+    orrery.play): the policy plays worlds 0 .. N - 1 (N from --grid, else 1)
+    from --seed until world 0's episode ends (or --steps), then the recorder
+    replays those actions with the other options (camera, overlays, size,
+    fps, ...) and every world's final state hash is checked against the play."""
+    rest = list(args.rest)
+    if "--play" not in rest:
+        return _forward("orrery-record", False)(args)
+    at = rest.index("--play")
+    if at + 1 >= len(rest):
+        raise ValueError("--play needs a policy file (TorchScript .pt or ONNX .onnx)")
+    path = rest.pop(at + 1)
+    rest.pop(at)
+    env, options = _env_and_options(rest)
+    if env is None:
+        raise ValueError("orrery record --play needs ENV")
+    for fixed in ("--worlds", "--world", "--actions", "--device"):
+        if fixed in rest:
+            raise ValueError(f"orrery record --play plays worlds 0 .. N - 1 on the CPU (N from --grid); leave out {fixed}")
+    out = _option_value(rest, "--out")
+    if out is None:
+        raise ValueError("orrery record --play needs --out DIR")
+    seed = int(_option_value(rest, "--seed") or 0)
+    grid = int(_option_value(rest, "--grid") or 1)
+    steps = _option_value(rest, "--steps")
+    # What play_episode and record_episode set themselves; the rest goes to the recorder as given.
+    taken = {"--seed", "--grid", "--steps", "--out", "--layout", "--opt"}
+    passed, i, env_seen = [], 0, False
+    while i < len(rest):  # every recorder option takes a value; the first bare word is ENV
+        if rest[i].startswith("--"):
+            passed += [] if rest[i] in taken else rest[i:i + 2]
+            i += 2
+        else:
+            if env_seen:
+                passed.append(rest[i])
+            env_seen = True
+            i += 1
+    from orrery.play import load_policy
+    from orrery.record import record_episode
+
+    result = record_episode(env, out, load_policy(path), seed=seed, max_steps=int(steps) if steps else None,
+                            num_worlds=grid, recorder_args=passed, **options)
+    print(result["recorder_output"], end="")
+    print(f"orrery record: the policy played {result['steps']} steps of {grid} world(s) from seed {seed} "
+          f"(world 0's return {result['return']:.2f}); the recording reproduces every world's state hash",
+          flush=True)
+    return 0
+
+
 def _has_tool(name: str) -> bool:
     try:
         native_tool(name)
@@ -180,8 +236,8 @@ register(Command("memory", "report the memory an env's worlds take (native tool)
                  passthrough=True))
 # The recorder and viewer ship only where render/ could be built (Vulkan).
 if _has_tool("orrery-record"):
-    register(Command("record", "render one world offscreen to frames and a video (orrery-record --help)",
-                     _forward("orrery-record", False), passthrough=True))
+    register(Command("record", "render worlds offscreen to frames and a video; --play POLICY records a saved "
+                     "policy's episode (orrery-record --help)", _record, passthrough=True))
 if _has_tool("orrery-view"):
     register(Command("view", "watch worlds in a window: pause, step, inspect (orrery-view --help)",
                      _view, passthrough=True))

@@ -624,6 +624,33 @@ def test_saved_policies_load_and_act(tmp_path, monkeypatch):
         load_policy(tmp_path / "p.onnx")
 
 
+def test_policy_outputs_become_the_envs_actions():
+    """orrery.play.as_actions: actions pass; logits [.., n] and, for K-part
+    actions, [.., K, n] or [.., K * n] are played greedily from the range's low
+    end; integers of the right count are reshaped; anything else is named."""
+    from types import SimpleNamespace
+
+    from orrery.play import as_actions
+
+    parts = SimpleNamespace(actions=np.zeros((2, 4, 5), np.int32), action_range=(-5, 5))
+    logits = np.zeros((2, 4, 5, 11), np.float32)
+    logits[..., 7] = 1.0
+    logits[1, 3, 2, 0] = 9.0
+    want = np.full((2, 4, 5), 2)
+    want[1, 3, 2] = -5
+    np.testing.assert_array_equal(as_actions(parts, logits), want)
+    np.testing.assert_array_equal(as_actions(parts, logits.reshape(2, 4, 55)), want)
+    np.testing.assert_array_equal(as_actions(parts, want), want)
+    flat = SimpleNamespace(actions=np.zeros((1, 2), np.int32), action_range=(0, 5))
+    np.testing.assert_array_equal(as_actions(flat, np.array([5, 2])), [[5, 2]])
+    np.testing.assert_array_equal(as_actions(flat, np.eye(6)[[[3, 1]]]), [[3, 1]])
+    with pytest.raises(ValueError, match=r"shape \(2, 4, 54\); expected actions \(2, 4, 5\) or logits "
+                                         r"\(2, 4, 5, 11\) or \(2, 4, 55\)"):
+        as_actions(parts, np.zeros((2, 4, 54), np.float32))
+    with pytest.raises(ValueError, match=r"shape \(2,\); expected actions \(1, 2\)"):
+        as_actions(flat, np.array([0.5, 1.5]))
+
+
 def test_jax_in_place_step_reads_the_actions_where_xla_holds_them():
     """orrery.jax.InPlaceStep, Env.step's path for a JAX array of actions on a
     CUDA env with framework="jax" (tests/python/test_gpu.py runs it there),

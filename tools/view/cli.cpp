@@ -165,14 +165,18 @@ void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint3
     sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + at, &v, elem);
 }
 
-ActionReplay::ActionReplay(const std::string& path, const Simulator& sim) {
+ActionReplay::ActionReplay(const std::string& path, const Simulator& sim, uint32_t worlds) {
     // A regular file within a size limit: /dev/zero or a FIFO is refused, not read forever.
     std::istringstream in(read_regular_file(path, "the actions file", uint64_t(256) << 20));
-    size_t per_step = 0;
+    size_t per_world = 0;
     for (const auto& [name, range] : sim.spec().input_ranges()) {
         const TensorView& t = sim.tensor(name);
-        per_step += t.bytes() / dtype_size(t.dtype) / sim.num_worlds();
+        per_world += t.bytes() / dtype_size(t.dtype) / sim.num_worlds();
     }
+    const std::string expected = worlds > 1 ? std::to_string(per_world) + " (one world) or " +
+                                                  std::to_string(per_world * worlds) + " (" + std::to_string(worlds) +
+                                                  " worlds)"
+                                            : std::to_string(per_world);
     std::string line;
     for (uint32_t number = 1; std::getline(in, line); ++number) {
         if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -180,19 +184,23 @@ ActionReplay::ActionReplay(const std::string& path, const Simulator& sim) {
         std::vector<int64_t> values;
         int64_t v;
         while (words >> v) values.push_back(v);
-        if (!words.eof() || values.size() != per_step)
+        // The first line decides how many worlds a line holds; the others must agree.
+        const bool first = lines_.empty();
+        if (first && worlds > 1 && values.size() == per_world * worlds) worlds_ = worlds;
+        if (!words.eof() || values.size() != per_world * worlds_)
             throw Error("actions file '" + path + "' line " + std::to_string(number) + ": expected " +
-                        std::to_string(per_step) + " integers, got '" + line + "'");
+                        (first ? expected : std::to_string(per_world * worlds_)) + " integers, got '" + line + "'");
         size_t at = 0;
-        for (const auto& [name, range] : sim.spec().input_ranges()) {
-            const TensorView& t = sim.tensor(name);
-            size_t n = t.bytes() / dtype_size(t.dtype) / sim.num_worlds();
-            for (size_t i = 0; i < n; ++i, ++at)
-                if (values[at] < range.first || values[at] > range.second)
-                    throw Error("actions file '" + path + "' line " + std::to_string(number) + ": '" + name +
-                                "' value " + std::to_string(values[at]) + " is outside [" +
-                                std::to_string(range.first) + ", " + std::to_string(range.second) + "]");
-        }
+        for (uint32_t w = 0; w < worlds_; ++w)
+            for (const auto& [name, range] : sim.spec().input_ranges()) {
+                const TensorView& t = sim.tensor(name);
+                size_t n = t.bytes() / dtype_size(t.dtype) / sim.num_worlds();
+                for (size_t i = 0; i < n; ++i, ++at)
+                    if (values[at] < range.first || values[at] > range.second)
+                        throw Error("actions file '" + path + "' line " + std::to_string(number) + ": '" + name +
+                                    "' value " + std::to_string(values[at]) + " is outside [" +
+                                    std::to_string(range.first) + ", " + std::to_string(range.second) + "]");
+            }
         lines_.push_back(std::move(values));
     }
     if (lines_.empty()) throw Error("actions file '" + path + "' holds no steps");
@@ -200,20 +208,24 @@ ActionReplay::ActionReplay(const std::string& path, const Simulator& sim) {
 
 void ActionReplay::act(Simulator& sim, uint32_t world, uint32_t k) {
     const std::vector<int64_t>& values = lines_.at(k);
+    if (world + worlds_ > sim.num_worlds())
+        throw Error("the actions file holds " + std::to_string(worlds_) + " worlds a step, from world " +
+                    std::to_string(world) + "; the simulator has " + std::to_string(sim.num_worlds()));
     size_t at = 0;
-    for (const auto& [name, range] : sim.spec().input_ranges()) {
-        const TensorView& t = sim.tensor(name);
-        size_t elem = dtype_size(t.dtype), n = t.bytes() / elem / sim.num_worlds();
-        std::vector<uint8_t> bytes(n * elem);
-        for (size_t i = 0; i < n; ++i, ++at) {
-            float f = float(values[at]);
-            if (t.dtype == DType::kF32)
-                std::memcpy(bytes.data() + i * elem, &f, elem);
-            else
-                std::memcpy(bytes.data() + i * elem, &values[at], elem); // little-endian: low bytes first
+    for (uint32_t w = world; w < world + worlds_; ++w)
+        for (const auto& [name, range] : sim.spec().input_ranges()) {
+            const TensorView& t = sim.tensor(name);
+            size_t elem = dtype_size(t.dtype), n = t.bytes() / elem / sim.num_worlds();
+            std::vector<uint8_t> bytes(n * elem);
+            for (size_t i = 0; i < n; ++i, ++at) {
+                float f = float(values[at]);
+                if (t.dtype == DType::kF32)
+                    std::memcpy(bytes.data() + i * elem, &f, elem);
+                else
+                    std::memcpy(bytes.data() + i * elem, &values[at], elem); // little-endian: low bytes first
+            }
+            sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + bytes.size() * w, bytes.data(), bytes.size());
         }
-        sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + bytes.size() * world, bytes.data(), bytes.size());
-    }
 }
 
 } // namespace orrery::render

@@ -52,21 +52,29 @@ class Policy {
     uint64_t state_;
 };
 
-/// Recorded actions for one world, replayed step by step: a text file with one
-/// line per step holding that world's values of every ranged input tensor, in
-/// export order (for Overcooked: the two chefs' actions). Because a world's
-/// trajectory depends only on its seed and actions, replaying them from the same
-/// seed reproduces an episode played elsewhere (for example by a trained policy).
+/// Recorded actions for one world, or for several worlds side by side,
+/// replayed step by step: a text file with one line per step holding a world's
+/// values of every ranged input tensor, in export order (for Overcooked: the
+/// two chefs' actions), or those of `worlds` consecutive worlds one after
+/// another. Because a world's trajectory depends only on its seed and actions,
+/// replaying them from the same seed reproduces an episode played elsewhere
+/// (for example by a trained policy).
 class ActionReplay {
   public:
-    /// Reads `path`; throws orrery::Error naming the line of a malformed or out-of-range value.
-    ActionReplay(const std::string& path, const Simulator& sim);
+    /// Reads `path`, whose lines hold one world's values or (every line alike)
+    /// `worlds` worlds'; throws orrery::Error naming the line of a malformed or
+    /// out-of-range value.
+    ActionReplay(const std::string& path, const Simulator& sim, uint32_t worlds = 1);
     uint32_t steps() const { return uint32_t(lines_.size()); }
-    /// Writes step k's values into world `world` (other worlds are left as they are).
+    /// How many worlds each line holds.
+    uint32_t worlds() const { return worlds_; }
+    /// Writes step k's values into worlds `world` .. `world` + worlds() - 1
+    /// (other worlds are left as they are).
     void act(Simulator& sim, uint32_t world, uint32_t k);
 
   private:
     std::vector<std::vector<int64_t>> lines_;
+    uint32_t worlds_ = 1;
 };
 
 /// A 3-D camera named on the command line: `orbit`, `top`, `eye:ROW` (row ROW

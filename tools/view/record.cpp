@@ -27,7 +27,8 @@ constexpr const char* kUsage =
     "degrees (default 135); --overlays turns on the named overlays (bounds, velocities, contacts, ...).\n"
     "--grid N draws worlds W .. W + N - 1 side by side in each frame.\n"
     "--actions FILE replays world W's recorded actions (one line per step; --steps defaults to the\n"
-    "number of lines): from the same --seed this reproduces an episode played elsewhere.\n";
+    "number of lines), or with --grid N those of worlds W .. W + N - 1 when each line holds N worlds'\n"
+    "values: from the same --seed this reproduces episodes played elsewhere.\n";
 
 struct RecordArgs {
     orrery::render::CommonArgs common;
@@ -157,7 +158,7 @@ int record(const RecordArgs& a) {
     std::unique_ptr<orrery::render::ActionReplay> replay;
     uint32_t steps = a.steps;
     if (!a.actions.empty()) {
-        replay = std::make_unique<orrery::render::ActionReplay>(a.actions, *sim);
+        replay = std::make_unique<orrery::render::ActionReplay>(a.actions, *sim, a.grid);
         if (!a.steps_given) steps = replay->steps();
         if (steps > replay->steps())
             throw orrery::Error("--steps " + std::to_string(steps) + " asks for more steps than the " +
@@ -190,8 +191,9 @@ int record(const RecordArgs& a) {
                 a.common.env.c_str(), a.world,
                 a.grid > 1 ? (" and the next " + std::to_string(a.grid - 1)).c_str() : "", a.width, a.height,
                 frames.device_name().c_str(), a.out.c_str(), video.c_str());
-    std::printf("orrery-record: world %u state hash after step %u: %016llx\n", a.world, steps,
-                static_cast<unsigned long long>(sim->state_hash(a.world)));
+    for (uint32_t w = a.world; w < a.world + a.grid; ++w)
+        std::printf("orrery-record: world %u state hash after step %u: %016llx\n", w, steps,
+                    static_cast<unsigned long long>(sim->state_hash(w)));
     double n = double(steps + 1);
     std::printf("orrery-record: per frame, read_world + scene %.3f ms, render + readback %.3f ms (%u worlds)\n",
                 1e3 * scene_s / n, 1e3 * render_s / n, sim->num_worlds());
