@@ -339,8 +339,18 @@ struct ElementNames {
     std::vector<ScalarType> types;
 };
 
-/// Keys the viewer maps to action values of the controlled agent.
-enum class Key : uint8_t { kNoop, kUp, kDown, kLeft, kRight, kInteract };
+/// Keys the viewer maps to action values of the controlled agent: arrows or
+/// WASD, space (E too where the env turns no agent), Q and E to turn, L.
+enum class Key : uint8_t { kNoop, kUp, kDown, kLeft, kRight, kInteract, kTurnLeft, kTurnRight, kSecond };
+inline constexpr uint32_t kKeyCount = 9;
+
+/// A held key's share of a multi-part action: while `key` is down, element
+/// `part` of the controlled agent's action row is `value`.
+struct KeyPart {
+    Key key = Key::kNoop;
+    uint32_t part = 0;
+    int32_t value = 0;
+};
 
 /// Everything the viewer needs to draw and play an env.
 struct DrawSpec {
@@ -362,6 +372,27 @@ struct DrawSpec {
     /// Tensors the viewer shows for the selected agent, and the one keys write.
     std::string obs = "obs", reward = "reward", action = "action";
     std::vector<std::pair<Key, int32_t>> keys; ///< e.g. {Key::kUp, 1}: the action value a key sends
+    /// Multi-part actions (a row of several values each step, as hide-and-seek's
+    /// move x, move y, turn, grab, lock), played while keys are held: each step
+    /// the row is `key_rest` with every held key's part set (later parts in
+    /// `key_parts` win). Empty: `keys`, one value a press.
+    std::vector<int32_t> key_rest;
+    std::vector<KeyPart> key_parts;
+    std::vector<std::string> key_part_names; ///< the parts' names for the viewer's keys line
+
+    /// The action row for the keys held (bit k of `held`: Key k is down).
+    std::vector<int32_t> key_row(uint32_t held) const {
+        std::vector<int32_t> row = key_rest;
+        for (const KeyPart& k : key_parts)
+            if (((held >> uint32_t(k.key)) & 1u) && k.part < row.size()) row[k.part] = k.value;
+        return row;
+    }
+    /// Whether a key of `key_parts` is `key`.
+    bool holds_key(Key key) const {
+        for (const KeyPart& k : key_parts)
+            if (k.key == key) return true;
+        return false;
+    }
 
     /// Starts a mark for archetype A: `spec.draw.entity<Agent>().at(...).style(...)`.
     template <class A> EntityDraw& entity() {

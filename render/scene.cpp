@@ -614,6 +614,16 @@ void validate_draw(const EnvSpec& spec) {
         check_field(spec, g.bar, g.archetype, extent(g.bar, g.bar_stride), what + ".bar");
         check_field(spec, g.at, g.archetype, extent(g.at, g.at_stride), what + ".at");
     }
+    for (size_t i = 0; i < d.key_parts.size(); ++i) {
+        const KeyPart& k = d.key_parts[i];
+        std::string what = "draw: key_parts[" + std::to_string(i) + "]";
+        if (k.key == Key::kNoop || uint32_t(k.key) >= kKeyCount)
+            throw Error(what + ".key is " + std::to_string(int(k.key)) +
+                        "; expected a key from Key::kUp to Key::kSecond");
+        if (k.part >= d.key_rest.size())
+            throw Error(what + ".part is " + std::to_string(k.part) + "; expected < " +
+                        std::to_string(d.key_rest.size()) + " (key_rest's length, the action row's)");
+    }
 }
 
 } // namespace orrery::render

@@ -129,8 +129,8 @@ void holds(const Ctx& ctx, std::vector<Segment>& out) {
 
 } // namespace
 
-/// Adds hide-and-seek's overlays and its preparation-phase status to `draw`
-/// (after the bodies, which hide_and_seek.cpp declares).
+/// Adds hide-and-seek's overlays, its preparation-phase status and its keys
+/// to `draw` (after the bodies, which hide_and_seek.cpp declares).
 void add_game_overlays(orrery::DrawSpec& draw) {
     draw.overlay("vision", vision, true);
     draw.overlay("lidar", lidar);
@@ -143,6 +143,15 @@ void add_game_overlays(orrery::DrawSpec& draw) {
             return "seekers frozen for " + std::to_string(left) + (left == 1 ? " more step" : " more steps");
         },
         {40, 50, 90, 120});
+    // Playing an agent from the viewer: held keys set parts of its action row
+    // (move x, move y, turn: bins 0..10, 5 still; grab, lock: 0 released).
+    // OpenAI's moves are in the world frame (up is +y), gpu_hideseek's in the
+    // agent's (up is forward).
+    using orrery::Key;
+    draw.key_rest = {5, 5, 5, 0, 0};
+    draw.key_part_names = {"move_x", "move_y", "turn", "grab", "lock"};
+    draw.key_parts = {{Key::kRight, 0, 10},    {Key::kLeft, 0, 0},      {Key::kUp, 1, 10},      {Key::kDown, 1, 0},
+                      {Key::kTurnLeft, 2, 10}, {Key::kTurnRight, 2, 0}, {Key::kInteract, 3, 1}, {Key::kSecond, 4, 1}};
 }
 
 } // namespace hide_and_seek

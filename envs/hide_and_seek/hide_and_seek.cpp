@@ -71,7 +71,7 @@ void team_size(orrery::OptionReader& opt, const std::string& name, uint32_t fall
 
 } // namespace
 
-void add_game_overlays(orrery::DrawSpec& draw); // envs/hide_and_seek/draw.cpp: vision, lidar, holds, preparation
+void add_game_overlays(orrery::DrawSpec& draw); // envs/hide_and_seek/draw.cpp: vision, lidar, holds, preparation, keys
 
 orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     orrery::OptionReader opt("hide_and_seek", options);

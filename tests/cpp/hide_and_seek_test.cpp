@@ -436,6 +436,34 @@ TEST(HideAndSeekActions, MoveIsAWorldFrameForceOfEighteenNewtonsPerBinAndTheAgen
     EXPECT_NEAR(look(sim, 0).vel.v.x, 2.6f, 0.05f);
 }
 
+TEST(HideAndSeekActions, TheViewersHeldKeysPlayAnAgent) {
+    // The draw table's keys (orrery-view: arrows/WASD, Q/E, space, L held down)
+    // and what they do to an agent on the open floor.
+    const DrawSpec& d = open_floor().draw;
+    auto row = [&](std::initializer_list<Key> held) {
+        uint32_t mask = 0;
+        for (Key k : held) mask |= 1u << uint32_t(k);
+        std::vector<int32_t> r = d.key_row(mask);
+        EXPECT_EQ(r.size(), 5u);
+        return r.size() == 5 ? Action{r[0], r[1], r[2], r[3], r[4]} : kStill;
+    };
+    auto same = [](const Action& a, const Action& b) {
+        return a.move_x == b.move_x && a.move_y == b.move_y && a.turn == b.turn && a.grab == b.grab && a.lock == b.lock;
+    };
+    EXPECT_TRUE(same(row({}), kStill));
+    EXPECT_TRUE(same(row({Key::kUp, Key::kLeft}), Action{0, 10, 5, 0, 0}));
+    EXPECT_TRUE(same(row({Key::kDown, Key::kTurnRight, Key::kInteract, Key::kSecond}), Action{5, 0, 0, 1, 1}));
+    Simulator sim(open_floor(), options(1));
+    sim.reset(8);
+    arrange(sim, {{0.5f, 3.0f, 0.15f}, {1.0f, 0.5f, 0.15f}, {5.5f, 0.5f, 0.25f}, 1.0f, 0.0f});
+    act(sim, {row({Key::kRight, Key::kTurnLeft}), kStill});
+    for (uint32_t i = 0; i < 8; ++i) sim.step();
+    Seen s = look(sim, 0);
+    EXPECT_NEAR(s.vel.v.x, 8.0f, 0.1f); // right: +x at full force, as {10, 5, 5, 0, 0}
+    EXPECT_NEAR(s.vel.v.y, 0.0f, 1e-3f);
+    EXPECT_NEAR(s.vel.w.z, 9.0f, 0.05f); // Q: counter-clockwise seen from above
+}
+
 TEST(HideAndSeekActions, OutOfRangeActionsAreRejectedBeforeAnyChange) {
     Simulator sim(open_floor(), options(2));
     sim.reset(9);

@@ -12,6 +12,9 @@
 #include "engine/simulator.hpp"
 #include "envs/registry.hpp"
 #include "envs/tutorial/tag.hpp"
+#ifdef ORRERY_HAVE_FRONT_END
+#include "tools/view/cli.hpp"
+#endif
 #include "render/render.hpp"
 #include "render_support.hpp"
 
@@ -103,6 +106,56 @@ TEST(RenderScene, BadDrawTableIsRejectedByName) {
         EXPECT_NE(std::string(e.what()).find("Pellet"), std::string::npos) << e.what();
     }
 }
+
+TEST(RenderScene, KeyPartsOutsideTheActionRowAreRejectedByName) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("hide_and_seek", {});
+    orrery::render::validate_draw(spec); // its own keys pass
+    spec.draw.key_parts.push_back({orrery::Key::kUp, 5, 1});
+    try {
+        orrery::render::validate_draw(spec);
+        FAIL() << "expected orrery::Error";
+    } catch (const orrery::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("key_parts[8].part is 5; expected < 5"), std::string::npos) << e.what();
+    }
+    spec.draw.key_parts.back() = {orrery::Key::kNoop, 0, 1};
+    EXPECT_THROW(orrery::render::validate_draw(spec), orrery::Error);
+}
+
+#ifdef ORRERY_HAVE_FRONT_END
+TEST(RenderScene, AViewersKeyRowIsWrittenToOneAgentAndCheckedFirst) {
+    orrery::register_builtin_envs();
+    orrery::SimOptions o;
+    o.num_worlds = 2;
+    o.device = "cpu";
+    o.threads = 1;
+    orrery::Simulator sim(orrery::make_env_spec("hide_and_seek", {}), o);
+    sim.reset(3);
+    const orrery::DrawSpec& d = sim.spec().draw;
+    const orrery::TensorView& t = sim.tensor("action");
+    auto values = [&] {
+        std::vector<int32_t> v(t.bytes() / sizeof(int32_t));
+        sim.backend().copy_to_host(v.data(), t.data, t.bytes());
+        return v;
+    };
+    const std::vector<int32_t> before = values();
+    const uint32_t held = (1u << uint32_t(orrery::Key::kUp)) | (1u << uint32_t(orrery::Key::kInteract));
+    orrery::render::set_action_row(sim, "action", 1, 2, d.key_row(held));
+    std::vector<int32_t> after = values(), want = before;
+    const std::vector<int32_t> row = {5, 10, 5, 1, 0};
+    const size_t at = (1 * size_t(t.shape[1]) + 2) * 5;
+    std::copy(row.begin(), row.end(), want.begin() + long(at));
+    EXPECT_EQ(after, want); // world 1's agent 2 only
+    EXPECT_THROW(orrery::render::set_action_row(sim, "action", 0, 0, {5, 5, 5}), orrery::Error);
+    try {
+        orrery::render::set_action_row(sim, "action", 0, 0, {5, 5, 11, 0, 0});
+        FAIL() << "expected orrery::Error";
+    } catch (const orrery::Error& e) {
+        EXPECT_NE(std::string(e.what()).find("value 11 is outside 'action''s [0, 10]"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(values(), after); // nothing written by the refused rows
+}
+#endif
 
 TEST(RenderOffscreen, AgentsAppearWhereTheStatePutsThem) {
     REQUIRE_VULKAN();

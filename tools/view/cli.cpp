@@ -165,6 +165,33 @@ void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint3
     sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + at, &v, elem);
 }
 
+void set_action_row(Simulator& sim, const std::string& tensor, uint32_t world, uint32_t agent,
+                    const std::vector<int32_t>& row) {
+    const TensorView& t = sim.tensor(tensor);
+    if (t.shape.size() < 2 || agent >= uint64_t(t.shape[1]) || world >= uint64_t(t.shape[0]))
+        throw Error("set_action_row: world " + std::to_string(world) + " agent " + std::to_string(agent) +
+                    " out of range for tensor '" + tensor + "'");
+    size_t elem = dtype_size(t.dtype);
+    size_t per_row = t.bytes() / elem / size_t(t.shape[0] * t.shape[1]);
+    if (row.size() != per_row)
+        throw Error("set_action_row: a row of " + std::to_string(row.size()) + " values for tensor '" + tensor +
+                    "', which holds " + std::to_string(per_row) + " per agent");
+    for (const auto& [name, range] : sim.spec().input_ranges())
+        if (name == tensor)
+            for (int32_t v : row)
+                if (v < range.first || v > range.second)
+                    throw Error("set_action_row: value " + std::to_string(v) + " is outside '" + tensor + "''s [" +
+                                std::to_string(range.first) + ", " + std::to_string(range.second) + "]");
+    std::vector<uint8_t> bytes(per_row * elem);
+    for (size_t i = 0; i < per_row; ++i) {
+        int64_t v = row[i];
+        float f = float(row[i]);
+        std::memcpy(bytes.data() + i * elem, t.dtype == DType::kF32 ? static_cast<const void*>(&f) : &v, elem);
+    }
+    size_t at = (size_t(world) * size_t(t.shape[1]) + agent) * per_row * elem;
+    sim.backend().copy_from_host(static_cast<uint8_t*>(t.data) + at, bytes.data(), bytes.size());
+}
+
 ActionReplay::ActionReplay(const std::string& path, const Simulator& sim, uint32_t worlds) {
     // A regular file within a size limit: /dev/zero or a FIFO is refused, not read forever.
     std::istringstream in(read_regular_file(path, "the actions file", uint64_t(256) << 20));

@@ -94,5 +94,10 @@ std::vector<std::string> split_list(const std::string& csv);
 
 /// Writes one agent's action (element 0 of row `agent`) in world `world` of input `tensor`.
 void set_action(Simulator& sim, const std::string& tensor, uint32_t world, uint32_t agent, int32_t value);
+/// Writes one agent's whole action row (DrawSpec::key_row); throws orrery::Error
+/// when the row's length is not the tensor's values per agent or a value is
+/// outside the input's range.
+void set_action_row(Simulator& sim, const std::string& tensor, uint32_t world, uint32_t agent,
+                    const std::vector<int32_t>& row);
 
 } // namespace orrery::render

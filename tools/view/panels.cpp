@@ -166,8 +166,15 @@ std::string entry_label(const std::vector<std::string>& names, size_t i) {
 
 /// "keys: up=north ..." for the keys the env declares, with the action names.
 void keys_line(const DrawSpec& d, const std::vector<std::string>& names) {
-    static const char* kKeyNames[] = {"", "up", "down", "left", "right", "space"};
+    static const char* kKeyNames[] = {"", "up", "down", "left", "right", "space", "Q", "E", "L"};
     std::string line = "keys:";
+    for (const KeyPart& k : d.key_parts) // held: the row's part `part` takes `value`
+        line.append(" ")
+            .append(kKeyNames[int(k.key)])
+            .append(":")
+            .append(entry_label(d.key_part_names, k.part))
+            .append("=")
+            .append(std::to_string(k.value));
     for (const auto& [key, value] : d.keys)
         if (key != Key::kNoop) // no key is pressed for it: the action agents take when none is
             line.append(" ").append(kKeyNames[int(key)]).append("=").append(entry_label(names, size_t(value)));
@@ -243,7 +250,7 @@ void controls_panel(Simulator& sim, ViewState& s, const WorldReport& r, Camera& 
     if (ImGui::Button("Step (N)")) s.step_once = true;
     ImGui::SameLine();
     ImGui::Checkbox("keys drive agent", &s.control);
-    if (!s.action_names.empty()) keys_line(sim.spec().draw, s.action_names);
+    if (!s.action_names.empty() || !sim.spec().draw.key_parts.empty()) keys_line(sim.spec().draw, s.action_names);
     ImGui::SliderFloat("steps/s", &s.speed, 0.5f, 240.0f, "%.1f", ImGuiSliderFlags_Logarithmic);
     bool random = s.policy == "random";
     if (ImGui::Checkbox("other agents random (else noop)", &random)) s.policy = random ? "random" : "noop";

@@ -23,7 +23,8 @@ struct ViewState {
     bool control = true; ///< keys drive the selected agent
     float speed = 8.0f;  ///< steps per second while running
     std::string policy = "random";
-    Key pending = Key::kNoop; ///< last key pressed since the previous step
+    Key pending = Key::kNoop;  ///< last key pressed since the previous step
+    uint32_t pending_held = 0; ///< keys pressed since the previous step (bit k: Key k), for key_parts
     uint64_t steps_taken = 0;
     std::vector<float> returns; ///< this episode's summed rewards per agent, over the steps seen
     uint32_t episode = ~0u;

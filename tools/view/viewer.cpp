@@ -31,7 +31,9 @@ constexpr const char* kUsage =
     "                   [--obs-names a,b,...] [--action-names a,b,...] [--actions FILE] [--speed S]\n"
     "                   [--camera orbit|top|eye:ROW|eye:ARCH:ROW] [--fov DEG] [--overlays a,b,...]\n"
     "                   [--inspect ROW|ARCH:ROW]\n"
-    "Keys: arrows/WASD move the controlled agent, space interacts, P pauses, N steps once,\n"
+    "Keys: arrows/WASD move the controlled agent, space interacts (or grabs), Q and E turn where the\n"
+    "env turns agents (else E interacts), L is the env's second button (hide-and-seek's lock); where\n"
+    "the env's actions have several parts the keys act while held. P pauses, N steps once,\n"
     "Tab picks the next agent, [ and ] the previous/next world; the mouse wheel zooms, dragging\n"
     "pans (2-D, 3-D top-down) or orbits (3-D); a click on a 3-D body inspects it. With --frames N the viewer\n"
     "exits after N frames, writing the last one to --screenshot if given. --obs-names and\n"
@@ -110,30 +112,41 @@ ViewArgs parse(int argc, char** argv) {
     return a;
 }
 
-/// Keys to DrawSpec keys; edge-triggered so one press is one action.
+/// Keys to DrawSpec keys: the one pressed since the last poll (edge-triggered,
+/// so one press is one action) and the set held down now (DrawSpec::key_parts).
 class KeyReader {
   public:
+    /// `e_turns`: E is Key::kTurnRight (the env turns agents), else a second space.
+    explicit KeyReader(bool e_turns) : e_turns_(e_turns) {}
     /// The declared key pressed since the last call, if any (kNoop otherwise, with `pressed` false).
     Key poll(GLFWwindow* w, bool& pressed) {
         struct Binding {
             int a, b;
             Key key;
         };
-        static const Binding kBindings[] = {{GLFW_KEY_UP, GLFW_KEY_W, Key::kUp},
-                                            {GLFW_KEY_DOWN, GLFW_KEY_S, Key::kDown},
-                                            {GLFW_KEY_LEFT, GLFW_KEY_A, Key::kLeft},
-                                            {GLFW_KEY_RIGHT, GLFW_KEY_D, Key::kRight},
-                                            {GLFW_KEY_SPACE, GLFW_KEY_E, Key::kInteract}};
+        const Binding bindings[] = {{GLFW_KEY_UP, GLFW_KEY_W, Key::kUp},
+                                    {GLFW_KEY_DOWN, GLFW_KEY_S, Key::kDown},
+                                    {GLFW_KEY_LEFT, GLFW_KEY_A, Key::kLeft},
+                                    {GLFW_KEY_RIGHT, GLFW_KEY_D, Key::kRight},
+                                    {GLFW_KEY_SPACE, e_turns_ ? GLFW_KEY_SPACE : GLFW_KEY_E, Key::kInteract},
+                                    {GLFW_KEY_Q, GLFW_KEY_Q, Key::kTurnLeft},
+                                    {GLFW_KEY_E, e_turns_ ? GLFW_KEY_E : GLFW_KEY_UNKNOWN, Key::kTurnRight},
+                                    {GLFW_KEY_L, GLFW_KEY_L, Key::kSecond}};
         pressed = false;
+        held_ = 0;
         Key out = Key::kNoop;
-        for (const Binding& b : kBindings) {
-            bool down = glfwGetKey(w, b.a) == GLFW_PRESS || glfwGetKey(w, b.b) == GLFW_PRESS;
+        for (const Binding& b : bindings) {
+            bool down =
+                glfwGetKey(w, b.a) == GLFW_PRESS || (b.b != GLFW_KEY_UNKNOWN && glfwGetKey(w, b.b) == GLFW_PRESS);
             bool& was = down_[int(b.key)];
             if (down && !was) out = b.key, pressed = true;
+            if (down) held_ |= 1u << uint32_t(b.key);
             was = down;
         }
         return out;
     }
+    /// Bit k: Key k is down (as of the last poll).
+    uint32_t held() const { return held_; }
     /// True once per press of `key`.
     bool tapped(GLFWwindow* w, int key) {
         bool down = glfwGetKey(w, key) == GLFW_PRESS;
@@ -144,7 +157,9 @@ class KeyReader {
     }
 
   private:
-    bool down_[8] = {};
+    bool e_turns_;
+    uint32_t held_ = 0;
+    bool down_[kKeyCount] = {};
     bool other_[512] = {};
 };
 
@@ -217,7 +232,7 @@ int run(const ViewArgs& a) {
     uint32_t replayed = 0;
     std::string policy_kind = a.common.policy;
     Policy policy(policy_kind, a.common.seed);
-    KeyReader keys;
+    KeyReader keys(sim->spec().draw.holds_key(Key::kTurnRight));
     Camera cam;
     cam.mode = a.camera.mode == "top"   ? Camera::Mode::kTop
                : a.camera.mode == "eye" ? Camera::Mode::kEye
@@ -242,6 +257,7 @@ int run(const ViewArgs& a) {
         bool typing = ImGui::GetIO().WantCaptureKeyboard;
         bool pressed = false;
         Key key = typing ? Key::kNoop : keys.poll(w, pressed);
+        const uint32_t held = typing ? 0u : keys.held();
         if (!typing && keys.tapped(w, GLFW_KEY_P)) state.paused = !state.paused;
         bool single = (!typing && keys.tapped(w, GLFW_KEY_N)) || state.step_once;
         if (state.step_once) state.paused = true; // the step button: pause, then one step
@@ -258,7 +274,7 @@ int run(const ViewArgs& a) {
         // Paused, a key press is a turn: one step with that action (play Overcooked step by step).
         int steps = state.paused ? ((single || (pressed && state.control)) ? 1 : 0) : int(owed);
         owed -= state.paused ? 0.0 : double(steps);
-        if (pressed) state.pending = key;
+        if (pressed) state.pending = key, state.pending_held |= held;
         if (state.policy != policy_kind) policy = Policy(policy_kind = state.policy, a.common.seed);
         for (int s = 0; s < steps; ++s) {
             if (replay && replayed == replay->steps()) { // the episode is over: stay on its last state
@@ -269,11 +285,14 @@ int run(const ViewArgs& a) {
             int32_t act = action_for(draw, state.pending);
             if (replay)
                 replay->act(*sim, 0, replayed++);
+            else if (state.control && !draw.key_parts.empty()) // every step, from the keys held (or tapped)
+                set_action_row(*sim, draw.action, state.world, state.agent, draw.key_row(held | state.pending_held));
             else if (state.control && act >= 0)
                 set_action(*sim, draw.action, state.world, state.agent, act);
             sim->step();
             state.steps_taken += 1;
             state.pending = Key::kNoop;
+            state.pending_held = 0;
         }
         const ImGuiIO& io = ImGui::GetIO();
         if (!io.WantCaptureMouse) steer_camera(io, draw, cam);
