@@ -168,32 +168,23 @@ struct SolverBody {
     uint32_t still; ///< Sleep::still
 };
 enum : uint32_t { kSleepy = 1, kAsleep = 2, kBlocked = 4 };
-/// One of a contact point's three directions (its normal, then its two
-/// tangents) as the solver's passes use it, made once at the step's start
-/// (the anchors and the world-frame inverse inertias hold for the step):
-/// the anchors crossed with the direction, and the inverse inertias times
-/// those, so an impulse along it turns each body by k times its size and the
-/// bodies' relative speed along it is (vb - va).d + wb.jb - wa.ja.
-struct ContactRow {
-    Vec3 ja, jb; ///< ra x d, rb x d
-    Vec3 ka, kb; ///< the world-frame inverse inertia of a (b) times ja (jb)
-};
 /// One contact point, found at the step's start: normal from body a to body
 /// b (the two of its Pair, whose points lie in Contacts at [first, first +
-/// count)) and tangents t1 and t2 = cross(n, t1), anchors (world offsets from
-/// each body's centre, fixed for the step), its three directions' rows, and
+/// count)) and tangent t1 (the second tangent is cross(n, t1): contact_t2),
+/// anchors (world offsets from each body's centre, fixed for the step), and
 /// the solver's accumulated impulses. The pair's friction and restitution are
 /// combined from the bodies' materials where they are used. Scratch of one
 /// step (what the next step reads of it is in ContactCache).
 struct Contact {
-    Vec3 n, t1, t2, ra, rb;
-    ContactRow rows[3]; ///< along n, t1, t2
-    float separation;   ///< at the start, less the anchors' offset along n (< 0: overlapping)
+    Vec3 n, t1, ra, rb;
+    float separation; ///< at the start, less the anchors' offset along n (< 0: overlapping)
     float normal_mass, t1_mass, t2_mass;
     float normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
     float approach; ///< normal velocity at the start (< 0: approaching), for restitution
 };
-static_assert(sizeof(Contact) == 240, "Contact is plain data");
+static_assert(sizeof(Contact) == 84, "Contact is plain data");
+/// A contact's second tangent (tangents_of makes it so: the same bits).
+ORRERY_HD inline Vec3 contact_t2(const Contact& c) { return cross(c.n, c.t1); }
 
 /// What a step keeps of a contact point: what the next step's warm start
 /// reads (its bodies by index, to find a pair's points by binary search, and

@@ -103,32 +103,6 @@ ORRERY_HD inline Vec3 relative_velocity(const SolverBody& a, const SolverBody& b
     return (b.v + cross(b.w, rb)) - (a.v + cross(a.w, ra));
 }
 
-/// Contact direction d's row for bodies a and b at anchors ra and rb (ContactRow).
-ORRERY_HD inline ContactRow row_of(const SolverBody& a, const SolverBody& b, Vec3 ra, Vec3 rb, Vec3 d) {
-    ContactRow r;
-    r.ja = cross(ra, d), r.jb = cross(rb, d);
-    r.ka = inv_inertia_times(a, r.ja), r.kb = inv_inertia_times(b, r.jb);
-    return r;
-}
-
-/// The speed of b's point against a's along direction d, of row r.
-ORRERY_HD inline float row_speed(const SolverBody& a, const SolverBody& b, Vec3 d, const ContactRow& r) {
-    return dot(b.v - a.v, d) + (dot(b.w, r.jb) - dot(a.w, r.ja));
-}
-
-/// Changes the velocities of a and b by an impulse of size `lambda` along
-/// direction d, of row r (a gets -, b gets +).
-ORRERY_HD inline void apply_row(SolverBody& a, SolverBody& b, Vec3 d, const ContactRow& r, float lambda) {
-    if (moves(a)) {
-        a.v -= mul(a.inv_mass_damped, d * lambda);
-        a.w -= r.ka * lambda;
-    }
-    if (moves(b)) {
-        b.v += mul(b.inv_mass_damped, d * lambda);
-        b.w += r.kb * lambda;
-    }
-}
-
 /// Radius of a sphere around the body's origin holding its shape; negative: unbounded (planes).
 ORRERY_HD inline float bound_of(Shape s) {
     switch (s.kind) {
@@ -267,7 +241,7 @@ ORRERY_HD inline void remember_contacts(Buffer<Bodies> bodies, Buffer<Pairs> pai
             o.ea = a.entity, o.eb = bodies[p.b].entity;
             o.la = unrotate(a.q0, c.ra);
             o.normal_impulse = c.normal_impulse;
-            o.friction = c.t1 * c.t1_impulse + c.t2 * c.t2_impulse;
+            o.friction = c.t1 * c.t1_impulse + contact_t2(c) * c.t2_impulse;
             o.n = c.n;
             cache[i] = o;
         }
@@ -375,12 +349,9 @@ ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const M
     const Tangents t = tangents_of(m.n);
     for (uint32_t k = from; k < to; ++k) {
         Contact c{};
-        c.n = m.n, c.t1 = t.t1, c.t2 = t.t2;
+        c.n = m.n, c.t1 = t.t1;
         c.ra = m.p[k] - a.x;
         c.rb = m.p[k] - b.x;
-        c.rows[0] = row_of(a, b, c.ra, c.rb, m.n);
-        c.rows[1] = row_of(a, b, c.ra, c.rb, t.t1);
-        c.rows[2] = row_of(a, b, c.ra, c.rb, t.t2);
         c.separation = -m.depth[k] - dot(c.rb - c.ra, m.n);
         c.normal_mass = inverse_or_zero(inv_mass_along(a, c.ra, m.n) + inv_mass_along(b, c.rb, m.n));
         c.t1_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t1) + inv_mass_along(b, c.rb, t.t1));
@@ -477,26 +448,15 @@ ORRERY_HD inline Vec3 moved_apart(const SolverBody& a, const SolverBody& b) { re
 /// Current separation of contact c (< 0: overlapping) from the bodies' motion
 /// since the step began; `moved` is moved_apart(a, b).
 ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, const Contact& c, Vec3 moved) {
-    // A static body never turns (its turn stays the identity): its anchor is as made.
-    Vec3 d = moved + ((b.kind == BodyKind::kStatic ? c.rb : turned(b, c.rb)) -
-                      (a.kind == BodyKind::kStatic ? c.ra : turned(a, c.ra)));
+    Vec3 d = moved + (turned(b, c.rb) - turned(a, c.ra));
     return dot(d, c.n) + c.separation;
 }
 
 /// Each substep starts from the impulses the last one ended with: the n points at c.
 ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* c, uint32_t n) {
     for (uint32_t k = 0; k < n; ++k) {
-        const Contact& ck = c[k];
-        const float pn = ck.normal_impulse, p1 = ck.t1_impulse, p2 = ck.t2_impulse;
-        const Vec3 p = ck.n * pn + ck.t1 * p1 + ck.t2 * p2;
-        if (moves(a)) {
-            a.v -= mul(a.inv_mass_damped, p);
-            a.w -= ck.rows[0].ka * pn + ck.rows[1].ka * p1 + ck.rows[2].ka * p2;
-        }
-        if (moves(b)) {
-            b.v += mul(b.inv_mass_damped, p);
-            b.w += ck.rows[0].kb * pn + ck.rows[1].kb * p1 + ck.rows[2].kb * p2;
-        }
+        Vec3 p = c[k].n * c[k].normal_impulse + c[k].t1 * c[k].t1_impulse + contact_t2(c[k]) * c[k].t2_impulse;
+        apply_impulse(a, b, p, c[k].ra, c[k].rb);
     }
 }
 
@@ -513,13 +473,13 @@ ORRERY_HD inline void solve_normal(SolverBody& a, SolverBody& b, Contact& c, Vec
         mass_scale = soft.mass_scale;
         impulse_scale = soft.impulse_scale;
     }
-    float vn = row_speed(a, b, c.n, c.rows[0]);
+    float vn = dot(relative_velocity(a, b, c.ra, c.rb), c.n);
     float impulse = -c.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
     float total = max_f(c.normal_impulse + impulse, 0.0f);
     impulse = total - c.normal_impulse;
     c.normal_impulse = total;
     c.max_normal_impulse = max_f(c.max_normal_impulse, impulse);
-    apply_row(a, b, c.n, c.rows[0], impulse);
+    apply_impulse(a, b, c.n * impulse, c.ra, c.rb);
 }
 
 /// A pair's static (s) and dynamic (d) friction, combined from its bodies'
@@ -550,9 +510,8 @@ ORRERY_HD inline void onto_diamond(float& f1, float& f2, float c) {
 /// where sliding keeps the nearest point of the mu.d square (a body sliding
 /// along a tangent feels no friction across it: MuJoCo's pyramid does the same).
 ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c, float load, PairFriction mu) {
-    const Vec3 dv = b.v - a.v;
-    float f1 = c.t1_impulse - c.t1_mass * (dot(dv, c.t1) + (dot(b.w, c.rows[1].jb) - dot(a.w, c.rows[1].ja)));
-    float f2 = c.t2_impulse - c.t2_mass * (dot(dv, c.t2) + (dot(b.w, c.rows[2].jb) - dot(a.w, c.rows[2].ja)));
+    Vec3 dv = relative_velocity(a, b, c.ra, c.rb), t2 = contact_t2(c);
+    float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
     if (mu.cone == FrictionCone::kPyramid) {
         if (abs_of(f1) + abs_of(f2) > mu.s * load) onto_diamond(f1, f2, mu.d * load);
     } else {
@@ -562,17 +521,9 @@ ORRERY_HD inline void solve_friction(SolverBody& a, SolverBody& b, Contact& c, f
             f1 = f1 * scale, f2 = f2 * scale;
         }
     }
-    const float d1 = f1 - c.t1_impulse, d2 = f2 - c.t2_impulse;
+    Vec3 p = c.t1 * (f1 - c.t1_impulse) + t2 * (f2 - c.t2_impulse);
     c.t1_impulse = f1, c.t2_impulse = f2;
-    const Vec3 p = c.t1 * d1 + c.t2 * d2;
-    if (moves(a)) {
-        a.v -= mul(a.inv_mass_damped, p);
-        a.w -= c.rows[1].ka * d1 + c.rows[2].ka * d2;
-    }
-    if (moves(b)) {
-        b.v += mul(b.inv_mass_damped, p);
-        b.w += c.rows[1].kb * d1 + c.rows[2].kb * d2;
-    }
+    apply_impulse(a, b, p, c.ra, c.rb);
 }
 
 /// True when b cannot tip: turning about both x and y locked (OpenAI's boxes and agents).
@@ -650,12 +601,12 @@ ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* cs
     for (uint32_t k = 0; k < n; ++k) {
         Contact& c = cs[k];
         if (restitution == 0.0f || c.approach > -bounce_speed || c.max_normal_impulse == 0.0f) continue;
-        float vn = row_speed(a, b, c.n, c.rows[0]);
+        float vn = dot(relative_velocity(a, b, c.ra, c.rb), c.n);
         float impulse = -c.normal_mass * (vn + restitution * c.approach);
         float total = max_f(c.normal_impulse + impulse, 0.0f);
         impulse = total - c.normal_impulse;
         c.normal_impulse = total;
-        apply_row(a, b, c.n, c.rows[0], impulse);
+        apply_impulse(a, b, c.n * impulse, c.ra, c.rb);
     }
 }
 
