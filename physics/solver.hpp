@@ -448,7 +448,9 @@ ORRERY_HD inline Vec3 moved_apart(const SolverBody& a, const SolverBody& b) { re
 /// Current separation of contact c (< 0: overlapping) from the bodies' motion
 /// since the step began; `moved` is moved_apart(a, b).
 ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, const Contact& c, Vec3 moved) {
-    Vec3 d = moved + (turned(b, c.rb) - turned(a, c.ra));
+    // A static body never turns (its turn stays the identity): its anchor is as made.
+    Vec3 d = moved + ((b.kind == BodyKind::kStatic ? c.rb : turned(b, c.rb)) -
+                      (a.kind == BodyKind::kStatic ? c.ra : turned(a, c.ra)));
     return dot(d, c.n) + c.separation;
 }
 
