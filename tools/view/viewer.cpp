@@ -114,30 +114,37 @@ ViewArgs parse(int argc, char** argv) {
 
 /// Keys to DrawSpec keys: the one pressed since the last poll (edge-triggered,
 /// so one press is one action) and the set held down now (DrawSpec::key_parts).
+/// Only the keys the env declares are read; E is a second space unless the
+/// env turns agents with it.
 class KeyReader {
   public:
-    /// `e_turns`: E is Key::kTurnRight (the env turns agents), else a second space.
-    explicit KeyReader(bool e_turns) : e_turns_(e_turns) {}
-    /// The declared key pressed since the last call, if any (kNoop otherwise, with `pressed` false).
-    Key poll(GLFWwindow* w, bool& pressed) {
+    explicit KeyReader(const DrawSpec& d) {
         struct Binding {
             int a, b;
             Key key;
         };
-        const Binding bindings[] = {{GLFW_KEY_UP, GLFW_KEY_W, Key::kUp},
-                                    {GLFW_KEY_DOWN, GLFW_KEY_S, Key::kDown},
-                                    {GLFW_KEY_LEFT, GLFW_KEY_A, Key::kLeft},
-                                    {GLFW_KEY_RIGHT, GLFW_KEY_D, Key::kRight},
-                                    {GLFW_KEY_SPACE, e_turns_ ? GLFW_KEY_SPACE : GLFW_KEY_E, Key::kInteract},
-                                    {GLFW_KEY_Q, GLFW_KEY_Q, Key::kTurnLeft},
-                                    {GLFW_KEY_E, e_turns_ ? GLFW_KEY_E : GLFW_KEY_UNKNOWN, Key::kTurnRight},
-                                    {GLFW_KEY_L, GLFW_KEY_L, Key::kSecond}};
+        const bool e_turns = d.holds_key(Key::kTurnRight);
+        const Binding all[] = {{GLFW_KEY_UP, GLFW_KEY_W, Key::kUp},
+                               {GLFW_KEY_DOWN, GLFW_KEY_S, Key::kDown},
+                               {GLFW_KEY_LEFT, GLFW_KEY_A, Key::kLeft},
+                               {GLFW_KEY_RIGHT, GLFW_KEY_D, Key::kRight},
+                               {GLFW_KEY_SPACE, e_turns ? GLFW_KEY_SPACE : GLFW_KEY_E, Key::kInteract},
+                               {GLFW_KEY_Q, GLFW_KEY_Q, Key::kTurnLeft},
+                               {GLFW_KEY_E, GLFW_KEY_E, Key::kTurnRight},
+                               {GLFW_KEY_L, GLFW_KEY_L, Key::kSecond}};
+        for (const Binding& b : all) {
+            bool declared = d.holds_key(b.key);
+            for (const auto& [k, v] : d.keys) declared = declared || (k == b.key && k != Key::kNoop);
+            if (declared) bindings_.push_back({b.a, b.b, b.key});
+        }
+    }
+    /// The declared key pressed since the last call, if any (kNoop otherwise, with `pressed` false).
+    Key poll(GLFWwindow* w, bool& pressed) {
         pressed = false;
         held_ = 0;
         Key out = Key::kNoop;
-        for (const Binding& b : bindings) {
-            bool down =
-                glfwGetKey(w, b.a) == GLFW_PRESS || (b.b != GLFW_KEY_UNKNOWN && glfwGetKey(w, b.b) == GLFW_PRESS);
+        for (const Binding& b : bindings_) {
+            bool down = glfwGetKey(w, b.a) == GLFW_PRESS || glfwGetKey(w, b.b) == GLFW_PRESS;
             bool& was = down_[int(b.key)];
             if (down && !was) out = b.key, pressed = true;
             if (down) held_ |= 1u << uint32_t(b.key);
@@ -157,7 +164,11 @@ class KeyReader {
     }
 
   private:
-    bool e_turns_;
+    struct Binding {
+        int a, b;
+        Key key;
+    };
+    std::vector<Binding> bindings_;
     uint32_t held_ = 0;
     bool down_[kKeyCount] = {};
     bool other_[512] = {};
@@ -232,7 +243,7 @@ int run(const ViewArgs& a) {
     uint32_t replayed = 0;
     std::string policy_kind = a.common.policy;
     Policy policy(policy_kind, a.common.seed);
-    KeyReader keys(sim->spec().draw.holds_key(Key::kTurnRight));
+    KeyReader keys(sim->spec().draw);
     Camera cam;
     cam.mode = a.camera.mode == "top"   ? Camera::Mode::kTop
                : a.camera.mode == "eye" ? Camera::Mode::kEye
