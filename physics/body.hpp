@@ -143,30 +143,37 @@ struct Params {
 /// A body as the solver sees it during a step: gathered from the entity's
 /// components, stepped, and written back. One per body in PhysicsWorld's Bodies.
 struct SolverBody {
-    Entity entity;
+    // What the constraint passes read, together at the front (on the GPU a
+    // point's two bodies then take fewer L1 sectors): the kind and locks, the
+    // velocities, how impulses move it, where it is against the step's start
+    // and how it has turned since, and its material.
     BodyKind kind;
     uint32_t locks;
-    Shape shape;
-    Vec3 x, v, w;
-    Quat q;
-    Vec3 x0; ///< position at the step's start (contact separations are updated from it)
-    Quat q0;
-    Vec3 inv_mass;             ///< per world axis, zero where locked (forces)
-    Vec3 inv_inertia;          ///< body frame (torques)
+    Vec3 v, w;
     Vec3 inv_mass_damped;      ///< 1 / (m + h d) per world axis, AxisDamping's d: what impulses move it by
     Vec3 inv_inertia_world[3]; ///< rows of (I + h D)^-1, world frame, at the step's start, locks applied
+    Vec3 x;
+    Vec3 x0;      ///< position at the step's start (contact separations are updated from it)
+    Vec3 turn[3]; ///< rows of the rotation since the step's start (q conj(q0)), updated each substep
+    Material material;
+    // The rest: read once a step or once a substep.
+    Entity entity;
+    Shape shape;
+    Quat q;
+    Quat q0;
+    Vec3 inv_mass;    ///< per world axis, zero where locked (forces)
+    Vec3 inv_inertia; ///< body frame (torques)
     Vec3 force, torque;
     float bound; ///< bounding-sphere radius (broadphase)
     float sweep; ///< how far its surface may move this step: dt * (|v| + |w| bound)
     float lin_damping, ang_damping;
-    Material material;
     Vec3 axis_rate;    ///< AxisDamping's linear coefficients times the inverse mass: 1/s per world axis
     Vec3 axis_angular; ///< AxisDamping's angular coefficients (N m s/rad per world axis)
-    Vec3 turn[3];      ///< rows of the rotation since the step's start (q conj(q0)), updated each substep
     uint32_t colours;  ///< the colours of constraints on it so far (colouring only)
     uint32_t sleep; ///< kSleepy: it has Sleep; kAsleep: asleep this step; kBlocked: near a moving body (settle_bodies)
     uint32_t still; ///< Sleep::still
 };
+static_assert(sizeof(SolverBody) == 312, "SolverBody is plain data (its size is the Bodies scratch's)");
 enum : uint32_t { kSleepy = 1, kAsleep = 2, kBlocked = 4 };
 /// One contact point, found at the step's start: normal from body a to body
 /// b (the two of its Pair, whose points lie in Contacts at [first, first +
