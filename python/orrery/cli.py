@@ -117,20 +117,28 @@ def viewer_names(rest: List[str]) -> List[str]:
     return out
 
 
+def _take_play(rest: List[str]) -> Optional[str]:
+    """Removes ``--play POLICY`` from `rest` and returns POLICY (None without --play)."""
+    if "--play" not in rest:
+        return None
+    at = rest.index("--play")
+    if at + 1 >= len(rest):
+        raise ValueError("--play needs a policy file (TorchScript .pt or ONNX .onnx)")
+    path = rest.pop(at + 1)
+    rest.pop(at)
+    return path
+
+
 def _view(args: argparse.Namespace) -> int:
     """orrery-view with the names the env declares, so its panels show names.
     ``--play POLICY`` (TorchScript or ONNX, see orrery.play) first plays one
     episode of world 0 from --seed with the policy, then has the viewer replay
     it (one world), pausing on its last state."""
     rest = list(args.rest)
-    if "--play" not in rest:
+    path = _take_play(rest)
+    if path is None:
         args.rest = rest + viewer_names(rest)
         return _forward("orrery-view", False)(args)
-    at = rest.index("--play")
-    if at + 1 >= len(rest):
-        raise ValueError("--play needs a policy file (TorchScript .pt or ONNX .onnx)")
-    path = rest.pop(at + 1)
-    rest.pop(at)
     return _view_policy(path, rest)
 
 
@@ -170,13 +178,9 @@ def _record(args: argparse.Namespace) -> int:
     replays those actions with the other options (camera, overlays, size,
     fps, ...) and every world's final state hash is checked against the play."""
     rest = list(args.rest)
-    if "--play" not in rest:
+    path = _take_play(rest)
+    if path is None:
         return _forward("orrery-record", False)(args)
-    at = rest.index("--play")
-    if at + 1 >= len(rest):
-        raise ValueError("--play needs a policy file (TorchScript .pt or ONNX .onnx)")
-    path = rest.pop(at + 1)
-    rest.pop(at)
     env, options = _env_and_options(rest)
     if env is None:
         raise ValueError("orrery record --play needs ENV")
