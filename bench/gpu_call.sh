@@ -19,6 +19,9 @@
 #   bash bench/gpu_call.sh
 #   PARTS="rows watch" LANES="8 32" bash bench/gpu_call.sh
 #   PARTS=rows ROW_ENVS="ORRERY_CUDA_FIT_BLOCKS=0;ORRERY_NVRTC_OPTIONS=--maxrregcount=128" bash bench/gpu_call.sh
+#   PARTS=rows ROW_ARGS="--opt on_chip=0;--opt on_chip=2" bash bench/gpu_call.sh
+# ROW_ARGS: ';'-separated sets of extra `orrery bench` arguments, each a block
+# of rows of its own (after the ROW_ENVS blocks, with the default environment).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -62,6 +65,7 @@ row_envs=("")
 for l in ${LANES:-}; do row_envs+=("ORRERY_CUDA_LANES=$l"); done
 IFS=';' read -ra extra <<<"${ROW_ENVS:-}"
 for e in "${extra[@]}"; do [ -n "$e" ] && row_envs+=("$e"); done
+IFS=';' read -ra row_args <<<"${ROW_ARGS:-}"
 if want rows; then
     pids=()
     for k in "${!row_envs[@]}"; do
@@ -69,6 +73,14 @@ if want rows; then
             # shellcheck disable=SC2086 # VAR=VALUE words and bench arguments
             env ${row_envs[$k]} "$BIN" bench $args --device cuda --worlds 64 --steps 2 \
                 >"$OUT/warm_${args%% *}_${args##*=}_$k.log" 2>&1 &
+            pids+=($!)
+        done
+    done
+    for k in "${!row_args[@]}"; do
+        for args in "hide_and_seek" "hide_and_seek --opt variant=gpu_hideseek" "physics_scenes --opt scene=crowd"; do
+            # shellcheck disable=SC2086 # bench arguments
+            "$BIN" bench $args ${row_args[$k]} --device cuda --worlds 64 --steps 2 \
+                >"$OUT/warm_${args%% *}_${args##*=}_a$k.log" 2>&1 &
             pids+=($!)
         done
     done
@@ -93,6 +105,16 @@ if want rows; then
         row "hide_and_seek" "$e" hide_and_seek
         row "gpu_hideseek" "$e" hide_and_seek --opt variant=gpu_hideseek
         row "crowd" "$e" physics_scenes --opt scene=crowd
+    done
+    for a in "${row_args[@]}"; do
+        [ -z "$a" ] && continue
+        echo "  -- $a"
+        # shellcheck disable=SC2086 # bench arguments
+        row "hide_and_seek" "" hide_and_seek $a
+        # shellcheck disable=SC2086
+        row "gpu_hideseek" "" hide_and_seek --opt variant=gpu_hideseek $a
+        # shellcheck disable=SC2086
+        row "crowd" "" physics_scenes --opt scene=crowd $a
     done
 fi
 if want watch; then

@@ -99,6 +99,10 @@ struct Storage {
     /// holds a slot per worker that can run at once (a CPU thread, a resident
     /// GPU team), not one per world.
     uint64_t scratch_components = 0;
+    /// Those of scratch_components a GPU team keeps in its block's shared
+    /// memory where the backend gives it some (EnvSpec::scratch_shared): laid
+    /// out as a slot is (shared_scratch_offset), one region per team.
+    uint64_t scratch_shared_components = 0;
     uint8_t* scratch = nullptr;       ///< the pool: scratch_slots slots of scratch_slot_bytes
     uint32_t* scratch_busy = nullptr; ///< GPU: bit i set while a team holds slot i (null on the CPU)
     uint32_t scratch_slots = 0;
@@ -125,6 +129,16 @@ ORRERY_HD inline uint32_t scratch_offset(const Storage& s, uint32_t id) {
     uint32_t at = 0;
     for (uint32_t c = 0; c < id && c < kMaxComponents; ++c)
         if ((s.scratch_components >> c) & 1u) at += (s.row_bytes[c] + 15u) / 16u * 16u;
+    return at;
+}
+
+/// Byte offset of scratch component `id` in a team's shared-memory region
+/// (Storage::scratch_shared_components, laid out as scratch_offset lays out a
+/// slot). With kMaxComponents: the bytes of a team's region.
+ORRERY_HD inline uint32_t shared_scratch_offset(const Storage& s, uint32_t id) {
+    uint32_t at = 0;
+    for (uint32_t c = 0; c < id && c < kMaxComponents; ++c)
+        if ((s.scratch_shared_components >> c) & 1u) at += (s.row_bytes[c] + 15u) / 16u * 16u;
     return at;
 }
 

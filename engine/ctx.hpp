@@ -110,8 +110,12 @@ class Ctx : public WorldView {
     /// the node only, shared by the world's lanes, whose contents are left by
     /// whichever world used the slot last. Write before reading. Null in a node
     /// that declared no scratch and outside the step (world views, snapshots).
+    /// Scratch the node keeps on chip (EnvSpec::scratch_shared) is in the
+    /// team's shared memory where the GPU gave it a region, else in the slot.
     template <class T> ORRERY_HD T* scratch() const {
         if (!scratch_ || !((s_->scratch_components >> component_id<T>)&1u)) return nullptr;
+        if (shared_ && ((s_->scratch_shared_components >> component_id<T>)&1u))
+            return reinterpret_cast<T*>(shared_ + shared_scratch_offset(*s_, component_id<T>));
         return reinterpret_cast<T*>(scratch_ + scratch_offset(*s_, component_id<T>));
     }
     /// Step scratch buffer T (a BufferOf component declared with EnvSpec::scratch
@@ -146,6 +150,7 @@ class Ctx : public WorldView {
 
     Entity self_{};
     uint8_t* scratch_ = nullptr; ///< this node's scratch slot (EnvSpec::scratch), null when it declared none
+    uint8_t* shared_ = nullptr;  ///< GPU: the team's shared-memory region (EnvSpec::scratch_shared), else null
 };
 
 namespace detail {
@@ -215,11 +220,14 @@ template <auto F> ORRERY_HD void run_world_lane(const Storage& s, uint32_t w, ui
 }
 
 /// Runs lane l.lane of per-world team system F on world w; every lane of the
-/// team gets the same `scratch` slot (EnvSpec::scratch; null when none).
+/// team gets the same `scratch` slot (EnvSpec::scratch; null when none) and
+/// the same `shared` region (EnvSpec::scratch_shared; null when none).
 template <auto F>
-ORRERY_HD void run_world_team(const Storage& s, uint32_t w, const Lanes& l, uint8_t* scratch = nullptr) {
+ORRERY_HD void run_world_team(const Storage& s, uint32_t w, const Lanes& l, uint8_t* scratch = nullptr,
+                              uint8_t* shared = nullptr) {
     Ctx ctx(s, w);
     ctx.scratch_ = scratch;
+    ctx.shared_ = shared;
     F(ctx, l);
 }
 

@@ -170,6 +170,15 @@ void EnvSpec::validate() const {
                  std::to_string(kMaxRowsPerWorld) + "]");
     }
     for (const NodeSpec& n : nodes_) {
+        for (uint32_t c : n.scratch_shared) {
+            if (n.system.kind != NodeKind::kPerWorldTeam)
+                fail("node '" + std::string(n.system.name) +
+                     "' keeps step scratch in shared memory; only ORRERY_PER_WORLD_TEAM nodes can (a team a warp)");
+            if (std::find(n.scratch.begin(), n.scratch.end(), c) == n.scratch.end())
+                fail("node '" + std::string(n.system.name) + "' keeps component '" +
+                     (c < components_.size() ? components_[c].name : std::to_string(c)) +
+                     "' in shared memory but does not declare it as its scratch; expected scratch<...>() to name it");
+        }
         if (n.scratch.empty()) continue;
         if (n.system.kind != NodeKind::kPerWorld && n.system.kind != NodeKind::kPerWorldTeam)
             fail("node '" + std::string(n.system.name) +

@@ -207,8 +207,9 @@ struct NodeId {
 struct NodeSpec {
     SystemRef system;
     Phase phase;
-    std::vector<uint32_t> deps;    ///< indices of nodes of the same phase this one waits for
-    std::vector<uint32_t> scratch; ///< component ids of its step scratch (EnvSpec::scratch)
+    std::vector<uint32_t> deps;           ///< indices of nodes of the same phase this one waits for
+    std::vector<uint32_t> scratch;        ///< component ids of its step scratch (EnvSpec::scratch)
+    std::vector<uint32_t> scratch_shared; ///< those of `scratch` a GPU team keeps on chip (EnvSpec::scratch_shared)
 };
 
 /// The nodes a new node waits for. EnvSpec::add's default, Deps::previous(),
@@ -367,6 +368,21 @@ class EnvSpec {
         static_assert((!detail::IsAssetComponent<Ts>::value && ...), "assets are shared data, not scratch");
         if (node.index >= nodes_.size()) throw Error("env '" + name_ + "': scratch<...>() names no node of this env");
         for (uint32_t id : {component_id<Ts>...}) nodes_[node.index].scratch.push_back(id);
+    }
+    /// Asks that step scratch Ts of `node` (declared with scratch<Ts...>()
+    /// first; an ORRERY_PER_WORLD_TEAM node) be kept on chip: where the GPU
+    /// runs the node in its own kernel with teams of a whole warp (the
+    /// per-node form), each team of a block gets its own copy of Ts in the
+    /// block's shared memory, when the block's copies fit the device's limit
+    /// (GpuOptions::team_shared). There a pass over them waits on no cache:
+    /// phys::simulate keeps its bodies so. Elsewhere (the CPU, the megakernels,
+    /// too large a region) they stay in the slot. Where they live changes no
+    /// result: the node writes them before reading them, as all scratch.
+    template <class... Ts> void scratch_shared(NodeId node) {
+        static_assert(sizeof...(Ts) > 0, "scratch_shared<Ts...>() names at least one component");
+        if (node.index >= nodes_.size())
+            throw Error("env '" + name_ + "': scratch_shared<...>() names no node of this env");
+        for (uint32_t id : {component_id<Ts>...}) nodes_[node.index].scratch_shared.push_back(id);
     }
     /// Adds the destruction barrier to a phase (one is appended to every phase
     /// that lacks one at its end). It waits for every earlier node.

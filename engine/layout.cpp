@@ -45,9 +45,12 @@ StorageLayout make_layout(const EnvSpec& spec, uint32_t num_worlds, AutoReset mo
     sh.config_bytes = uint32_t(spec.config_bytes().size());
     for (uint32_t c = 0; c < sh.num_components; ++c) sh.row_bytes[c] = spec.component_specs()[c].row_bytes;
     // Step scratch: in no world; the backend allocates its slots (Backend::scratch_pool).
-    for (const NodeSpec& n : spec.nodes())
+    for (const NodeSpec& n : spec.nodes()) {
         for (uint32_t c : n.scratch) sh.scratch_components |= uint64_t(1) << c;
+        for (uint32_t c : n.scratch_shared) sh.scratch_shared_components |= uint64_t(1) << c;
+    }
     sh.scratch_slot_bytes = scratch_offset(sh, kMaxComponents);
+    out.report.scratch_shared_bytes = shared_scratch_offset(sh, kMaxComponents);
     static const char* kinds[] = {"plain", "array", "buffer", "asset"};
     for (uint32_t c = 0; c < sh.num_components; ++c)
         if ((sh.scratch_components >> c) & 1u)
@@ -209,6 +212,10 @@ std::string MemoryReport::to_string() const {
             out << r.bytes << " a slot\n";
         }
         out << "  pool: " << scratch_slots << " slots (" << scratch_basis << "): " << scratch_bytes << " bytes\n";
+        if (scratch_shared_bytes)
+            out << "  kept on chip: " << scratch_shared_bytes << " bytes a team"
+                << (scratch_shared_use.empty() ? std::string(" (in the slot here)") : " (" + scratch_shared_use + ")")
+                << "\n";
     }
     out << "total: " << total_bytes << " bytes\n";
     return out.str();

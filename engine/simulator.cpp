@@ -170,6 +170,7 @@ MemoryReport Simulator::memory_report() const {
     r.scratch_slots = pool.slots;
     r.scratch_bytes = pool.bytes;
     r.scratch_basis = pool.basis;
+    r.scratch_shared_use = pool.shared_use;
     r.total_bytes += pool.bytes;
     return r;
 }

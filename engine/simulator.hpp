@@ -97,6 +97,12 @@ struct GpuOptions {
     /// instruction fetch and L1 already the limit (docs/perf-notes.md row
     /// 36). Results do not depend on it. ORRERY_CUDA_FIT_BLOCKS=1.
     bool fit_blocks = false;
+    /// Per-node kernels of nodes that keep scratch on chip
+    /// (EnvSpec::scratch_shared): each team of a block gets its region of the
+    /// block's shared memory, when the block's regions fit the device's
+    /// limit. Off: that scratch stays in the slot (global memory, through L1).
+    /// Results do not depend on it. ORRERY_CUDA_TEAM_SHARED=0.
+    bool team_shared = true;
 };
 
 /// How a simulator is created.
@@ -167,7 +173,10 @@ struct MemoryReport {
     uint32_t scratch_slots = 0;    ///< slots the backend allocated (Backend::scratch_pool)
     std::string scratch_basis;     ///< why that many ("one per CPU thread", "132 SMs x 48 resident teams")
     size_t scratch_bytes = 0;      ///< the pool, its slot bitmap included
-    size_t total_bytes = 0;        ///< every world, the engine's arrays, the assets and the scratch pool
+    /// A team's region of the scratch it may keep in shared memory (EnvSpec::scratch_shared)
+    size_t scratch_shared_bytes = 0;
+    std::string scratch_shared_use; ///< the backend's use of it ("" when none)
+    size_t total_bytes = 0;         ///< every world, the engine's arrays, the assets and the scratch pool
     std::string to_string() const;
 };
 
@@ -272,6 +281,7 @@ class Backend {
         uint32_t slots = 0;
         size_t bytes = 0;
         std::string basis;
+        std::string shared_use; ///< where scratch kept on chip went (EnvSpec::scratch_shared), "" when nowhere
     };
     virtual ScratchPool scratch_pool() const { return {}; }
     /// The native stream this backend queues its work on, as an integer (a

@@ -40,6 +40,7 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     if (!(o.sleep_speed >= 0.0f && o.sleep_speed <= 100.0f))
         bad("sleep_speed", std::to_string(o.sleep_speed), "0..100 m/s (0: no sleeping)");
     if (!(o.sleep_time >= 0.0f && o.sleep_time <= 1e4f)) bad("sleep_time", std::to_string(o.sleep_time), "0..1e4 s");
+    if (o.on_chip > 3) bad("on_chip", std::to_string(o.on_chip), "0..3 (0: nothing in shared memory)");
     if (uint32_t(o.restitution_rule) > 3)
         bad("restitution_rule", std::to_string(uint32_t(o.restitution_rule)), "a Combine");
 
@@ -84,6 +85,11 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     nodes.simulate = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_TEAM(phys::simulate));
     // Rebuilt by simulate before it reads them: a slot per running team, not a copy per world.
     spec.scratch<Bodies, Contacts, Pairs, Manifolds, SolveOrder, Colouring>(nodes.simulate);
+    // The constraint passes read and write these for every substep: on chip,
+    // a team's copy waits on no cache (the manifolds are read once).
+    if (o.on_chip >= 1) spec.scratch_shared<Bodies>(nodes.simulate);
+    if (o.on_chip >= 2) spec.scratch_shared<Contacts>(nodes.simulate);
+    if (o.on_chip >= 3) spec.scratch_shared<Pairs, SolveOrder, Colouring>(nodes.simulate);
     spec.info()["physics"] = "soft step dt=" + std::to_string(o.dt) + " substeps=" + std::to_string(o.substeps);
     return nodes;
 }

@@ -34,8 +34,10 @@ std::string element_type(DType t) {
 /// The call that runs lane `lane` of `lanes` of a lane op on world `w`; a
 /// team given `block_threads` (an aligned per-node kernel's count) gets it
 /// for Lanes::align.
+/// `shared`, when not empty, is the team's region of shared memory for its
+/// scratch kept on chip (EnvSpec::scratch_shared).
 std::string lane_call(const Op& op, const std::string& w, const std::string& lane, const std::string& lanes,
-                      const std::string& block_threads = "") {
+                      const std::string& block_threads = "", const std::string& shared = "") {
     if (op.kind == OpKind::kClearOutputs)
         return "orrery::clear_outputs(s, " + w + ", orrery_cleared_outputs, ORRERY_NUM_CLEARED_OUTPUTS, " + lane +
                ", " + lanes + ");";
@@ -45,7 +47,7 @@ std::string lane_call(const Op& op, const std::string& w, const std::string& lan
                (lanes == "1"            ? std::string("orrery::Lanes{}")
                 : block_threads.empty() ? "orrery_lanes(" + lane + ", " + lanes + ")"
                                         : "orrery_lanes_in_block(" + lane + ", " + lanes + ", " + block_threads + ")") +
-               ");";
+               (shared.empty() || op.node->scratch.empty() ? std::string() : ", " + shared) + ");";
     const char* run = op.node->system.kind == NodeKind::kPerEntityLanes ? "run_each_lane" : "run_world_lane";
     return std::string("orrery::") + run + "<&" + qualified_system_name(op.node->system) + ">(s, " + w + ", " + lane +
            ", " + lanes + ");";
@@ -96,6 +98,21 @@ const char* op_label(OpKind kind) {
     }
     return "node";
 }
+
+} // namespace
+
+uint32_t team_shared_bytes(const EnvSpec& spec, const NodeSpec& node) {
+    if (node.scratch_shared.empty()) return 0;
+    uint64_t mask = 0; // every node's: a team's region is laid out from Storage's one mask (shared_scratch_offset)
+    for (const NodeSpec& n : spec.nodes())
+        for (uint32_t c : n.scratch_shared) mask |= uint64_t(1) << c;
+    uint32_t bytes = 0;
+    for (uint32_t c = 0; c < spec.component_specs().size() && c < kMaxComponents; ++c)
+        if ((mask >> c) & 1u) bytes += (spec.component_specs()[c].row_bytes + 15u) / 16u * 16u;
+    return bytes;
+}
+
+namespace {
 
 unsigned pow2_at_least(unsigned n) {
     unsigned p = 1;
@@ -303,7 +320,8 @@ void emit_ordered(std::ostringstream& out, const EnvSpec& spec, const std::vecto
 
 void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<Op>& ops, AutoReset mode,
                const char* pass, KernelForm form, unsigned lanes, unsigned world_lanes, std::vector<std::string>& names,
-               std::string& staged, size_t head_size, std::vector<NodeProgram>& programs) {
+               std::string& staged, size_t head_size, std::vector<NodeProgram>& programs,
+               std::vector<std::pair<std::string, unsigned>>& team_shared) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
@@ -416,9 +434,17 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                              op.node->system.kind == NodeKind::kPerWorldTeam &&
                              op_lanes(spec, op, lanes, world_lanes) == 32;
         head(name, aligned ? &op : nullptr);
+        // A team a warp: each may keep scratch in its block's shared memory,
+        // where the launch gives the block a region per team (the backend
+        // gives them to the kernels listed in team_shared_kernels).
+        const uint32_t shared_bytes = aligned ? team_shared_bytes(spec, *op.node) : 0u;
+        if (shared_bytes) team_shared.push_back({name, shared_bytes});
         if (aligned)
-            out << "    " << lane_call(op, "w", "lane", "32u", "block_threads") << " // " << op.node->system.name
-                << ", 32 lanes, aligned in the block\n";
+            out << "    "
+                << lane_call(op, "w", "lane", "32u", "block_threads",
+                             shared_bytes ? "orrery_team_shared_region(" + std::to_string(shared_bytes) + "u)" : "")
+                << " // " << op.node->system.name << ", 32 lanes, aligned in the block"
+                << (shared_bytes ? ", scratch kept on chip" : "") << "\n";
         else if (lanes == 1 || is_lane_op(ops[i]))
             out << lane_line(ops[i]);
         else
@@ -534,9 +560,9 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     emit_input_helpers(out, spec);
     const size_t head_size = out.str().size();
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
-              k.staged_step_kernel, head_size, k.programs);
+              k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
-              k.staged_reset_kernel, head_size, k.programs);
+              k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels);
     k.text = out.str();
     if (per_node) k.program_head = head_size;
     return k;

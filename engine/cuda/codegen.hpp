@@ -40,6 +40,11 @@ struct KernelSource {
     unsigned lanes = 1;
     /// Each lane node's lanes in the direct and per-node forms (for describe()).
     std::vector<std::pair<std::string, unsigned>> node_lanes;
+    /// Per-node form: the kernels whose teams (a warp each) may keep scratch
+    /// in the block's shared memory (EnvSpec::scratch_shared), with the bytes
+    /// of a team's region. Such a kernel uses a team's region only when its
+    /// launch gives the block dynamic shared memory for every team before it.
+    std::vector<std::pair<std::string, unsigned>> team_shared_kernels;
 };
 
 /// Lanes a per-world lane node or output clear gets in the direct and per-node
@@ -54,6 +59,10 @@ inline constexpr unsigned kMaxWorldLanes = 256;
 /// archetype it runs over (rounded up to a power of two; past 32 the world
 /// gets a block of its own); else `world_lanes` (a team at most a warp).
 unsigned op_lanes(const EnvSpec& spec, const Op& op, unsigned limit, unsigned world_lanes = kWorldLanes);
+/// Bytes of a team's shared-memory region for `node`'s scratch kept on chip
+/// (EnvSpec::scratch_shared; every such component of the env, laid out as
+/// shared_scratch_offset does), 0 when it keeps none.
+uint32_t team_shared_bytes(const EnvSpec& spec, const NodeSpec& node);
 /// 8-byte words of Storage a staged block copies: the header and the env's
 /// tables (Storage::used_bytes, rounded up to 16 bytes).
 unsigned stage_storage_words(const EnvSpec& spec);

@@ -251,10 +251,15 @@ void CudaBackend::load_module(const EnvSpec& spec) {
 void CudaBackend::install_program(size_t p, CUmodule m) {
     const DriverApi& d = driver();
     for (size_t i = 0; i < step_fns_.size(); ++i)
-        if (step_program_[i] == p) ORRERY_CU(d.cuModuleGetFunction(&step_fns_[i], m, source_.step_kernels[i].c_str()));
+        if (step_program_[i] == p) {
+            ORRERY_CU(d.cuModuleGetFunction(&step_fns_[i], m, source_.step_kernels[i].c_str()));
+            set_team_shared(step_fns_[i], source_.step_kernels[i]);
+        }
     for (size_t i = 0; i < reset_fns_.size(); ++i)
-        if (reset_program_[i] == p)
+        if (reset_program_[i] == p) {
             ORRERY_CU(d.cuModuleGetFunction(&reset_fns_[i], m, source_.reset_kernels[i].c_str()));
+            set_team_shared(reset_fns_[i], source_.reset_kernels[i]);
+        }
     if (source_.per_node) return;
     module_ = m; // one program: the megakernel's
     if (staged_) upload_staging(m);
@@ -325,7 +330,7 @@ unsigned CudaBackend::resident_scratch_teams_per_sm() const {
         for (size_t i = 0; i < fns.size(); ++i) { // per-node: only the kernels of scratch nodes
             if (source_.per_node && !has_scratch(ops[i])) continue;
             const unsigned block = block_for(fns[i]);
-            most = std::max(most, teams(fns[i], block, 0, std::max(1u, block / source_.lanes)));
+            most = std::max(most, teams(fns[i], block, shared_for(fns[i], block), std::max(1u, block / source_.lanes)));
         }
     }
     return most;
@@ -642,7 +647,7 @@ unsigned CudaBackend::block_for(CUfunction f) const {
     const unsigned smallest = std::max(32u, source_.lanes);
     for (unsigned b = block_; b >= smallest && b % smallest == 0; b /= 2) {
         int blocks = 0;
-        ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(b), 0));
+        ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(b), shared_for(f, b)));
         const unsigned warps = unsigned(std::max(blocks, 0)) * (b / 32);
         if (warps > best_warps) best = b, best_warps = warps;
     }
@@ -650,10 +655,40 @@ unsigned CudaBackend::block_for(CUfunction f) const {
     return best;
 }
 
+void CudaBackend::set_team_shared(CUfunction f, const std::string& kernel) {
+    if (!gpu_.team_shared || source_.lanes != 32) return;
+    auto it = std::find_if(source_.team_shared_kernels.begin(), source_.team_shared_kernels.end(),
+                           [&](const auto& k) { return k.first == kernel; });
+    if (it == source_.team_shared_kernels.end()) return;
+    const DriverApi& d = driver();
+    int optin = 0;
+    ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
+    // The largest block a launch uses is the default one (block_for only shrinks it).
+    const unsigned long long bytes = (unsigned long long)it->second * (block_ / 32u);
+    std::string where = kernel;
+    for (const NodeProgram& p : source_.programs)
+        if (p.kernel == kernel) where = p.node;
+    if (bytes > (unsigned long long)optin) { // left in the slot: the same results
+        scratch_pool_.shared_use = "in the slot: " + where + "'s " + std::to_string(block_ / 32u) + " teams x " +
+                                   std::to_string(it->second) + " bytes exceed the " + std::to_string(optin) +
+                                   " bytes of shared memory a block may have";
+        return;
+    }
+    if (bytes > 48u * 1024u) ORRERY_CU(d.cuFuncSetAttribute(f, kFuncAttrMaxDynamicShared, int(bytes)));
+    team_shared_[f] = it->second;
+    scratch_pool_.shared_use = "shared memory of " + where + "'s blocks: " + std::to_string(block_ / 32u) +
+                               " teams x " + std::to_string(it->second) + " bytes";
+}
+
+unsigned CudaBackend::shared_for(CUfunction f, unsigned block) const {
+    auto it = team_shared_.find(f);
+    return it == team_shared_.end() ? 0u : it->second * (block / 32u);
+}
+
 void CudaBackend::launch(CUfunction f, void** params) {
     const unsigned block = block_for(f);
     const unsigned grid = block == block_ ? grid_ : unsigned((threads_ + block - 1) / block);
-    ORRERY_CU(driver().cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, stream_, params, nullptr));
+    ORRERY_CU(driver().cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shared_for(f, block), stream_, params, nullptr));
 }
 
 void CudaBackend::run(const std::vector<Op>& ops) {

@@ -149,6 +149,12 @@ class CudaBackend final : public Backend {
     /// Uploads the staging tables into module `m` and takes its staged kernels.
     void upload_staging(CUmodule m);
     void launch(CUfunction f, void** params);
+    /// Gives kernel `f` (named `kernel`) a region of shared memory per team
+    /// when KernelSource::team_shared_kernels lists it and the block's
+    /// regions fit (GpuOptions::team_shared); records the bytes a team.
+    void set_team_shared(CUfunction f, const std::string& kernel);
+    /// Dynamic shared memory a launch of `f` in blocks of `block` threads gets.
+    unsigned shared_for(CUfunction f, unsigned block) const;
     /// One staged pass with its launch argument (StageArgs).
     void launch_staged(CUfunction f, const StageArgs& args);
     /// The staged region whose base is `column` and spans `bytes` over every world, or kNoStageInput.
@@ -202,6 +208,7 @@ class CudaBackend final : public Backend {
     /// use (block_for); a swapped-in kernel is a new function, found anew.
     mutable std::map<CUfunction, unsigned> blocks_; ///< block_for's memo (GpuOptions::fit_blocks only)
     unsigned block_for(CUfunction f) const;
+    std::map<CUfunction, unsigned> team_shared_; ///< bytes of a team's region, per kernel given one
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     std::vector<StageRegion> stage_table_; ///< the staged regions, in the kernel's order
     /// What plan_staging uploads into the staged module (again into a swapped-in one).

@@ -1083,6 +1083,36 @@ TEST(HideAndSeekGpu, AlignedTeamsGiveTheCpuBytesInPartBlocksAndResets) {
 // leave float results alone (every operation stays IEEE, no contraction), so
 // the per-node kernels at --Ofast-compile=mid and min and the megakernel at
 // mid give the CPU's bytes: 70 steps past a reset, 256 worlds.
+// The physics step keeps its bodies, then its contact points, then its pairs
+// and colour order in each team's region of the block's shared memory
+// (PhysicsOptions::on_chip 1, 2, 3), or all of them in the slot (0, and
+// GpuOptions::team_shared off): the CPU's bytes at every level, in part-filled
+// blocks (1,000 worlds) and across resets.
+TEST(HideAndSeekGpu, ScratchOnChipGivesTheCpuBytesAtEveryLevel) {
+    REQUIRE_GPU();
+    const uint32_t worlds = 1000;
+    EnvOptions o = {{"horizon", "20"}, {"prep_steps", "6"}};
+    Simulator cpu(spec(o), random_actions(worlds, "cpu", 0, 1));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (uint32_t level = 0; level <= 4; ++level) {
+        EnvOptions lo = o;
+        lo["on_chip"] = std::to_string(std::min(level, 3u));
+        SimOptions g = random_actions(worlds, "cuda", 0, 1);
+        g.gpu.team_shared = level != 4; // level 3's regions offered, the backend told to keep them in the slot
+        gpus.push_back(std::make_unique<Simulator>(spec(lo), g));
+        const std::string used = gpus.back()->memory_report().scratch_shared_use;
+        if (level == 0 || level == 4)
+            EXPECT_EQ(used, "") << level;
+        else
+            EXPECT_NE(used.find("shared memory of phys::simulate's blocks"), std::string::npos)
+                << level << ": " << used;
+    }
+    cpu.reset(7);
+    for (auto& g : gpus) g->reset(7);
+    ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 48, 4)); // past two auto-resets
+    for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(worlds, 0)) << g->backend().describe();
+}
+
 TEST(HideAndSeekGpu, FastCompileLevelsGiveTheCpuBytes) {
     REQUIRE_GPU();
     EnvOptions o = {{"horizon", "60"}, {"prep_steps", "20"}};

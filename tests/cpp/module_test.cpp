@@ -201,6 +201,94 @@ TEST(Module, ScratchIsRefusedInAnArchetypeOrOnALaneNode) {
     EXPECT_THROW(s.scratch<planets::Heat>(NodeId{99}), Error);
 }
 
+/// The node running `name` in `s`.
+NodeId node_named(const EnvSpec& s, const std::string& name) {
+    for (uint32_t i = 0; i < s.nodes().size(); ++i)
+        if (s.nodes()[i].system.name == name) return NodeId{i};
+    ADD_FAILURE() << "no node " << name;
+    return NodeId{0};
+}
+
+/// The planets env with spread_heat's team a whole warp keeping its scratch (Heat) on chip.
+EnvSpec on_chip_spec() {
+    EnvSpec s = spec();
+    s.world_lanes = 32;
+    s.scratch_shared<planets::Heat>(node_named(s, "spread_heat"));
+    return s;
+}
+
+TEST(Module, ScratchKeptOnChipIsATeamNodesOwnScratch) {
+    auto refused = [](EnvSpec s, const std::string& want) {
+        try {
+            s.validate();
+            ADD_FAILURE() << "accepted; wanted: " << want;
+        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what(); }
+    };
+    EnvSpec other = spec();
+    other.scratch_shared<orbit::Gathered>(node_named(other, "spread_heat")); // contacts' scratch, not spread_heat's
+    refused(other, "node 'spread_heat' keeps component 'Gathered' in shared memory but does not declare it as its "
+                   "scratch");
+    EnvSpec serial = spec();
+    serial.scratch_shared<orbit::Gathered>(node_named(serial, "contacts")); // ORRERY_PER_WORLD
+    refused(serial, "node 'contacts' keeps step scratch in shared memory; only ORRERY_PER_WORLD_TEAM nodes can");
+    EnvSpec s = spec();
+    EXPECT_THROW(s.scratch_shared<planets::Heat>(NodeId{99}), Error);
+    EXPECT_NO_THROW(on_chip_spec().validate());
+    // The memory report gives a team's region, laid out as the slot is.
+    MemoryReport r = make_layout(on_chip_spec(), 4, AutoReset::kNextStep).report;
+    EXPECT_EQ(r.scratch_shared_bytes,
+              (on_chip_spec().component_specs()[component_id<planets::Heat>].row_bytes + 15) / 16 * 16);
+    EXPECT_NE(r.to_string().find("kept on chip: " + std::to_string(r.scratch_shared_bytes) + " bytes a team"),
+              std::string::npos)
+        << r.to_string();
+    EXPECT_EQ(make_layout(spec(), 4, AutoReset::kNextStep).report.scratch_shared_bytes, 0u);
+}
+
+TEST(Module, OnlyAWarpTeamsOwnKernelKeepsScratchOnChip) {
+    // Needs NVRTC only. The per-node form with teams of a warp hands each team
+    // its region of the block's dynamic shared memory; 16-lane teams and the
+    // megakernels keep the scratch in the slot.
+    EnvSpec s = on_chip_spec();
+    const uint32_t bytes = make_layout(s, 4, AutoReset::kSameStep).report.scratch_shared_bytes;
+    Plan plan = make_plan(s, AutoReset::kSameStep);
+    cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kPerNode, 32);
+    size_t runs = 0; // spread_heat observes in the step and reset passes (twice in a same-step reset's step)
+    for (const std::vector<Op>* ops : {&plan.step, &plan.reset})
+        for (const Op& op : *ops)
+            runs += op.kind == OpKind::kNode && std::string(op.node->system.name) == "spread_heat";
+    ASSERT_EQ(runs, 3u);
+    ASSERT_EQ(k.team_shared_kernels.size(), runs);
+    const std::string call = "orrery_run_team_scratch<&planets::spread_heat>(s, w, orrery_lanes_in_block(lane, 32u, "
+                             "block_threads), orrery_team_shared_region(" +
+                             std::to_string(bytes) + "u))";
+    size_t found = 0;
+    for (const auto& [kernel, team_bytes] : k.team_shared_kernels) {
+        EXPECT_EQ(team_bytes, bytes);
+        for (const cuda::NodeProgram& p : k.programs)
+            if (p.kernel == kernel) {
+                EXPECT_EQ(p.node, "spread_heat");
+                EXPECT_NE(p.text.find(call), std::string::npos) << p.text;
+                ++found;
+            }
+    }
+    EXPECT_EQ(found, runs);
+    expect_nvrtc_compiles(s, k);
+    for (auto form : {cuda::KernelForm::kPerNode, cuda::KernelForm::kDirect, cuda::KernelForm::kStaged}) {
+        cuda::KernelSource other = cuda::generate_kernels(s, plan, form, form == cuda::KernelForm::kPerNode ? 16 : 32);
+        EXPECT_TRUE(other.team_shared_kernels.empty()) << int(form);
+        EXPECT_EQ(other.text.find("), orrery_team_shared_region("), std::string::npos) << int(form); // no call
+    }
+    // On the CPU the scratch stays in the slot: the same bytes as without.
+    Simulator plain(spec(), options(5, "cpu", 2, 2)), kept(on_chip_spec(), options(5, "cpu", 2, 2));
+    for (uint32_t step = 0; step < 8; ++step) {
+        for (Simulator* sim : {&plain, &kept}) {
+            write_thrust(*sim, step);
+            sim->step();
+        }
+        ASSERT_EQ(hashes(kept), hashes(plain)) << "step " << step;
+    }
+}
+
 TEST(Module, CheckpointsNameTheirAssetsByHash) {
     const std::string path = ::testing::TempDir() + "/planets_assets.ckpt";
     Simulator sim(spec(), options(4));
@@ -521,6 +609,33 @@ TEST(Module, GpuTeamsOfAnySizeMatchTheCpu) {
             write_thrust(*g, step);
             g->step();
             ASSERT_EQ(hashes(*g), hashes(cpu)) << g->backend().describe() << " differs at step " << step;
+        }
+    }
+}
+
+TEST(Module, GpuTeamsKeepingScratchOnChipMatchTheCpu) {
+    REQUIRE_GPU();
+    Simulator cpu(on_chip_spec(), options(300, "cpu", 1, 2));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (bool on_chip : {true, false}) {
+        SimOptions o = options(300, "cuda");
+        o.per_node_launches = true;
+        o.gpu.team_shared = on_chip;
+        gpus.push_back(std::make_unique<Simulator>(on_chip_spec(), o));
+    }
+    const std::string used = gpus[0]->memory_report().scratch_shared_use;
+    EXPECT_NE(used.find("shared memory of spread_heat's blocks"), std::string::npos) << used;
+    EXPECT_EQ(gpus[1]->memory_report().scratch_shared_use, "");
+    cpu.reset(11);
+    for (auto& g : gpus) g->reset(11);
+    for (uint32_t step = 0; step < 60; ++step) {
+        write_thrust(cpu, step);
+        cpu.step();
+        for (auto& g : gpus) {
+            write_thrust(*g, step);
+            g->step();
+            ASSERT_EQ(hashes(*g), hashes(cpu)) << g->backend().describe() << " differs at step " << step;
+            ASSERT_EQ(warmth(*g), warmth(cpu)) << "step " << step;
         }
     }
 }

@@ -108,6 +108,44 @@ TEST(NvrtcKernels, DirectMegakernelEveryMode) {
 }
 TEST(NvrtcKernels, PerNodeNextStep) { compile_all(orrery::AutoReset::kNextStep, KernelForm::kPerNode); }
 
+// Hide-and-seek's physics step in its own kernel, a warp a team (the env's
+// default form): each team's bodies in its region of the block's shared
+// memory, the call compiled as NVRTC compiles it (at --Ofast-compile=max
+// here, to keep CI short; the GPU tests run the fully optimised kernel).
+TEST(NvrtcKernels, PerNodePhysicsKeepsItsBodiesOnChip) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("hide_and_seek", {});
+    orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep, true);
+    const unsigned lanes = orrery::cuda::world_lanes_for(spec, 0);
+    ASSERT_EQ(lanes, 32u);
+    orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, KernelForm::kPerNode, lanes);
+    const orrery::MemoryReport r = orrery::make_layout(spec, 1, orrery::AutoReset::kNextStep).report;
+    const uint32_t bytes = uint32_t(r.scratch_shared_bytes);
+    size_t body_bytes = 0; // the default keeps the bodies alone on chip
+    for (const auto& row : r.scratch) body_bytes += row.component == "Bodies" ? (row.bytes + 15) / 16 * 16 : 0;
+    EXPECT_EQ(bytes, body_bytes);
+    EXPECT_GT(bytes, 0u);
+    ASSERT_EQ(k.team_shared_kernels.size(), 1u); // simulate runs in the step pass only
+    EXPECT_EQ(k.team_shared_kernels[0].second, bytes);
+    std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, target_arch());
+    ASSERT_EQ(reqs.size(), k.programs.size());
+    for (size_t i = 0; i < k.programs.size(); ++i) {
+        if (k.programs[i].kernel != k.team_shared_kernels[0].first) continue;
+        EXPECT_EQ(k.programs[i].node, "phys::simulate");
+        EXPECT_NE(k.programs[i].text.find("orrery_team_shared_region(" + std::to_string(bytes) + "u)"),
+                  std::string::npos);
+        reqs[i].use_cache = false;
+        reqs[i].fast_compile = "max";
+        orrery::cuda::CompiledModule m;
+        try {
+            m = orrery::cuda::compile_module(reqs[i]);
+        } catch (const orrery::Error& e) { FAIL() << e.what(); }
+        EXPECT_NE(m.cubin.find(k.programs[i].kernel), std::string::npos);
+        return;
+    }
+    FAIL() << "no program runs the kernel " << k.team_shared_kernels[0].first;
+}
+
 TEST(NvrtcKernels, SystemNamesAreQualified) {
     orrery::register_builtin_envs();
     orrery::EnvSpec spec = orrery::make_env_spec("tag", {});

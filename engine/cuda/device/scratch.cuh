@@ -70,15 +70,30 @@ __device__ __forceinline__ void orrery_run_world_scratch(const orrery::Storage& 
 // take at different times, and teams left apart issue the whole node's
 // instructions twice, once per team (the H200 profile of phys::simulate:
 // 8.4 threads a warp instruction, against 13.3 before step scratch).
+// `shared`: the team's region of the block's shared memory for the scratch
+// it keeps on chip (EnvSpec::scratch_shared), or null.
 template <auto F>
 __device__ __forceinline__ void orrery_run_team_scratch(const orrery::Storage& s, orrery::uint32_t w,
-                                                        const orrery::Lanes& l) {
+                                                        const orrery::Lanes& l, unsigned char* shared = nullptr) {
     const unsigned together = __activemask(); // the warp's threads that start this node together
     unsigned long long slot = 0;
     if (l.lane == 0) slot = reinterpret_cast<unsigned long long>(orrery_scratch_take());
     if (l.count > 1) slot = __shfl_sync(l.mask, slot, (threadIdx.x & 31u) - l.lane);
     __syncwarp(together);
-    orrery::run_world_team<F>(s, w, l, reinterpret_cast<unsigned char*>(slot));
+    orrery::run_world_team<F>(s, w, l, reinterpret_cast<unsigned char*>(slot), shared);
     l.sync(); // every lane is done with the slot
     if (l.lane == 0) orrery_scratch_give_back(reinterpret_cast<unsigned char*>(slot));
+}
+
+// The team's region of the block's dynamic shared memory for the scratch it
+// keeps on chip: `bytes` a team, a team a warp (the per-node form's aligned
+// kernels), or null when the launch gave the block too little for every
+// team (the backend gives none when GpuOptions::team_shared is off or the
+// regions do not fit; the node then finds that scratch in its slot).
+extern __shared__ __align__(16) unsigned char orrery_team_shared[];
+__device__ __forceinline__ unsigned char* orrery_team_shared_region(unsigned bytes) {
+    unsigned given = 0;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(given));
+    const unsigned team = threadIdx.x / 32u;
+    return (team + 1u) * bytes <= given ? orrery_team_shared + team * bytes : nullptr;
 }
