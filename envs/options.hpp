@@ -22,6 +22,10 @@ class OptionReader {
     float f32(const std::string& key, float fallback, float lo, float hi);
     /// String option, `fallback` when absent.
     std::string str(const std::string& key, const std::string& fallback);
+    /// Leaves option `key` (read already) out of record(): for options that
+    /// change no result, only where or how it is computed (a checkpoint made
+    /// with one value loads into a simulator with another).
+    void unrecorded(const std::string& key) { values_.erase(key); }
     /// Throws orrery::Error naming any option no reader asked for.
     void finish() const;
     /// Records every option read, with the value in effect (given or default,

@@ -153,6 +153,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.sleep_speed = opt.flag("sleep", true) ? po.sleep_speed : 0.0f;
     po.max_joints = cfg.agents;                        // one weld per agent at most
     po.on_chip = opt.u32("on_chip", po.on_chip, 0, 3); // GPU: what the physics keeps in shared memory
+    opt.unrecorded("on_chip");                         // the same results at every level
     // kRampHull: OpenAI's 45 degree ramp, or gpu_hideseek's 2 wide, 3 long, 2 high (33.7 degrees)
     po.hulls = {gpu ? phys::wedge_vertices(2.0f, 3.0f, 2.0f) : phys::wedge_vertices(0.5f, 0.5f, 0.5f)};
     opt.finish();

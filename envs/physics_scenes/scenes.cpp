@@ -52,6 +52,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.max_contacts = opt.u32("max_contacts", 256, 1, 65536);
     po.max_joints = opt.u32("max_joints", 16, 1, 4096);
     po.on_chip = opt.u32("on_chip", po.on_chip, 0, 3); // GPU: what the physics keeps in shared memory
+    opt.unrecorded("on_chip");                         // the same results at every level
     po.gravity = {0.0f, 0.0f, opt.f32("gravity", -9.81f, -1000.0f, 1000.0f)}; // OpenAI's hide-and-seek: -50
     po.max_bodies = kMaxBodies;
     po.hulls = {phys::wedge_vertices(0.5f, 0.5f, 0.5f), phys::wedge_vertices(cfg.ramp, cfg.ramp, cfg.ramp)};
