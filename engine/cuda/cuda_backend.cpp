@@ -612,7 +612,7 @@ std::string CudaBackend::describe() const {
                             std::to_string(stage_threads_ / stage_worlds_) + " lanes/world" +
                             (pdl_ ? ", programmatic launch" : "")
                       : "megakernel on global memory" + lanes_text()) +
-           (staged_ ? "" : blocks_text()) + ")";
+           (staged_ ? "" : blocks_text()) + (shared_use_.empty() ? "" : ", scratch " + shared_use_) + ")";
 }
 
 std::string CudaBackend::blocks_text() const {
@@ -669,15 +669,15 @@ void CudaBackend::set_team_shared(CUfunction f, const std::string& kernel) {
     for (const NodeProgram& p : source_.programs)
         if (p.kernel == kernel) where = p.node;
     if (bytes > (unsigned long long)optin) { // left in the slot: the same results
-        scratch_pool_.shared_use = "in the slot: " + where + "'s " + std::to_string(block_ / 32u) + " teams x " +
-                                   std::to_string(it->second) + " bytes exceed the " + std::to_string(optin) +
-                                   " bytes of shared memory a block may have";
+        shared_use_ = "in the slot: " + where + "'s " + std::to_string(block_ / 32u) + " teams x " +
+                      std::to_string(it->second) + " bytes exceed the " + std::to_string(optin) +
+                      " bytes of shared memory a block may have";
         return;
     }
     if (bytes > 48u * 1024u) ORRERY_CU(d.cuFuncSetAttribute(f, kFuncAttrMaxDynamicShared, int(bytes)));
     team_shared_[f] = it->second;
-    scratch_pool_.shared_use = "shared memory of " + where + "'s blocks: " + std::to_string(block_ / 32u) +
-                               " teams x " + std::to_string(it->second) + " bytes";
+    shared_use_ = "shared memory of " + where + "'s blocks: " + std::to_string(block_ / 32u) + " teams x " +
+                  std::to_string(it->second) + " bytes";
 }
 
 unsigned CudaBackend::shared_for(CUfunction f, unsigned block) const {

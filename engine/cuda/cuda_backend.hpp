@@ -82,7 +82,11 @@ class CudaBackend final : public Backend {
     void synchronize() override;
     uintptr_t native_stream() const override { return reinterpret_cast<uintptr_t>(stream_); }
     /// The step-scratch pool: a slot per team that can be resident at once.
-    ScratchPool scratch_pool() const override { return scratch_pool_; }
+    ScratchPool scratch_pool() const override {
+        ScratchPool p = scratch_pool_;
+        p.shared_use = shared_use_;
+        return p;
+    }
     uintptr_t own_stream() const override { return reinterpret_cast<uintptr_t>(own_stream_); }
     void follow_stream(uintptr_t stream, bool ordered = true) override;
     /// Gathers the world's regions into a device staging buffer on the step
@@ -209,6 +213,7 @@ class CudaBackend final : public Backend {
     mutable std::map<CUfunction, unsigned> blocks_; ///< block_for's memo (GpuOptions::fit_blocks only)
     unsigned block_for(CUfunction f) const;
     std::map<CUfunction, unsigned> team_shared_; ///< bytes of a team's region, per kernel given one
+    std::string shared_use_;                     ///< where scratch kept on chip went (ScratchPool::shared_use)
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;
     std::vector<StageRegion> stage_table_; ///< the staged regions, in the kernel's order
     /// What plan_staging uploads into the staged module (again into a swapped-in one).
