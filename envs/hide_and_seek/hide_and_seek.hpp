@@ -470,11 +470,14 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
 /// cast_in over only the bodies whose bit is set in `listed` (bit i: body i),
 /// in scene order: the same answer as cast_in (no target) when every body left
 /// out is one ray_body rejects (lidar_cull.hpp), since those never move `best`.
-inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range, uint64_t listed) {
+/// `local[i]` is o in body i's frame (made once for all the rays from o).
+inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range, uint64_t listed,
+                       const Vec3* local) {
     Hit best{range, ~0u};
     for (; listed; listed &= listed - 1) {
-        const RayBody& b = scene.bodies[__builtin_ctzll(listed)];
-        float t = ray_body(b, o, dir, best.t, hulls);
+        const uint32_t i = uint32_t(__builtin_ctzll(listed));
+        const RayBody& b = scene.bodies[i];
+        float t = ray_body(b, o, dir, best.t, hulls, &local[i]);
         if (t < best.t) best = {t, b.index};
     }
     return best;
@@ -768,8 +771,21 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
     const float range = cfg.gpu ? kGpuLidarRange : kLidarRange;
     const LidarCandidates c =
         lidar_candidates(scene.bodies, scene.n, pose.p, me, cfg.gpu ? lidar_fan(turned) : world_fixed.fan);
+    // The agent's centre in each listed body's frame, once for all its rays
+    // (ray_shape's own expression: the same bits as made per ray).
+    Vec3 local[64];
+    if (c.ok) {
+        uint64_t any = 0;
+        for (uint32_t k = 0; k < kLidarRays; ++k) any |= c.bodies[k];
+        for (; any; any &= any - 1) {
+            const uint32_t i = uint32_t(__builtin_ctzll(any));
+            const phys::Placed& b = scene.bodies[i].body;
+            if (b.shape.kind != phys::ShapeKind::kSphere && b.shape.kind != phys::ShapeKind::kPlane)
+                local[i] = phys::unrotate(b.q, pose.p - b.x);
+        }
+    }
     for (uint32_t k = 0; k < kLidarRays; ++k) {
-        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c.bodies[k])
+        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c.bodies[k], local)
                      : cast_in(scene, hulls, pose.p, dir[k], range, me);
         out[k] = cfg.gpu && h.index == ~0u ? 0.0f : h.t;
     }

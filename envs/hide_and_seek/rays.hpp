@@ -44,9 +44,12 @@ ORRERY_HD inline bool misses_bound(const RayBody& b, Vec3 o, Vec3 dir, float bes
 /// Distance along unit `dir` from `o` to body b (where it leaves b when o is
 /// inside), or kNoHit; a body whose bounding sphere the ray misses, or meets
 /// beyond `best`, is skipped before the exact test.
-ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best, const phys::HullSet& hulls) {
+/// `local_origin`: o in b's frame, made once by a caller casting many rays
+/// from o (phys::ray_distance's; the same bits), or null.
+ORRERY_HD inline float ray_body(const RayBody& b, Vec3 o, Vec3 dir, float best, const phys::HullSet& hulls,
+                                const Vec3* local_origin = nullptr) {
     if (misses_bound(b, o, dir, best)) return kNoHit;
-    float t = phys::ray_distance(b.body, o, dir, best, hulls); // ray_shape's distance, no normal
+    float t = phys::ray_distance(b.body, o, dir, best, hulls, local_origin); // ray_shape's distance, no normal
     return t < 0.0f ? kNoHit : t;
 }
 
