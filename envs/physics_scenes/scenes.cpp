@@ -69,6 +69,13 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // 65,536 worlds with 32 lanes against 1.078 M / 1.597 M / 1.528 M with 16
     // (docs/benchmarks.md; the smaller scenes were not measured).
     spec.world_lanes = 32;
+    // One kernel per node, as hide-and-seek: only there does the physics
+    // step's team keep its bodies in shared memory (PhysicsOptions::on_chip)
+    // and align with the block's other teams. The crowd on the H200, 1,024 /
+    // 16,384 / 65,536 worlds: 2.407 M / 3.054 M / 3.125 M env-steps/s per node
+    // against 1.704 M / 1.985 M / 2.015 M in the megakernel (docs/benchmarks.md,
+    // "Physics scratch on chip").
+    spec.prefer_per_node = true;
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
     if (cfg.rays > 0) spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(add_scanners));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(push));
