@@ -103,6 +103,10 @@ struct Storage {
     /// memory where the backend gives it some (EnvSpec::scratch_shared): laid
     /// out as a slot is (shared_scratch_offset), one region per team.
     uint64_t scratch_shared_components = 0;
+    /// GPU: bytes of a team's region the per-node kernels hand out (the
+    /// components of scratch_shared_components that fit a block, which the
+    /// CUDA backend keeps in the mask); 0: every team finds them in its slot.
+    uint32_t scratch_shared_team_bytes = 0;
     uint8_t* scratch = nullptr;       ///< the pool: scratch_slots slots of scratch_slot_bytes
     uint32_t* scratch_busy = nullptr; ///< GPU: bit i set while a team holds slot i (null on the CPU)
     uint32_t scratch_slots = 0;

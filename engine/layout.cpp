@@ -213,7 +213,7 @@ std::string MemoryReport::to_string() const {
         }
         out << "  pool: " << scratch_slots << " slots (" << scratch_basis << "): " << scratch_bytes << " bytes\n";
         if (scratch_shared_bytes)
-            out << "  kept on chip: " << scratch_shared_bytes << " bytes a team"
+            out << "  asked to keep on chip: " << scratch_shared_bytes << " bytes a team"
                 << (scratch_shared_use.empty() ? std::string(" (in the slot here)") : " (" + scratch_shared_use + ")")
                 << "\n";
     }

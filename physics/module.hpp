@@ -39,12 +39,13 @@ struct PhysicsOptions {
     /// (Box2D: 0.05 m/s for 0.5 s).
     float sleep_speed = 0.05f;
     float sleep_time = 0.5f;
-    /// What simulate keeps in a GPU block's shared memory, a copy per team
-    /// (EnvSpec::scratch_shared; only where the block's copies fit, and only
-    /// on the GPU's per-node form): 0 nothing, 1 the bodies, 2 the bodies and
-    /// contact points, 3 also the pairs, the colour order and the colouring.
-    /// The same results at every level (docs/benchmarks.md, "Bodies on chip").
-    uint32_t on_chip = 1;
+    /// What simulate asks to keep in a GPU block's shared memory, a copy per
+    /// team (EnvSpec::scratch_shared; only on the GPU's per-node form): 0
+    /// nothing, 1 the bodies, 2 also the contact points, 3 also the pairs,
+    /// the colour order and the colouring. The backend keeps as many of them,
+    /// in that order, as fit a block (the rest stay in the slot). The same
+    /// results at every level (docs/benchmarks.md, "Physics scratch on chip").
+    uint32_t on_chip = 3;
     /// Convex hulls by number (a body's shape: hull_shape(i)), each a list of
     /// 4..32 corner vertices; wedge_vertices() makes hide-and-seek's ramp.
     std::vector<std::vector<Vec3>> hulls;

@@ -441,8 +441,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         if (shared_bytes) team_shared.push_back({name, shared_bytes});
         if (aligned)
             out << "    "
-                << lane_call(op, "w", "lane", "32u", "block_threads",
-                             shared_bytes ? "orrery_team_shared_region(" + std::to_string(shared_bytes) + "u)" : "")
+                << lane_call(op, "w", "lane", "32u", "block_threads", shared_bytes ? "orrery_team_shared_region()" : "")
                 << " // " << op.node->system.name << ", 32 lanes, aligned in the block"
                 << (shared_bytes ? ", scratch kept on chip" : "") << "\n";
         else if (lanes == 1 || is_lane_op(ops[i]))

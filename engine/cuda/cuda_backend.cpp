@@ -135,6 +135,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
                         " needs more GPU blocks than a launch allows");
         grid_ = unsigned((threads + block_ - 1) / block_);
         threads_ = threads;
+        fit_team_shared(spec);
         load_module(spec);
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
         allocate_scratch();
@@ -655,29 +656,61 @@ unsigned CudaBackend::block_for(CUfunction f) const {
     return best;
 }
 
+void CudaBackend::fit_team_shared(const EnvSpec& spec) {
+    // The components asked for, in the order the nodes named them (the most
+    // wanted first); a team's region keeps the longest run of them whose
+    // regions, one per team of the default block (the largest a launch
+    // uses: block_for only shrinks it), fit the block's opt-in limit. The
+    // rest stay in the slot. Where they live changes no result.
+    const uint64_t asked = storage_.scratch_shared_components;
+    storage_.scratch_shared_components = 0;
+    storage_.scratch_shared_team_bytes = 0;
+    if (!asked || !source_.per_node || source_.team_shared_kernels.empty()) return;
+    if (!gpu_.team_shared) {
+        shared_use_.clear();
+        return;
+    }
+    int optin = 0;
+    ORRERY_CU(driver().cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
+    const unsigned long long teams = block_ / 32u;
+    std::vector<uint32_t> order;
+    for (const NodeSpec& n : spec.nodes())
+        for (uint32_t c : n.scratch_shared)
+            if (std::find(order.begin(), order.end(), c) == order.end()) order.push_back(c);
+    uint64_t kept = 0;
+    uint32_t bytes = 0;
+    std::string names, left;
+    for (uint32_t c : order) {
+        const uint32_t more = (storage_.row_bytes[c] + 15u) / 16u * 16u;
+        const std::string& name = spec.component_specs()[c].name;
+        if (left.empty() && teams * (bytes + more) <= (unsigned long long)optin) {
+            kept |= uint64_t(1) << c, bytes += more;
+            names += (names.empty() ? "" : ", ") + name;
+        } else {
+            left += (left.empty() ? "" : ", ") + name;
+        }
+    }
+    storage_.scratch_shared_components = kept;
+    storage_.scratch_shared_team_bytes = bytes;
+    std::string node;
+    for (const NodeProgram& p : source_.programs)
+        if (p.kernel == source_.team_shared_kernels.front().first) node = p.node;
+    shared_use_ = kept ? "shared memory of " + node + "'s blocks: " + std::to_string(teams) + " teams x " +
+                             std::to_string(bytes) + " bytes (" + names + ")"
+                       : "in the slot";
+    if (!left.empty())
+        shared_use_ += "; " + left + " in the slot (" + std::to_string(teams) + " teams' regions would exceed the " +
+                       std::to_string(optin) + " bytes of shared memory a block may have)";
+}
+
 void CudaBackend::set_team_shared(CUfunction f, const std::string& kernel) {
-    if (!gpu_.team_shared || source_.lanes != 32) return;
+    if (!storage_.scratch_shared_team_bytes) return;
     auto it = std::find_if(source_.team_shared_kernels.begin(), source_.team_shared_kernels.end(),
                            [&](const auto& k) { return k.first == kernel; });
     if (it == source_.team_shared_kernels.end()) return;
-    const DriverApi& d = driver();
-    int optin = 0;
-    ORRERY_CU(d.cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
-    // The largest block a launch uses is the default one (block_for only shrinks it).
-    const unsigned long long bytes = (unsigned long long)it->second * (block_ / 32u);
-    std::string where = kernel;
-    for (const NodeProgram& p : source_.programs)
-        if (p.kernel == kernel) where = p.node;
-    if (bytes > (unsigned long long)optin) { // left in the slot: the same results
-        shared_use_ = "in the slot: " + where + "'s " + std::to_string(block_ / 32u) + " teams x " +
-                      std::to_string(it->second) + " bytes exceed the " + std::to_string(optin) +
-                      " bytes of shared memory a block may have";
-        return;
-    }
-    if (bytes > 48u * 1024u) ORRERY_CU(d.cuFuncSetAttribute(f, kFuncAttrMaxDynamicShared, int(bytes)));
-    team_shared_[f] = it->second;
-    shared_use_ = "shared memory of " + where + "'s blocks: " + std::to_string(block_ / 32u) + " teams x " +
-                  std::to_string(it->second) + " bytes";
+    const unsigned long long bytes = (unsigned long long)storage_.scratch_shared_team_bytes * (block_ / 32u);
+    if (bytes > 48u * 1024u) ORRERY_CU(driver().cuFuncSetAttribute(f, kFuncAttrMaxDynamicShared, int(bytes)));
+    team_shared_[f] = storage_.scratch_shared_team_bytes;
 }
 
 unsigned CudaBackend::shared_for(CUfunction f, unsigned block) const {

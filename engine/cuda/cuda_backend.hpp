@@ -153,9 +153,14 @@ class CudaBackend final : public Backend {
     /// Uploads the staging tables into module `m` and takes its staged kernels.
     void upload_staging(CUmodule m);
     void launch(CUfunction f, void** params);
+    /// Chooses the scratch a team keeps on chip (EnvSpec::scratch_shared):
+    /// the longest run of the components asked for, in the order asked, whose
+    /// regions fit a block (GpuOptions::team_shared); sets storage_'s mask
+    /// and a team's bytes before any module is loaded.
+    void fit_team_shared(const EnvSpec& spec);
     /// Gives kernel `f` (named `kernel`) a region of shared memory per team
-    /// when KernelSource::team_shared_kernels lists it and the block's
-    /// regions fit (GpuOptions::team_shared); records the bytes a team.
+    /// when KernelSource::team_shared_kernels lists it and fit_team_shared
+    /// kept any; records the bytes a team.
     void set_team_shared(CUfunction f, const std::string& kernel);
     /// Dynamic shared memory a launch of `f` in blocks of `block` threads gets.
     unsigned shared_for(CUfunction f, unsigned block) const;

@@ -152,12 +152,13 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // step. sleep=0 keeps every body in the solver.
     po.sleep_speed = opt.flag("sleep", true) ? po.sleep_speed : 0.0f;
     po.max_joints = cfg.agents; // one weld per agent at most
-    // GPU: what the physics step keeps in a block's shared memory, a copy per
-    // team (PhysicsOptions::on_chip). Measured on an H200 (docs/benchmarks.md,
-    // "Physics scratch on chip"): OpenAI's game fastest with all but the
-    // manifolds (24.3 KB a team); gpu_hideseek's larger bodies leave room for
-    // the bodies and points (26.4 KB; all but the manifolds, 31.8 KB, do not fit).
-    po.on_chip = opt.u32("on_chip", gpu ? 2 : 3, 0, 3);
+    // GPU: what the physics step asks to keep in a block's shared memory, a
+    // copy per team (PhysicsOptions::on_chip; the module's default, 3, all but
+    // the manifolds, as far as they fit). Measured on an H200
+    // (docs/benchmarks.md, "Physics scratch on chip"): OpenAI's game keeps
+    // all of it (24.3 KB a team), fastest; gpu_hideseek's larger bodies leave
+    // room for the bodies and points (26.4 KB of its 31.8 KB).
+    po.on_chip = opt.u32("on_chip", po.on_chip, 0, 3);
     opt.unrecorded("on_chip"); // the same results at every level
     // kRampHull: OpenAI's 45 degree ramp, or gpu_hideseek's 2 wide, 3 long, 2 high (33.7 degrees)
     po.hulls = {gpu ? phys::wedge_vertices(2.0f, 3.0f, 2.0f) : phys::wedge_vertices(0.5f, 0.5f, 0.5f)};

@@ -238,7 +238,7 @@ TEST(Module, ScratchKeptOnChipIsATeamNodesOwnScratch) {
     MemoryReport r = make_layout(on_chip_spec(), 4, AutoReset::kNextStep).report;
     EXPECT_EQ(r.scratch_shared_bytes,
               (on_chip_spec().component_specs()[component_id<planets::Heat>].row_bytes + 15) / 16 * 16);
-    EXPECT_NE(r.to_string().find("kept on chip: " + std::to_string(r.scratch_shared_bytes) + " bytes a team"),
+    EXPECT_NE(r.to_string().find("asked to keep on chip: " + std::to_string(r.scratch_shared_bytes) + " bytes a team"),
               std::string::npos)
         << r.to_string();
     EXPECT_EQ(make_layout(spec(), 4, AutoReset::kNextStep).report.scratch_shared_bytes, 0u);
@@ -259,8 +259,7 @@ TEST(Module, OnlyAWarpTeamsOwnKernelKeepsScratchOnChip) {
     ASSERT_EQ(runs, 3u);
     ASSERT_EQ(k.team_shared_kernels.size(), runs);
     const std::string call = "orrery_run_team_scratch<&planets::spread_heat>(s, w, orrery_lanes_in_block(lane, 32u, "
-                             "block_threads), orrery_team_shared_region(" +
-                             std::to_string(bytes) + "u))";
+                             "block_threads), orrery_team_shared_region())";
     size_t found = 0;
     for (const auto& [kernel, team_bytes] : k.team_shared_kernels) {
         EXPECT_EQ(team_bytes, bytes);

@@ -132,8 +132,7 @@ TEST(NvrtcKernels, PerNodePhysicsKeepsItsScratchOnChip) {
     for (size_t i = 0; i < k.programs.size(); ++i) {
         if (k.programs[i].kernel != k.team_shared_kernels[0].first) continue;
         EXPECT_EQ(k.programs[i].node, "phys::simulate");
-        EXPECT_NE(k.programs[i].text.find("orrery_team_shared_region(" + std::to_string(bytes) + "u)"),
-                  std::string::npos);
+        EXPECT_NE(k.programs[i].text.find("orrery_team_shared_region()"), std::string::npos);
         reqs[i].use_cache = false;
         reqs[i].fast_compile = "max";
         orrery::cuda::CompiledModule m;

@@ -86,14 +86,16 @@ __device__ __forceinline__ void orrery_run_team_scratch(const orrery::Storage& s
 }
 
 // The team's region of the block's dynamic shared memory for the scratch it
-// keeps on chip: `bytes` a team, a team a warp (the per-node form's aligned
-// kernels), or null when the launch gave the block too little for every
-// team (the backend gives none when GpuOptions::team_shared is off or the
-// regions do not fit; the node then finds that scratch in its slot).
+// keeps on chip: Storage::scratch_shared_team_bytes a team (the components
+// the backend found room for), a team a warp (the per-node form's aligned
+// kernels), or null when there is none or the launch gave the block too
+// little for this team (the backend gives none when GpuOptions::team_shared
+// is off or nothing fits; the node then finds that scratch in its slot).
 extern __shared__ __align__(16) unsigned char orrery_team_shared[];
-__device__ __forceinline__ unsigned char* orrery_team_shared_region(unsigned bytes) {
+__device__ __forceinline__ unsigned char* orrery_team_shared_region() {
+    const unsigned bytes = orrery_storage().scratch_shared_team_bytes;
     unsigned given = 0;
     asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(given));
     const unsigned team = threadIdx.x / 32u;
-    return (team + 1u) * bytes <= given ? orrery_team_shared + team * bytes : nullptr;
+    return bytes && (team + 1u) * bytes <= given ? orrery_team_shared + team * bytes : nullptr;
 }
