@@ -86,20 +86,27 @@ ORRERY_HD inline bool moves(const SolverBody& b) { return b.kind == BodyKind::kD
 /// Whether b is stepped: dynamic and not asleep (an asleep body is in no pair or joint).
 ORRERY_HD inline bool awake(const SolverBody& b) { return b.kind == BodyKind::kDynamic && !(b.sleep & kAsleep); }
 
-/// Changes the velocities of a and b by impulse p at offsets ra, rb (a gets -p, b gets +p).
-ORRERY_HD inline void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra, Vec3 rb) {
+/// Changes the velocities ma and mb of bodies a and b (anything with v and
+/// w: the bodies themselves, or a Motion below) by impulse p at offsets ra,
+/// rb (a gets -p, b gets +p).
+template <class M>
+ORRERY_HD inline void apply_impulse(const SolverBody& a, M& ma, const SolverBody& b, M& mb, Vec3 p, Vec3 ra, Vec3 rb) {
     if (moves(a)) {
-        a.v -= mul(a.inv_mass_damped, p);
-        a.w -= inv_inertia_times(a, cross(ra, p));
+        ma.v -= mul(a.inv_mass_damped, p);
+        ma.w -= inv_inertia_times(a, cross(ra, p));
     }
     if (moves(b)) {
-        b.v += mul(b.inv_mass_damped, p);
-        b.w += inv_inertia_times(b, cross(rb, p));
+        mb.v += mul(b.inv_mass_damped, p);
+        mb.w += inv_inertia_times(b, cross(rb, p));
     }
 }
+ORRERY_HD inline void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra, Vec3 rb) {
+    apply_impulse(a, a, b, b, p, ra, rb);
+}
 
-/// Velocity of b's point at offset rb relative to a's point at ra.
-ORRERY_HD inline Vec3 relative_velocity(const SolverBody& a, const SolverBody& b, Vec3 ra, Vec3 rb) {
+/// Velocity of b's point at offset rb relative to a's point at ra, from
+/// their velocities (the bodies themselves, or a Motion below).
+template <class M> ORRERY_HD inline Vec3 relative_velocity(const M& a, const M& b, Vec3 ra, Vec3 rb) {
     return (b.v + cross(b.w, rb)) - (a.v + cross(a.w, ra));
 }
 
@@ -137,22 +144,6 @@ using Motion = InPlace;
 ORRERY_HD inline InPlace motion_of(SolverBody& b) { return {b.v, b.w}; }
 ORRERY_HD inline void keep_motion(SolverBody&, const InPlace&) {}
 #endif
-/// apply_impulse on the velocities ma and mb of a and b.
-ORRERY_HD inline void apply_impulse(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Vec3 p, Vec3 ra,
-                                    Vec3 rb) {
-    if (moves(a)) {
-        ma.v -= mul(a.inv_mass_damped, p);
-        ma.w -= inv_inertia_times(a, cross(ra, p));
-    }
-    if (moves(b)) {
-        mb.v += mul(b.inv_mass_damped, p);
-        mb.w += inv_inertia_times(b, cross(rb, p));
-    }
-}
-/// relative_velocity from held velocities.
-ORRERY_HD inline Vec3 relative_velocity(const Motion& a, const Motion& b, Vec3 ra, Vec3 rb) {
-    return (b.v + cross(b.w, rb)) - (a.v + cross(a.w, ra));
-}
 
 /// Radius of a sphere around the body's origin holding its shape; negative: unbounded (planes).
 ORRERY_HD inline float bound_of(Shape s) {

@@ -665,11 +665,7 @@ void CudaBackend::fit_team_shared(const EnvSpec& spec) {
     const uint64_t asked = storage_.scratch_shared_components;
     storage_.scratch_shared_components = 0;
     storage_.scratch_shared_team_bytes = 0;
-    if (!asked || !source_.per_node || source_.team_shared_kernels.empty()) return;
-    if (!gpu_.team_shared) {
-        shared_use_.clear();
-        return;
-    }
+    if (!asked || !gpu_.team_shared || !source_.per_node || source_.team_shared_kernels.empty()) return;
     int optin = 0;
     ORRERY_CU(driver().cuDeviceGetAttribute(&optin, kAttrMaxSharedPerBlockOptin, dev_));
     const unsigned long long teams = block_ / 32u;

@@ -589,6 +589,25 @@ TEST(Module, GpuMatchesTheCpuInEveryKernelForm) {
         +[] { return spec(); }, 300, 120, true);
 }
 
+/// Steps `cpu` and every GPU simulator 60 steps with the same thrust and
+/// expects every world's state hash (and with `warmth_too` the warmth) to be
+/// the CPU's after every step.
+void expect_gpus_step_as_the_cpu(Simulator& cpu, const std::vector<std::unique_ptr<Simulator>>& gpus,
+                                 bool warmth_too = false) {
+    cpu.reset(11);
+    for (auto& g : gpus) g->reset(11);
+    for (uint32_t step = 0; step < 60; ++step) {
+        write_thrust(cpu, step);
+        cpu.step();
+        for (auto& g : gpus) {
+            write_thrust(*g, step);
+            g->step();
+            ASSERT_EQ(hashes(*g), hashes(cpu)) << g->backend().describe() << " differs at step " << step;
+            if (warmth_too) { ASSERT_EQ(warmth(*g), warmth(cpu)) << "step " << step; }
+        }
+    }
+}
+
 TEST(Module, GpuTeamsOfAnySizeMatchTheCpu) {
     REQUIRE_GPU();
     Simulator cpu(spec(), options(300, "cpu", 1, 2));
@@ -599,17 +618,7 @@ TEST(Module, GpuTeamsOfAnySizeMatchTheCpu) {
         o.gpu.world_lanes = lanes;
         gpus.push_back(std::make_unique<Simulator>(spec(), o));
     }
-    cpu.reset(11);
-    for (auto& g : gpus) g->reset(11);
-    for (uint32_t step = 0; step < 60; ++step) {
-        write_thrust(cpu, step);
-        cpu.step();
-        for (auto& g : gpus) {
-            write_thrust(*g, step);
-            g->step();
-            ASSERT_EQ(hashes(*g), hashes(cpu)) << g->backend().describe() << " differs at step " << step;
-        }
-    }
+    expect_gpus_step_as_the_cpu(cpu, gpus);
 }
 
 TEST(Module, GpuTeamsKeepingScratchOnChipMatchTheCpu) {
@@ -625,18 +634,7 @@ TEST(Module, GpuTeamsKeepingScratchOnChipMatchTheCpu) {
     const std::string used = gpus[0]->memory_report().scratch_shared_use;
     EXPECT_NE(used.find("shared memory of spread_heat's blocks"), std::string::npos) << used;
     EXPECT_EQ(gpus[1]->memory_report().scratch_shared_use, "");
-    cpu.reset(11);
-    for (auto& g : gpus) g->reset(11);
-    for (uint32_t step = 0; step < 60; ++step) {
-        write_thrust(cpu, step);
-        cpu.step();
-        for (auto& g : gpus) {
-            write_thrust(*g, step);
-            g->step();
-            ASSERT_EQ(hashes(*g), hashes(cpu)) << g->backend().describe() << " differs at step " << step;
-            ASSERT_EQ(warmth(*g), warmth(cpu)) << "step " << step;
-        }
-    }
+    expect_gpus_step_as_the_cpu(cpu, gpus, /*warmth_too=*/true);
 }
 
 TEST(Module, GpuLargeWorldsRunDirectWithABlockPerWorld) {
