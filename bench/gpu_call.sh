@@ -10,7 +10,9 @@
 #   3. orrery-watch-bench (prebuilt where Vulkan is, in .gl/; tools/gpu_check.sh's
 #      `watch` stage) with each of WATCH_RUNS' argument sets (default: frames on
 #      the host's cores from .lvp/'s lavapipe, then on the GPU);
-#   4. the Python GPU tests in PYTESTS.
+#   4. the Python GPU tests in PYTESTS;
+#   5. with PARTS including "phases", the physics step's phase clocks
+#      (bench/phys_phases.sh) at PHASE_WORLDS (default 1024,16384).
 # EXTRA_TARGETS adds build targets (their tests join the ctest run).
 # TESTS_EXCLUDE leaves out the GPU tests it matches (ctest -E), e.g. the two
 # slow every-kernel-form comparisons when a call has no time for them.
@@ -134,6 +136,11 @@ if want watch; then
             WATCH_ENVS=hide_and_seek STAGES=watch timeout "${WATCH_LIMIT:-150}" "$ROOT/tools/gpu_check.sh" 2>&1 |
             grep -vE "^(==|commit|gpu|nvcc|cxx|$)" | sed 's/^/    /'
     done
+fi
+if want phases; then
+    at "physics phases (bench/phys_phases.sh)"
+    OUT="$OUT/phases" WORLDS=${PHASE_WORLDS:-1024,16384} STEPS="$STEPS" timeout "${PHASE_LIMIT:-400}" \
+        bash "$ROOT/bench/phys_phases.sh" "$BIN" 2>&1
 fi
 if want python; then
     wait "$pip_pid"

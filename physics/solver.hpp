@@ -16,6 +16,43 @@
 namespace phys {
 using orrery::Buffer;
 
+/// Where a GPU team's physics step spends its time (bench/phys_phases.sh).
+/// With ORRERY_PHYS_CLOCKS defined for an NVRTC build
+/// (ORRERY_NVRTC_OPTIONS=-DORRERY_PHYS_CLOCKS=1), simulate's lane 0 adds up
+/// the SM's clock cycles of each phase below (each ends at a sync, so the
+/// team's slowest lane sets it) and prints them with the step's counts for
+/// every 128th world. Without it nothing is compiled: mark() is empty.
+enum Phase : uint32_t {
+    kPhaseGather,    ///< gather, resolve joints
+    kPhaseBegin,     ///< begin_bodies, wake_bodies
+    kPhasePairs,     ///< broadphase
+    kPhaseNarrow,    ///< narrowphase, a pair per lane
+    kPhaseOrder,     ///< order_constraints (lane 0)
+    kPhaseMake,      ///< contact points
+    kPhaseIntegrate, ///< integrate velocities and positions, every substep
+    kPhaseWarm,      ///< warm start passes
+    kPhaseSolve,     ///< solve passes
+    kPhaseRelax,     ///< relax passes
+    kPhaseEnd,       ///< restitution, remember_contacts, settle_bodies
+    kPhaseScatter,   ///< scatter
+    kPhases
+};
+struct PhaseClock {
+#if defined(ORRERY_PHYS_CLOCKS) && defined(__CUDA_ARCH__)
+    long long last = clock64(), cycles[kPhases] = {};
+    __device__ void mark(uint32_t k) {
+        const long long t = clock64();
+        cycles[k] += t - last, last = t;
+    }
+#else
+    ORRERY_HD void mark(uint32_t) {}
+#endif
+};
+/// Ends phase k on clock c, if there is one.
+ORRERY_HD inline void mark(PhaseClock* c, uint32_t k) {
+    if (c) c->mark(k);
+}
+
 /// 1 on free axes, 0 on locked ones: bits `shift`..`shift+2` of a lock mask.
 ORRERY_HD inline Vec3 free_axes(uint32_t locks, uint32_t shift) {
     return {(locks >> shift) & 1u ? 0.0f : 1.0f, (locks >> (shift + 1)) & 1u ? 0.0f : 1.0f,
@@ -746,16 +783,20 @@ ORRERY_HD inline void begin_bodies(const StepBuffers& s, const Params& prm, cons
 /// The narrowphase runs once, a pair per lane, keeping each manifold (step
 /// scratch, 80 bytes a pair) until every earlier pair's count has placed its
 /// points in Contacts; then the pairs with points make them.
-ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, const HullSet& hulls, const Lanes& l) {
+ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, const HullSet& hulls, const Lanes& l,
+                                    PhaseClock* clock = nullptr) {
     find_pairs(s, prm, l);
+    mark(clock, kPhasePairs);
     for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) {
         const Manifold m = manifold_of(s.bodies, s.pairs[k], prm, hulls);
         s.pairs[k].count = m.count;
         s.manifolds[k] = m; // Manifolds' capacity is Pairs'
     }
     l.sync();
+    mark(clock, kPhaseNarrow);
     if (l.lane == 0) order_constraints(s);
     l.sync();
+    mark(clock, kPhaseOrder);
     // Each point depends on its pair alone. One lane makes them pair by pair;
     // a team makes them a point per lane (a pair's 1 to 4 points per lane left
     // most of a GPU team idle). The same bytes either way.
@@ -769,6 +810,7 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
         }
     }
     l.sync();
+    mark(clock, kPhaseMake);
 }
 
 /// Sleeping at the step's start, on one lane: wakes each asleep body a joint
@@ -858,7 +900,7 @@ ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g 
 /// been resolved against the bodies (resolve_joints). Every lane of `l`
 /// calls it; it ends with a sync.
 ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 g, const HullSet& hulls = HullSet{},
-                                  const Lanes& l = Lanes{}) {
+                                  const Lanes& l = Lanes{}, PhaseClock* clock = nullptr) {
     begin_bodies(s, prm, l);
     l.sync();
     const bool sleeping = prm.sleep_speed > 0.0f; // the same on every lane
@@ -866,7 +908,8 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         if (l.lane == 0) wake_bodies(s, prm);
         l.sync();
     }
-    find_contacts(s, prm, hulls, l);
+    mark(clock, kPhaseBegin);
+    find_contacts(s, prm, hulls, l, clock);
     l.align(); // the block's teams leave the contact build together (Lanes::align)
     float h = prm.dt / float(prm.substeps);
     // Box2D's rule: the contact spring at most a quarter of the substep rate.
@@ -883,11 +926,16 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         l.align(); // and start each substep together: one instruction fetch serves them all
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
+        mark(clock, kPhaseIntegrate);
         pass_constraints(s, Pass::kWarmStart, pp, l);
+        mark(clock, kPhaseWarm);
         pass_constraints(s, Pass::kSolve, pp, l);
+        mark(clock, kPhaseSolve);
         integrate_positions(s.bodies, h, l);
         l.sync();
+        mark(clock, kPhaseIntegrate);
         for (uint32_t r = 0; r < prm.relax_iterations; ++r) pass_constraints(s, Pass::kRelax, pp, l);
+        mark(clock, kPhaseRelax);
     }
     pass_constraints(s, Pass::kRestitution, pp, l);
     remember_contacts(s.bodies, s.pairs, s.contacts, s.cache, l);
@@ -896,6 +944,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         if (l.lane == 0) settle_bodies(s, prm);
         l.sync();
     }
+    mark(clock, kPhaseEnd);
 }
 
 /// A world's step buffers: the cache and joints in its PhysicsWorld
@@ -915,12 +964,35 @@ ORRERY_HD inline StepBuffers step_buffers(Ctx& ctx) {
 /// the joints' bodies (dropping joints whose body is gone), step_bodies, scatter.
 ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
     StepBuffers s = step_buffers(ctx);
+    PhaseClock clock;
     gather_bodies(ctx, s.bodies, l);
     l.sync();
     if (l.lane == 0) resolve_joints(s.bodies, s.joints);
     l.sync();
-    step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l);
+    clock.mark(kPhaseGather);
+    step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l, &clock);
     scatter_bodies(ctx, s.bodies, l);
+#if defined(ORRERY_PHYS_CLOCKS) && defined(__CUDA_ARCH__)
+    l.sync();
+    clock.mark(kPhaseScatter);
+    if (l.lane == 0 && ctx.world() % 128 == 0) {
+        // The step's sizes beside its cycles: colours used, rounds of a pass
+        // (a colour of n constraints takes ceil(n / lanes)), the serial colour's length.
+        const uint32_t* begin = s.colouring->begin;
+        uint32_t colours = 0, rounds = 0, awake_bodies = 0;
+        for (uint32_t c = 0; c < kColours; ++c) {
+            const uint32_t n = begin[c + 1] - begin[c];
+            colours += n > 0, rounds += (n + l.count - 1) / l.count;
+        }
+        for (uint32_t i = 0; i < s.bodies.size(); ++i) awake_bodies += awake(s.bodies[i]);
+        const long long* t = clock.cycles;
+        printf("phys-phases world %u bodies %u awake %u pairs %u points %u joints %u colours %u rounds %u serial %u "
+               "cycles %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
+               ctx.world(), s.bodies.size(), awake_bodies, s.pairs.size(), s.contacts.size(), s.joints.size(), colours,
+               rounds, begin[kColours + 1] - begin[kColours], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
+               t[9], t[10], t[11]);
+    }
+#endif
 }
 
 } // namespace phys

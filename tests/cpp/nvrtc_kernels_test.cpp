@@ -145,6 +145,30 @@ TEST(NvrtcKernels, PerNodePhysicsKeepsItsScratchOnChip) {
     FAIL() << "no program runs the kernel " << k.team_shared_kernels[0].first;
 }
 
+// bench/phys_phases.sh's build: simulate with its phase clocks and their
+// printf (ORRERY_PHYS_CLOCKS) still compiles, and prints something.
+TEST(NvrtcKernels, PhysicsPhaseClocksCompile) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("hide_and_seek", {});
+    orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep, true);
+    const unsigned lanes = orrery::cuda::world_lanes_for(spec, 0);
+    orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, KernelForm::kPerNode, lanes);
+    std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, target_arch());
+    for (size_t i = 0; i < k.programs.size(); ++i) {
+        if (k.programs[i].node != "phys::simulate") continue;
+        reqs[i].use_cache = false;
+        reqs[i].fast_compile = "max";
+        reqs[i].extra_options = "-DORRERY_PHYS_CLOCKS=1";
+        orrery::cuda::CompiledModule m;
+        try {
+            m = orrery::cuda::compile_module(reqs[i]);
+        } catch (const orrery::Error& e) { FAIL() << e.what(); }
+        EXPECT_NE(m.cubin.find("phys-phases world"), std::string::npos); // the format string is in the cubin
+        return;
+    }
+    FAIL() << "no program runs phys::simulate";
+}
+
 TEST(NvrtcKernels, SystemNamesAreQualified) {
     orrery::register_builtin_envs();
     orrery::EnvSpec spec = orrery::make_env_spec("tag", {});

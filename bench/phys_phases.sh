@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Where the GPU physics step's time goes, phase by phase (phys::PhaseClock):
+# builds simulate with ORRERY_PHYS_CLOCKS, runs `orrery bench` for each env
+# at WORLDS, and prints each phase's share of the step's SM cycles with the
+# step's mean sizes (pairs, points, colours, rounds of a pass), read from the
+# lines every 128th world prints (bench/phys_phases.py).
+#
+#   bash bench/phys_phases.sh /tmp/orrery_gpu_build/tools/orrery
+#   WORLDS=1024 STEPS=60 ENVS="hide_and_seek" bash bench/phys_phases.sh BIN
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BIN=${1:?usage: phys_phases.sh path/to/orrery}
+WORLDS=${WORLDS:-1024,16384}
+STEPS=${STEPS:-40}
+OUT=${OUT:-/tmp/orrery_phys_phases}
+mkdir -p "$OUT"
+IFS=';' read -ra envs <<<"${ENVS:-hide_and_seek;hide_and_seek --opt variant=gpu_hideseek;physics_scenes --opt scene=crowd}"
+for args in "${envs[@]}"; do
+    for w in ${WORLDS//,/ }; do
+        log="$OUT/$(echo "$args" | tr -c 'a-z0-9' '_')_$w.log"
+        # shellcheck disable=SC2086 # bench arguments
+        ORRERY_NVRTC_OPTIONS=-DORRERY_PHYS_CLOCKS=1 timeout 200 "$BIN" bench $args --device cuda --worlds "$w" \
+            --steps "$STEPS" >"$log" 2>&1
+        echo "== $args, $w worlds ($(grep -c '^phys-phases' "$log") lines; bench: $(awk '$NF ~ /^[0-9]+$/ {print $NF}' "$log" | tail -1) env-steps/s with the clocks)"
+        python3 "$ROOT/bench/phys_phases.py" "$log"
+    done
+done
