@@ -13,6 +13,10 @@
 
 #include "physics/hull.hpp"
 
+#if defined(ORRERY_PHYS_CLOCKS) && !defined(__CUDACC_RTC__)
+#include <cstdio>
+#endif
+
 namespace phys {
 using orrery::Buffer;
 
@@ -21,7 +25,8 @@ using orrery::Buffer;
 /// (ORRERY_NVRTC_OPTIONS=-DORRERY_PHYS_CLOCKS=1), simulate's lane 0 adds up
 /// the SM's clock cycles of each phase below (each ends at a sync, so the
 /// team's slowest lane sets it) and prints them with the step's counts for
-/// every 128th world. Without it nothing is compiled: mark() is empty.
+/// every 128th world; defined for a host build (CXXFLAGS), the same with the
+/// x86 time-stamp counter. Without it nothing is compiled: mark() is empty.
 enum Phase : uint32_t {
     kPhaseGather,    ///< gather, resolve joints
     kPhaseBegin,     ///< begin_bodies, wake_bodies
@@ -38,10 +43,17 @@ enum Phase : uint32_t {
     kPhases
 };
 struct PhaseClock {
-#if defined(ORRERY_PHYS_CLOCKS) && defined(__CUDA_ARCH__)
-    long long last = clock64(), cycles[kPhases] = {};
-    __device__ void mark(uint32_t k) {
-        const long long t = clock64();
+#if defined(ORRERY_PHYS_CLOCKS)
+    static ORRERY_HD long long now() {
+#ifdef __CUDA_ARCH__
+        return clock64();
+#else
+        return (long long)__builtin_ia32_rdtsc();
+#endif
+    }
+    long long last = now(), cycles[kPhases] = {};
+    ORRERY_HD void mark(uint32_t k) {
+        const long long t = now();
         cycles[k] += t - last, last = t;
     }
 #else
@@ -972,7 +984,7 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
     clock.mark(kPhaseGather);
     step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l, &clock);
     scatter_bodies(ctx, s.bodies, l);
-#if defined(ORRERY_PHYS_CLOCKS) && defined(__CUDA_ARCH__)
+#if defined(ORRERY_PHYS_CLOCKS)
     l.sync();
     clock.mark(kPhaseScatter);
     if (l.lane == 0 && ctx.world() % 128 == 0) {
