@@ -23,7 +23,8 @@
 #   PARTS=rows ROW_ENVS="ORRERY_CUDA_FIT_BLOCKS=0;ORRERY_NVRTC_OPTIONS=--maxrregcount=128" bash bench/gpu_call.sh
 #   PARTS=rows ROW_ARGS="--opt on_chip=0;--opt on_chip=2" bash bench/gpu_call.sh
 # ROW_ARGS: ';'-separated sets of extra `orrery bench` arguments, each a block
-# of rows of its own (after the ROW_ENVS blocks, with the default environment).
+# of rows of its own (after the ROW_ENVS blocks); a set's leading VAR=VALUE
+# words are its environment, e.g. "ORRERY_NVRTC_OPTIONS=--maxrregcount=128 --opt on_chip=1".
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -68,6 +69,19 @@ for l in ${LANES:-}; do row_envs+=("ORRERY_CUDA_LANES=$l"); done
 IFS=';' read -ra extra <<<"${ROW_ENVS:-}"
 for e in "${extra[@]}"; do [ -n "$e" ] && row_envs+=("$e"); done
 IFS=';' read -ra row_args <<<"${ROW_ARGS:-}"
+arg_env() { # the leading VAR=VALUE words of a ROW_ARGS set
+    local w out=""
+    for w in $1; do [[ "$w" =~ ^[A-Z_][A-Z0-9_]*= ]] && out+="$w " || break; done
+    echo "$out"
+}
+arg_rest() { # the rest of it
+    local w out="" lead=1
+    for w in $1; do
+        [[ $lead == 1 && "$w" =~ ^[A-Z_][A-Z0-9_]*= ]] && continue
+        lead=0 out+="$w "
+    done
+    echo "$out"
+}
 if want rows; then
     pids=()
     for k in "${!row_envs[@]}"; do
@@ -81,7 +95,7 @@ if want rows; then
     for k in "${!row_args[@]}"; do
         for args in "hide_and_seek" "hide_and_seek --opt variant=gpu_hideseek" "physics_scenes --opt scene=crowd"; do
             # shellcheck disable=SC2086 # bench arguments
-            "$BIN" bench $args ${row_args[$k]} --device cuda --worlds 64 --steps 2 \
+            env $(arg_env "${row_args[$k]}") "$BIN" bench $args $(arg_rest "${row_args[$k]}") --device cuda --worlds 64 --steps 2 \
                 >"$OUT/warm_${args%% *}_${args##*=}_a$k.log" 2>&1 &
             pids+=($!)
         done
@@ -112,11 +126,12 @@ if want rows; then
         [ -z "$a" ] && continue
         echo "  -- $a"
         # shellcheck disable=SC2086 # bench arguments
-        row "hide_and_seek" "" hide_and_seek $a
+        ae=$(arg_env "$a") ar=$(arg_rest "$a")
+        row "hide_and_seek" "$ae" hide_and_seek $ar
         # shellcheck disable=SC2086
-        row "gpu_hideseek" "" hide_and_seek --opt variant=gpu_hideseek $a
+        row "gpu_hideseek" "$ae" hide_and_seek --opt variant=gpu_hideseek $ar
         # shellcheck disable=SC2086
-        row "crowd" "" physics_scenes --opt scene=crowd $a
+        row "crowd" "$ae" physics_scenes --opt scene=crowd $ar
     done
 fi
 if want watch; then

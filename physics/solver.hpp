@@ -503,6 +503,82 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
     });
 }
 
+#ifndef ORRERY_PHYS_WARP_ORDER
+#define ORRERY_PHYS_WARP_ORDER 1
+#endif
+#if defined(__CUDA_ARCH__)
+/// order_constraints on a team of one whole warp (l.count == 32, at most 64
+/// bodies), the same bytes: the pairs' first points by a scan over the
+/// warp, and the greedy colouring entry by entry with each body's colours in
+/// a register of one lane (body i in lane i % 32), so each entry costs two
+/// shuffles, not two round trips through the bodies on one lane; lane c
+/// counts and places colour c. The serial order_constraints on lane 0 was
+/// 19 % of the crowd's physics step on an H200 (bench/phys_phases.sh).
+ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& l) {
+    const uint32_t full = l.mask, lane = l.lane;
+    // Each pair's first point: an exclusive scan of the narrowphase's counts, 32 pairs at a time.
+    const uint32_t np = s.pairs.size(), cap = s.contacts.capacity();
+    uint32_t total = 0;
+    for (uint32_t base = 0; base < np; base += 32) {
+        const uint32_t k = base + lane, found = k < np ? s.pairs[k].count : 0u;
+        uint32_t incl = found;
+        for (uint32_t d = 1; d < 32; d <<= 1) {
+            const uint32_t v = __shfl_up_sync(full, incl, d);
+            if (lane >= d) incl += v;
+        }
+        const uint32_t before = total + incl - found;
+        if (k < np) s.pairs[k].first = before, s.pairs[k].count = before >= cap ? 0u : min_of(found, cap - before);
+        total += __shfl_sync(full, incl, 31);
+    }
+    if (lane == 0) s.contacts.resize(total);
+    __syncwarp(full);
+    // The colouring: pick_colour with the bodies' colours in registers.
+    const uint32_t nb = s.bodies.size();
+    const bool moves0 = lane < nb && moves(s.bodies[lane]), moves1 = lane + 32 < nb && moves(s.bodies[lane + 32]);
+    uint32_t m0 = 0, m1 = 0, here = 0, at = 0;
+    auto pick = [&](uint32_t a, uint32_t b) {
+        const uint32_t va = __shfl_sync(full, a >= 32 ? m1 : m0, a & 31u);
+        const uint32_t vb = __shfl_sync(full, b >= 32 ? m1 : m0, b & 31u);
+        const uint32_t used = (a < nb ? va : 0u) | (b < nb ? vb : 0u); // never every bit: c <= kColours
+        const uint32_t c = min_of(uint32_t(__ffs(~used) - 1), kColours);
+        if (c < kColours) {
+            const uint32_t bit = 1u << c;
+            if (a == lane && moves0) m0 |= bit;
+            if (a == lane + 32 && moves1) m1 |= bit;
+            if (b == lane && moves0) m0 |= bit;
+            if (b == lane + 32 && moves1) m1 |= bit;
+        }
+        return c;
+    };
+    auto each = [&](auto&& f) { // colour_constraints' order
+        m0 = m1 = 0;
+        for (uint32_t k = 0; k < s.joints.size(); ++k) f(k, pick(s.joints[k].ia, s.joints[k].ib));
+        for (uint32_t k = 0; k < np; ++k)
+            if (s.pairs[k].count > 0) f(kPairEntry | k, pick(s.pairs[k].a, s.pairs[k].b));
+    };
+    each([&](uint32_t, uint32_t c) { here += c == lane ? 1u : 0u; });
+    uint32_t incl = lane <= kColours ? here : 0u; // colour c's count in lane c, then the scan of begin
+    for (uint32_t d = 1; d < 32; d <<= 1) {
+        const uint32_t v = __shfl_up_sync(full, incl, d);
+        if (lane >= d) incl += v;
+    }
+    uint32_t* begin = s.colouring->begin;
+    if (lane == 0) begin[0] = 0;
+    if (lane <= kColours) begin[lane + 1] = incl;
+    at = incl - here;
+    const uint32_t entries = __shfl_sync(full, incl, kColours);
+    if (lane == 0) s.order.resize(entries); // its capacity holds every joint and pair: never short
+    __syncwarp(full);
+    each([&](uint32_t entry, uint32_t c) {
+        if (c != lane) return;
+        if (at < s.order.capacity()) s.order[at] = entry;
+        ++at;
+    });
+    if (lane < nb) s.bodies[lane].colours = m0;
+    if (lane + 32 < nb) s.bodies[lane + 32].colours = m1;
+}
+#endif
+
 /// Box2D's soft constraint coefficients for a spring of `hertz` and damping
 /// ratio `zeta` stepped by h (Erin Catto, "Solver2D", 2024).
 struct Softness {
@@ -739,11 +815,9 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         switch (pass) {
         case Pass::kWarmStart: return warm_start_points(a, b, c, p.count);
         case Pass::kSolve:
-            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, true, pp.push_speed,
-                                pair_friction(a, b, pp.friction_rule, pp.friction_cone));
-        case Pass::kRelax:
-            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, false, pp.push_speed,
-                                pair_friction(a, b, pp.friction_rule, pp.friction_cone));
+        case Pass::kRelax: // one call for both: the relax pass is the solve without the push
+            return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, pass == Pass::kSolve,
+                                pp.push_speed, pair_friction(a, b, pp.friction_rule, pp.friction_cone));
         case Pass::kRestitution:
             return restitute_points(a, b, c, p.count, pp.bounce_speed,
                                     combine(pp.restitution_rule, a.material.restitution, b.material.restitution));
@@ -762,11 +836,27 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         solve_joint(a, b, j, pp.inv_h, pp.joint_soft, pass == Pass::kSolve);
 }
 
+// On the device the pass loop below is a function of its own
+// (ORRERY_PHYS_ONE_PASS, an NVRTC define, 1 by default): every pass of every
+// substep runs one copy of it, and the solve and relax passes one copy of
+// the solver, where inlining gave each pass its own (the substep's code 8.1 k
+// SASS instructions, 5.2 k of them joints, for an SM whose warps all fetch
+// it; docs/perf-notes.md row 46). The same arithmetic either way.
+#ifndef ORRERY_PHYS_ONE_PASS
+#define ORRERY_PHYS_ONE_PASS 1
+#endif
+#if defined(ORRERY_ON_DEVICE) && ORRERY_PHYS_ONE_PASS
+#define ORRERY_PHYS_PASS_FN __noinline__
+#else
+#define ORRERY_PHYS_PASS_FN
+#endif
+
 /// One pass over the constraints, colour by colour: a colour's constraints
 /// share no dynamic body, so the lanes take them at once and the order among
 /// them changes no bit; the last colour's run on lane 0 in order. A sync
 /// follows each colour.
-ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const PassParams& pp, const Lanes& l) {
+ORRERY_HD inline ORRERY_PHYS_PASS_FN void pass_constraints(const StepBuffers& s, Pass pass, const PassParams& pp,
+                                                           const Lanes& l) {
     const uint32_t* begin = s.colouring->begin;
     for (uint32_t c = 0; c <= kColours; ++c) {
         const uint32_t b = begin[c], e = min_of(begin[c + 1], s.order.size());
@@ -806,7 +896,12 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
     }
     l.sync();
     mark(clock, kPhaseNarrow);
-    if (l.lane == 0) order_constraints(s);
+    bool by_warp = false; // the same bytes either way (ORRERY_PHYS_WARP_ORDER=0, an NVRTC define: never)
+#if defined(__CUDA_ARCH__) && ORRERY_PHYS_WARP_ORDER
+    by_warp = l.count == 32 && s.bodies.size() <= 64;
+    if (by_warp) order_constraints_warp(s, l);
+#endif
+    if (!by_warp && l.lane == 0) order_constraints(s);
     l.sync();
     mark(clock, kPhaseOrder);
     // Each point depends on its pair alone. One lane makes them pair by pair;
