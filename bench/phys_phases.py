@@ -7,7 +7,7 @@ and the mean sizes, over the lines after the first quarter (the warm-up).
 
 import sys
 
-PHASES = ["gather", "begin", "pairs", "narrow", "order", "make", "integrate", "warm", "solve", "relax", "end", "scatter"]
+PHASES = ["gather", "begin", "pairs", "narrow", "order", "make", "align", "integrate", "warm", "solve", "relax", "end", "scatter"]
 
 
 def main(path):

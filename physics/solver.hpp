@@ -34,6 +34,7 @@ enum Phase : uint32_t {
     kPhaseNarrow,    ///< narrowphase, a pair per lane
     kPhaseOrder,     ///< order_constraints (lane 0)
     kPhaseMake,      ///< contact points
+    kPhaseAlign,     ///< waiting at each substep's Lanes::align() for the block's other teams
     kPhaseIntegrate, ///< integrate velocities and positions, every substep
     kPhaseWarm,      ///< warm start passes
     kPhaseSolve,     ///< solve passes
@@ -505,6 +506,9 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
 
 #ifndef ORRERY_PHYS_WARP_ORDER
 #define ORRERY_PHYS_WARP_ORDER 1
+#endif
+#ifndef ORRERY_PHYS_ALIGN_EVERY
+#define ORRERY_PHYS_ALIGN_EVERY 1
 #endif
 #if defined(__CUDA_ARCH__)
 /// order_constraints on a team of one whole warp (l.count == 32, at most 64
@@ -1030,7 +1034,11 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pp.friction_rule = prm.friction_rule, pp.restitution_rule = prm.restitution_rule;
     pp.friction_cone = prm.friction_cone;
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
-        l.align(); // and start each substep together: one instruction fetch serves them all
+        // and start each substep together: one instruction fetch serves them all
+        // (ORRERY_PHYS_ALIGN_EVERY=N, an NVRTC define: every Nth substep; 0: none)
+        if (ORRERY_PHYS_ALIGN_EVERY > 0 && sub % (ORRERY_PHYS_ALIGN_EVERY > 0 ? ORRERY_PHYS_ALIGN_EVERY : 1) == 0)
+            l.align();
+        mark(clock, kPhaseAlign);
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
         mark(clock, kPhaseIntegrate);
@@ -1094,10 +1102,10 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
         for (uint32_t i = 0; i < s.bodies.size(); ++i) awake_bodies += awake(s.bodies[i]);
         const long long* t = clock.cycles;
         printf("phys-phases world %u bodies %u awake %u pairs %u points %u joints %u colours %u rounds %u serial %u "
-               "cycles %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
+               "cycles %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
                ctx.world(), s.bodies.size(), awake_bodies, s.pairs.size(), s.contacts.size(), s.joints.size(), colours,
                rounds, begin[kColours + 1] - begin[kColours], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
-               t[9], t[10], t[11]);
+               t[9], t[10], t[11], t[12]);
     }
 #endif
 }
