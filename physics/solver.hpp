@@ -840,27 +840,11 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         solve_joint(a, b, j, pp.inv_h, pp.joint_soft, pass == Pass::kSolve);
 }
 
-// On the device the pass loop below is a function of its own
-// (ORRERY_PHYS_ONE_PASS, an NVRTC define, 1 by default): every pass of every
-// substep runs one copy of it, and the solve and relax passes one copy of
-// the solver, where inlining gave each pass its own (the substep's code 8.1 k
-// SASS instructions, 5.2 k of them joints, for an SM whose warps all fetch
-// it; docs/perf-notes.md row 46). The same arithmetic either way.
-#ifndef ORRERY_PHYS_ONE_PASS
-#define ORRERY_PHYS_ONE_PASS 1
-#endif
-#if defined(ORRERY_ON_DEVICE) && ORRERY_PHYS_ONE_PASS
-#define ORRERY_PHYS_PASS_FN __noinline__
-#else
-#define ORRERY_PHYS_PASS_FN
-#endif
-
 /// One pass over the constraints, colour by colour: a colour's constraints
 /// share no dynamic body, so the lanes take them at once and the order among
 /// them changes no bit; the last colour's run on lane 0 in order. A sync
 /// follows each colour.
-ORRERY_HD inline ORRERY_PHYS_PASS_FN void pass_constraints(const StepBuffers& s, Pass pass, const PassParams& pp,
-                                                           const Lanes& l) {
+ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const PassParams& pp, const Lanes& l) {
     const uint32_t* begin = s.colouring->begin;
     for (uint32_t c = 0; c <= kColours; ++c) {
         const uint32_t b = begin[c], e = min_of(begin[c + 1], s.order.size());
