@@ -510,6 +510,9 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
 #ifndef ORRERY_PHYS_ALIGN_EVERY
 #define ORRERY_PHYS_ALIGN_EVERY 1
 #endif
+#ifndef ORRERY_PHYS_ALIGN_PASSES
+#define ORRERY_PHYS_ALIGN_PASSES 1
+#endif
 #if defined(__CUDA_ARCH__)
 /// order_constraints on a team of one whole warp (l.count == 32, at most 64
 /// bodies), the same bytes: the pairs' first points by a scan over the
@@ -1028,11 +1031,13 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         mark(clock, kPhaseIntegrate);
         pass_constraints(s, Pass::kWarmStart, pp, l);
         mark(clock, kPhaseWarm);
+        if (ORRERY_PHYS_ALIGN_PASSES) l.align(), mark(clock, kPhaseAlign); // and each pass after the first
         pass_constraints(s, Pass::kSolve, pp, l);
         mark(clock, kPhaseSolve);
         integrate_positions(s.bodies, h, l);
         l.sync();
         mark(clock, kPhaseIntegrate);
+        if (ORRERY_PHYS_ALIGN_PASSES) l.align(), mark(clock, kPhaseAlign);
         for (uint32_t r = 0; r < prm.relax_iterations; ++r) pass_constraints(s, Pass::kRelax, pp, l);
         mark(clock, kPhaseRelax);
     }
