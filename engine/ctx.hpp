@@ -53,7 +53,8 @@ struct Lanes {
     /// Teams that start a phase of a large node together run the same code
     /// at once, so the SM fetches each instruction once for all of them:
     /// phys::simulate aligns before each substep, +30 % on an H200
-    /// (docs/perf-notes.md row 37). Every team must make the same number of
+    /// (docs/perf-notes.md row 37), and before its solve and relax passes
+    /// too, +12 % more (row 49). Every team must make the same number of
     /// calls. Only per-node kernels whose teams are whole warps align (the
     /// engine counts the block's teams before the node starts); elsewhere,
     /// and on the CPU, it does nothing.

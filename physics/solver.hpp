@@ -510,6 +510,10 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
 #ifndef ORRERY_PHYS_ALIGN_EVERY
 #define ORRERY_PHYS_ALIGN_EVERY 1
 #endif
+// Where step_bodies aligns the block's teams (Lanes::align), as NVRTC
+// defines for measuring: every ALIGN_EVERY-th substep (1; 2 and 4 were 13 %
+// and 19 % slower for OpenAI's game on an H200), and before the solve and
+// relax passes too (ALIGN_PASSES, 1: +12 %; docs/perf-notes.md rows 48-49).
 #ifndef ORRERY_PHYS_ALIGN_PASSES
 #define ORRERY_PHYS_ALIGN_PASSES 1
 #endif
