@@ -69,18 +69,12 @@ for l in ${LANES:-}; do row_envs+=("ORRERY_CUDA_LANES=$l"); done
 IFS=';' read -ra extra <<<"${ROW_ENVS:-}"
 for e in "${extra[@]}"; do [ -n "$e" ] && row_envs+=("$e"); done
 IFS=';' read -ra row_args <<<"${ROW_ARGS:-}"
-arg_env() { # the leading VAR=VALUE words of a ROW_ARGS set
-    local w out=""
-    for w in $1; do [[ "$w" =~ ^[A-Z_][A-Z0-9_]*= ]] && out+="$w " || break; done
-    echo "$out"
-}
-arg_rest() { # the rest of it
-    local w out="" lead=1
+split_args() { # a ROW_ARGS set into ae (its leading VAR=VALUE words) and ar (the rest)
+    local w lead=1
+    ae="" ar=""
     for w in $1; do
-        [[ $lead == 1 && "$w" =~ ^[A-Z_][A-Z0-9_]*= ]] && continue
-        lead=0 out+="$w "
+        if [[ $lead == 1 && "$w" =~ ^[A-Z_][A-Z0-9_]*= ]]; then ae+="$w "; else lead=0 ar+="$w "; fi
     done
-    echo "$out"
 }
 if want rows; then
     pids=()
@@ -94,8 +88,9 @@ if want rows; then
     done
     for k in "${!row_args[@]}"; do
         for args in "hide_and_seek" "hide_and_seek --opt variant=gpu_hideseek" "physics_scenes --opt scene=crowd"; do
-            # shellcheck disable=SC2086 # bench arguments
-            env $(arg_env "${row_args[$k]}") "$BIN" bench $args $(arg_rest "${row_args[$k]}") --device cuda --worlds 64 --steps 2 \
+            split_args "${row_args[$k]}"
+            # shellcheck disable=SC2086 # VAR=VALUE words and bench arguments
+            env $ae "$BIN" bench $args $ar --device cuda --worlds 64 --steps 2 \
                 >"$OUT/warm_${args%% *}_${args##*=}_a$k.log" 2>&1 &
             pids+=($!)
         done
@@ -126,7 +121,7 @@ if want rows; then
         [ -z "$a" ] && continue
         echo "  -- $a"
         # shellcheck disable=SC2086 # bench arguments
-        ae=$(arg_env "$a") ar=$(arg_rest "$a")
+        split_args "$a"
         row "hide_and_seek" "$ae" hide_and_seek $ar
         # shellcheck disable=SC2086
         row "gpu_hideseek" "$ae" hide_and_seek --opt variant=gpu_hideseek $ar

@@ -507,17 +507,24 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
 #ifndef ORRERY_PHYS_WARP_ORDER
 #define ORRERY_PHYS_WARP_ORDER 1
 #endif
-#ifndef ORRERY_PHYS_ALIGN_EVERY
-#define ORRERY_PHYS_ALIGN_EVERY 1
-#endif
-// Where step_bodies aligns the block's teams (Lanes::align), as NVRTC
-// defines for measuring: every ALIGN_EVERY-th substep (1; 2 and 4 were 13 %
-// and 19 % slower for OpenAI's game on an H200), and before the solve and
-// relax passes too (ALIGN_PASSES, 1: +12 %; docs/perf-notes.md rows 48-49).
+// step_bodies aligns the block's teams (Lanes::align) before each substep
+// and, with ALIGN_PASSES (an NVRTC define, 1 by default; 0 for measuring
+// against), before its solve and relax passes too: +12 % for OpenAI's game
+// on an H200. Aligning only every second or fourth substep was 13 % and 19 %
+// slower (docs/perf-notes.md rows 48-49).
 #ifndef ORRERY_PHYS_ALIGN_PASSES
 #define ORRERY_PHYS_ALIGN_PASSES 1
 #endif
 #if defined(__CUDA_ARCH__)
+/// The sum of v over lanes 0..lane of a whole-warp team (an inclusive scan).
+ORRERY_HD inline uint32_t warp_inclusive_sum(uint32_t v, const Lanes& l) {
+    for (uint32_t d = 1; d < 32; d <<= 1) {
+        const uint32_t u = __shfl_up_sync(l.mask, v, d);
+        if (l.lane >= d) v += u;
+    }
+    return v;
+}
+
 /// order_constraints on a team of one whole warp (l.count == 32, at most 64
 /// bodies), the same bytes: the pairs' first points by a scan over the
 /// warp, and the greedy colouring entry by entry with each body's colours in
@@ -532,11 +539,7 @@ ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& 
     uint32_t total = 0;
     for (uint32_t base = 0; base < np; base += 32) {
         const uint32_t k = base + lane, found = k < np ? s.pairs[k].count : 0u;
-        uint32_t incl = found;
-        for (uint32_t d = 1; d < 32; d <<= 1) {
-            const uint32_t v = __shfl_up_sync(full, incl, d);
-            if (lane >= d) incl += v;
-        }
+        const uint32_t incl = warp_inclusive_sum(found, l);
         const uint32_t before = total + incl - found;
         if (k < np) s.pairs[k].first = before, s.pairs[k].count = before >= cap ? 0u : min_of(found, cap - before);
         total += __shfl_sync(full, incl, 31);
@@ -568,11 +571,7 @@ ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& 
             if (s.pairs[k].count > 0) f(kPairEntry | k, pick(s.pairs[k].a, s.pairs[k].b));
     };
     each([&](uint32_t, uint32_t c) { here += c == lane ? 1u : 0u; });
-    uint32_t incl = lane <= kColours ? here : 0u; // colour c's count in lane c, then the scan of begin
-    for (uint32_t d = 1; d < 32; d <<= 1) {
-        const uint32_t v = __shfl_up_sync(full, incl, d);
-        if (lane >= d) incl += v;
-    }
+    const uint32_t incl = warp_inclusive_sum(lane <= kColours ? here : 0u, l); // colour c's count is lane c's
     uint32_t* begin = s.colouring->begin;
     if (lane == 0) begin[0] = 0;
     if (lane <= kColours) begin[lane + 1] = incl;
@@ -1025,23 +1024,26 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pp.friction_rule = prm.friction_rule, pp.restitution_rule = prm.restitution_rule;
     pp.friction_cone = prm.friction_cone;
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
-        // and start each substep together: one instruction fetch serves them all
-        // (ORRERY_PHYS_ALIGN_EVERY=N, an NVRTC define: every Nth substep; 0: none)
-        if (ORRERY_PHYS_ALIGN_EVERY > 0 && sub % (ORRERY_PHYS_ALIGN_EVERY > 0 ? ORRERY_PHYS_ALIGN_EVERY : 1) == 0)
-            l.align();
+        l.align(); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
         mark(clock, kPhaseIntegrate);
         pass_constraints(s, Pass::kWarmStart, pp, l);
         mark(clock, kPhaseWarm);
-        if (ORRERY_PHYS_ALIGN_PASSES) l.align(), mark(clock, kPhaseAlign); // and each pass after the first
+        if (ORRERY_PHYS_ALIGN_PASSES) { // and each pass after the first
+            l.align();
+            mark(clock, kPhaseAlign);
+        }
         pass_constraints(s, Pass::kSolve, pp, l);
         mark(clock, kPhaseSolve);
         integrate_positions(s.bodies, h, l);
         l.sync();
         mark(clock, kPhaseIntegrate);
-        if (ORRERY_PHYS_ALIGN_PASSES) l.align(), mark(clock, kPhaseAlign);
+        if (ORRERY_PHYS_ALIGN_PASSES) {
+            l.align();
+            mark(clock, kPhaseAlign);
+        }
         for (uint32_t r = 0; r < prm.relax_iterations; ++r) pass_constraints(s, Pass::kRelax, pp, l);
         mark(clock, kPhaseRelax);
     }
