@@ -835,6 +835,9 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         return;
     }
     if (pass == Pass::kRestitution) return;
+#ifdef ORRERY_PHYS_SKIP_JOINTS // measuring what the joints cost (an NVRTC define; wrong physics)
+    return;
+#endif
     Joint& j = s.joints[entry];
     SolverBody world; // static, nothing writes it; made only for a joint to the world (SolverBody is ~300 bytes)
     if (j.ia == kWorldBody || j.ib == kWorldBody) world = world_body();

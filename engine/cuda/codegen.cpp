@@ -346,7 +346,17 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         if (aligned) {
             out << "    const bool runs = w < s.num_worlds && orrery::phase_active(s, w, orrery::Phase::"
                 << phase_name(aligned->phase) << ");\n"
+                << "#ifndef ORRERY_ALIGN_WARPS\n"
                 << "    const unsigned block_threads = unsigned(__syncthreads_count(runs)); // every thread is here\n"
+                << "#else // teams align in groups of ORRERY_ALIGN_WARPS warps (Lanes::align_group)\n"
+                << "    const unsigned align_group = threadIdx.x / (32u * ORRERY_ALIGN_WARPS);\n"
+                << "    unsigned block_threads = 0;\n"
+                << "    for (unsigned k = 0; k * 32u * ORRERY_ALIGN_WARPS < blockDim.x; ++k) { // the same count on "
+                   "every thread\n"
+                << "        const unsigned n = unsigned(__syncthreads_count(runs && align_group == k));\n"
+                << "        if (align_group == k) block_threads = n;\n"
+                << "    }\n"
+                << "#endif\n"
                 << "    if (!runs) return; // the world's whole warp leaves together\n";
             return;
         }
