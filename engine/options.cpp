@@ -60,6 +60,7 @@ SimOptions options_from_environment(SimOptions base) {
     if (env_off("ORRERY_CUDA_FOLLOW")) g.follow_caller_stream = false;
     if (env_on("ORRERY_CUDA_FIT_BLOCKS")) g.fit_blocks = true;
     if (env_off("ORRERY_CUDA_FIT_BLOCKS")) g.fit_blocks = false;
+    g.team_block_threads = env_unsigned("ORRERY_CUDA_BLOCK_THREADS", g.team_block_threads);
     if (env_off("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = false;
     if (env_on("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = true;
     return base;

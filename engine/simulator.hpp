@@ -97,6 +97,11 @@ struct GpuOptions {
     /// instruction fetch and L1 already the limit (docs/perf-notes.md row
     /// 36). Results do not depend on it. ORRERY_CUDA_FIT_BLOCKS=1.
     bool fit_blocks = false;
+    /// Direct and per-node kernels with teams: the most threads a block may
+    /// have (a whole number of warps; 0: 256). A larger block puts more of
+    /// the teams that align (Lanes::align) on one SM where their registers
+    /// allow it. Results do not depend on it. ORRERY_CUDA_BLOCK_THREADS.
+    uint32_t team_block_threads = 0;
     /// Per-node kernels of nodes that keep scratch on chip
     /// (EnvSpec::scratch_shared): each team of a block gets its region of the
     /// block's shared memory, when the block's regions fit the device's

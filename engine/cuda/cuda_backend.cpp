@@ -128,7 +128,11 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
         const unsigned long long per_sm =
             (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
-        block_ = unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, source_.lanes > 1 ? 256 : 128));
+        const unsigned most = source_.lanes == 1 ? 128u : gpu_.team_block_threads ? gpu_.team_block_threads : 256u;
+        if (most % 32u || most > 1024u)
+            throw Error("GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS) is " + std::to_string(most) +
+                        "; expected a multiple of 32 up to 1024");
+        block_ = unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, most));
         if (source_.lanes > 32) block_ = source_.lanes; // a block per world
         if ((threads + block_ - 1) / block_ > 0x7fffffffull)
             throw Error("num_worlds " + std::to_string(opts.num_worlds) +
