@@ -465,6 +465,15 @@ class EnvSpec {
     /// 32; 0: the engine's). GpuOptions::world_lanes (ORRERY_CUDA_LANES)
     /// overrides it. Results are the same at every team size.
     uint32_t world_lanes = 0;
+    /// The most threads a block of the direct and per-node forms' team
+    /// kernels may have (a multiple of 32 up to 1,024; 0: the engine's 256),
+    /// for an env whose teams align (Lanes::align) and measured faster with
+    /// more of them in a block: a kernel whose registers or shared memory
+    /// cannot hold that many on an SM gets the largest block of whole teams
+    /// that fits. Small batches take smaller blocks, to reach every SM.
+    /// GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS) overrides
+    /// it. Results are the same at every block size.
+    uint32_t team_block_threads = 0;
     /// NVRTC's fast-compile level for this env's kernels ("min", "mid" or
     /// "max": `--Ofast-compile`, less optimisation for a shorter cold start;
     /// "" for none). Float results do not change: every float operation stays

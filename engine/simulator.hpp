@@ -98,9 +98,12 @@ struct GpuOptions {
     /// 36). Results do not depend on it. ORRERY_CUDA_FIT_BLOCKS=1.
     bool fit_blocks = false;
     /// Direct and per-node kernels with teams: the most threads a block may
-    /// have (a whole number of warps; 0: 256). A larger block puts more of
-    /// the teams that align (Lanes::align) on one SM where their registers
-    /// allow it. Results do not depend on it. ORRERY_CUDA_BLOCK_THREADS.
+    /// have (a multiple of 32 up to 1,024; 0: the env's
+    /// EnvSpec::team_block_threads, else 256). A larger block puts more of
+    /// the teams that align (Lanes::align) on one SM where the kernel's
+    /// registers allow it (a kernel that cannot hold it gets the largest
+    /// block of whole teams that fits). Results do not depend on it.
+    /// ORRERY_CUDA_BLOCK_THREADS.
     uint32_t team_block_threads = 0;
     /// Per-node kernels of nodes that keep scratch on chip
     /// (EnvSpec::scratch_shared): each team of a block gets its region of the

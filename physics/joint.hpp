@@ -341,7 +341,7 @@ ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float 
     j.angular_impulse = acc + impulse;
     apply_angular(a, b, impulse);
     // Linear: the anchors meet (weld, hinge), or meet across the axis (slider).
-    g = geometry_of(a, b, j);
+    // g still holds: the angular impulse changed only the bodies' w.
     Rows lin = j.kind == JointKind::kSlider ? rows_across(g.axis) : world_rows();
     acc = project(lin, j.linear_impulse);
     impulse = solve_rows(point_mass(a, b, g.ra, g.rb).row, lin, relative_velocity(a, b, g.ra, g.rb) + g.d * s.bias) *

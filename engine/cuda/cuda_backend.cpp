@@ -128,10 +128,15 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
         const unsigned long long per_sm =
             (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
-        const unsigned most = source_.lanes == 1 ? 128u : gpu_.team_block_threads ? gpu_.team_block_threads : 256u;
-        if (most % 32u || most > 1024u)
-            throw Error("GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS) is " + std::to_string(most) +
-                        "; expected a multiple of 32 up to 1024");
+        // Teams: the env's block (EnvSpec::team_block_threads) unless the
+        // caller's options name one.
+        const unsigned asked = gpu_.team_block_threads ? gpu_.team_block_threads : spec.team_block_threads;
+        if (asked % 32u || asked > 1024u)
+            throw Error(std::string(gpu_.team_block_threads
+                                        ? "GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS)"
+                                        : "EnvSpec::team_block_threads of '" + spec.name() + "'") +
+                        " is " + std::to_string(asked) + "; expected a multiple of 32 up to 1024 (0: 256)");
+        const unsigned most = source_.lanes == 1 ? 128u : asked ? asked : 256u;
         block_ = unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, most));
         if (source_.lanes > 32) block_ = source_.lanes; // a block per world
         if ((threads + block_ - 1) / block_ > 0x7fffffffull)
@@ -642,15 +647,30 @@ std::string CudaBackend::lanes_text() const {
 }
 
 unsigned CudaBackend::block_for(CUfunction f) const {
-    if (!gpu_.fit_blocks || source_.lanes > 32) return block_; // the default: no lookup, no memo
+    // The default: no lookup, no memo (every kernel fits a block of 256 threads).
+    if ((!gpu_.fit_blocks && block_ <= 256u) || source_.lanes > 32) return block_;
     auto it = blocks_.find(f);
     if (it != blocks_.end()) return it->second;
-    // The most resident warps per SM among blocks of block_, block_/2, ...
-    // down to one team or one warp; a tie keeps the larger block. Blocks
-    // are whole teams, so a world's lanes never straddle two blocks.
-    unsigned best = block_, best_warps = 0;
+    // A block larger than 256 (team_block_threads) shrinks, a team at a time,
+    // to what f's registers and shared memory let one SM hold: a kernel
+    // compiled at a fast-compile level may take more registers than the one
+    // swapped in for it later.
     const unsigned smallest = std::max(32u, source_.lanes);
-    for (unsigned b = block_; b >= smallest && b % smallest == 0; b /= 2) {
+    unsigned fits = block_;
+    for (; fits > smallest; fits -= smallest) {
+        int blocks = 0;
+        ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(fits), shared_for(f, fits)));
+        if (blocks > 0) break;
+    }
+    if (!gpu_.fit_blocks) {
+        blocks_.emplace(f, fits);
+        return fits;
+    }
+    // The most resident warps per SM among blocks of that size, half of it,
+    // ... down to one team or one warp; a tie keeps the larger block. Blocks
+    // are whole teams, so a world's lanes never straddle two blocks.
+    unsigned best = fits, best_warps = 0;
+    for (unsigned b = fits; b >= smallest && b % smallest == 0; b /= 2) {
         int blocks = 0;
         ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(b), shared_for(f, b)));
         const unsigned warps = unsigned(std::max(blocks, 0)) * (b / 32);

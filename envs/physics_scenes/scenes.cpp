@@ -76,6 +76,10 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // against 1.704 M / 1.985 M / 2.015 M in the megakernel (docs/benchmarks.md,
     // "Physics scratch on chip").
     spec.prefer_per_node = true;
+    // Blocks of 12 aligned teams, as hide-and-seek: the crowd 3.802 M /
+    // 4.066 M env-steps/s at 16,384 / 65,536 worlds against 3.569 M / 3.709 M
+    // with 256 threads (docs/perf-notes.md row 50).
+    spec.team_block_threads = 384;
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
     if (cfg.rays > 0) spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(add_scanners));
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(push));
