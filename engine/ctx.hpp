@@ -36,9 +36,6 @@ struct Lanes {
     /// GPU, per-node kernels with teams of a whole warp: the threads of the
     /// block's teams that run this node (align()'s count); 0 elsewhere.
     uint32_t block_threads = 0;
-    /// With -DORRERY_ALIGN_WARPS=K (an NVRTC define for measuring), teams
-    /// align in groups of K warps, group g at named barrier 1 + g.
-    uint32_t align_group = 0;
 
     /// Waits until every lane of the world has reached this call, and makes
     /// what each wrote before it visible to all after it. Every lane must make
@@ -62,9 +59,7 @@ struct Lanes {
     /// engine counts the block's teams before the node starts); elsewhere,
     /// and on the CPU, it does nothing.
     ORRERY_HD void align() const {
-#if defined(__CUDA_ARCH__) && defined(ORRERY_ALIGN_WARPS)
-        if (block_threads) asm volatile("barrier.sync %0, %1;" ::"r"(1u + align_group), "r"(block_threads) : "memory");
-#elif defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700 // barrier 1 (0 is __syncthreads'), counted a thread at a time
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 700 // barrier 1 (0 is __syncthreads'), counted a thread at a time
         if (block_threads) asm volatile("barrier.sync 1, %0;" ::"r"(block_threads) : "memory");
 #elif defined(__CUDA_ARCH__)
         if (block_threads) asm volatile("bar.sync 1, %0;" ::"r"(block_threads) : "memory");

@@ -815,28 +815,6 @@ struct PassParams {
     FrictionCone friction_cone;
 };
 
-// ORRERY_PHYS_JOINT_CALL (an NVRTC define for measuring, 0 by default): a
-// joint's part of a pass is one out-of-line function on the device, one copy
-// of the joint code for the warm start, solve and relax passes instead of one
-// inlined in each.
-#ifndef ORRERY_PHYS_JOINT_CALL
-#define ORRERY_PHYS_JOINT_CALL 0
-#endif
-#if defined(__CUDA_ARCH__) && ORRERY_PHYS_JOINT_CALL
-#define ORRERY_PHYS_JOINT_FN __noinline__
-#else
-#define ORRERY_PHYS_JOINT_FN inline
-#endif
-
-/// A joint's part of a warm start, solve or relax pass.
-ORRERY_HD ORRERY_PHYS_JOINT_FN void pass_joint(SolverBody& a, SolverBody& b, Joint& j, Pass pass, float inv_h,
-                                               Softness soft) {
-    if (pass == Pass::kWarmStart)
-        warm_start_joint(a, b, j);
-    else
-        solve_joint(a, b, j, inv_h, soft, pass == Pass::kSolve);
-}
-
 /// One constraint's part of a pass: a SolveOrder entry, a joint or a pair's manifold.
 ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass pass, const PassParams& pp) {
     if (entry & kPairEntry) {
@@ -857,15 +835,15 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         return;
     }
     if (pass == Pass::kRestitution) return;
-#ifdef ORRERY_PHYS_SKIP_JOINTS // measuring what the joints cost (an NVRTC define; wrong physics)
-    return;
-#endif
     Joint& j = s.joints[entry];
     SolverBody world; // static, nothing writes it; made only for a joint to the world (SolverBody is ~300 bytes)
     if (j.ia == kWorldBody || j.ib == kWorldBody) world = world_body();
     SolverBody& a = j.ia == kWorldBody ? world : s.bodies[j.ia];
     SolverBody& b = j.ib == kWorldBody ? world : s.bodies[j.ib];
-    pass_joint(a, b, j, pass, pp.inv_h, pp.joint_soft);
+    if (pass == Pass::kWarmStart)
+        warm_start_joint(a, b, j);
+    else
+        solve_joint(a, b, j, pp.inv_h, pp.joint_soft, pass == Pass::kSolve);
 }
 
 /// One pass over the constraints, colour by colour: a colour's constraints

@@ -154,6 +154,15 @@ unsigned stage_storage_words(const EnvSpec& spec) {
     return unsigned((s.used_bytes() + 15) / 16 * 16 / 8);
 }
 
+unsigned team_block_for(const EnvSpec& spec, unsigned gpu_team_block_threads) {
+    const unsigned b = gpu_team_block_threads ? gpu_team_block_threads : spec.team_block_threads;
+    if (b % 32u || b > 1024u)
+        throw Error(std::string(gpu_team_block_threads ? "GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS)"
+                                                       : "EnvSpec::team_block_threads of env '" + spec.name() + "'") +
+                    " is " + std::to_string(b) + "; expected 0 (the engine's 256) or a multiple of 32 up to 1024");
+    return b ? b : 256u;
+}
+
 unsigned world_lanes_for(const EnvSpec& spec, unsigned gpu_world_lanes) {
     if (gpu_world_lanes) return gpu_world_lanes; // generate_kernels checks it
     const uint32_t l = spec.world_lanes;
@@ -321,7 +330,7 @@ void emit_ordered(std::ostringstream& out, const EnvSpec& spec, const std::vecto
 void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<Op>& ops, AutoReset mode,
                const char* pass, KernelForm form, unsigned lanes, unsigned world_lanes, std::vector<std::string>& names,
                std::string& staged, size_t head_size, std::vector<NodeProgram>& programs,
-               std::vector<std::pair<std::string, unsigned>>& team_shared) {
+               std::vector<std::pair<std::string, unsigned>>& team_shared, unsigned block_bound) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
@@ -332,7 +341,9 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     // counts the block's teams that run it before any thread leaves
     // (Lanes::align meets them).
     auto head = [&](const std::string& name, const Op* aligned = nullptr) {
-        out << "\nextern \"C\" __global__ void " << name << "() {\n";
+        out << "\nextern \"C\" __global__ void "
+            << (block_bound > 256 ? "__launch_bounds__(" + std::to_string(block_bound) + ", 1) " : std::string())
+            << name << "() {\n";
         if (lanes == 1) {
             out << "    const orrery::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;\n"
                 << "    const orrery::Storage& s = orrery_storage();\n"
@@ -346,17 +357,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         if (aligned) {
             out << "    const bool runs = w < s.num_worlds && orrery::phase_active(s, w, orrery::Phase::"
                 << phase_name(aligned->phase) << ");\n"
-                << "#ifndef ORRERY_ALIGN_WARPS\n"
                 << "    const unsigned block_threads = unsigned(__syncthreads_count(runs)); // every thread is here\n"
-                << "#else // teams align in groups of ORRERY_ALIGN_WARPS warps (Lanes::align_group)\n"
-                << "    const unsigned align_group = threadIdx.x / (32u * ORRERY_ALIGN_WARPS);\n"
-                << "    unsigned block_threads = 0;\n"
-                << "    for (unsigned k = 0; k * 32u * ORRERY_ALIGN_WARPS < blockDim.x; ++k) { // the same count on "
-                   "every thread\n"
-                << "        const unsigned n = unsigned(__syncthreads_count(runs && align_group == k));\n"
-                << "        if (align_group == k) block_threads = n;\n"
-                << "    }\n"
-                << "#endif\n"
                 << "    if (!runs) return; // the world's whole warp leaves together\n";
             return;
         }
@@ -535,11 +536,13 @@ CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int ar
     return req;
 }
 
-KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form, unsigned world_lanes) {
+KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form, unsigned world_lanes,
+                              unsigned block_bound) {
     if (world_lanes == 0 || world_lanes > 32 || (world_lanes & (world_lanes - 1)) != 0)
         throw Error("GpuOptions::world_lanes (ORRERY_CUDA_LANES) is " + std::to_string(world_lanes) +
                     "; expected a power of two from 1 to 32");
     KernelSource k;
+    if (form == KernelForm::kStaged) block_bound = 0; // the staged kernels bound their own blocks
     k.lanes = form == KernelForm::kStaged ? 1 : direct_lanes(spec, plan, world_lanes);
     for (const std::vector<Op>* ops : {&plan.step, &plan.reset})
         for (const Op& op : *ops)
@@ -569,9 +572,9 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     emit_input_helpers(out, spec);
     const size_t head_size = out.str().size();
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
-              k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels);
+              k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels, block_bound);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
-              k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels);
+              k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels, block_bound);
     k.text = out.str();
     if (per_node) k.program_head = head_size;
     return k;

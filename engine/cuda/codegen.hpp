@@ -71,6 +71,11 @@ unsigned direct_lanes(const EnvSpec& spec, const Plan& plan, unsigned world_lane
 /// The team size the backend uses: GpuOptions::world_lanes when set, else
 /// EnvSpec::world_lanes when set, else kWorldLanes.
 unsigned world_lanes_for(const EnvSpec& spec, unsigned gpu_world_lanes);
+/// The most threads a block of the direct and per-node forms' team kernels
+/// gets: GpuOptions::team_block_threads when set, else the env's
+/// EnvSpec::team_block_threads (0: the engine's 256). Throws orrery::Error
+/// naming the field when it is not a multiple of 32 up to 1,024.
+unsigned team_block_for(const EnvSpec& spec, unsigned gpu_team_block_threads);
 
 /// Which kernels a module holds: only the form that will run is compiled, so
 /// a cold start pays NVRTC for one form.
@@ -138,8 +143,11 @@ inline constexpr const char* kStorageSymbol = "orrery_storage_bytes";
 /// or with `per_node` one kernel per op, for comparison. Throws orrery::Error
 /// if a system's C++ name cannot be determined. `world_lanes` (a power of two,
 /// 1 to 32) is what a per-world lane node gets in the direct and per-node forms.
+/// `block_bound`, when above 256, is the most threads a block of the direct
+/// or per-node kernels will have (EnvSpec::team_block_threads): each kernel
+/// is compiled to fit such a block on an SM (__launch_bounds__).
 KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form,
-                              unsigned world_lanes = kWorldLanes);
+                              unsigned world_lanes = kWorldLanes, unsigned block_bound = 0);
 
 /// What compiling `k` (generated for `spec`) asks of NVRTC for sm_`arch`: its
 /// source, the env header and the folder headers outside the library are read

@@ -98,8 +98,11 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     // Per-node when asked for, or when the env prefers it and the megakernel was not asked for.
     const bool per_node = runs_per_node(spec, opts);
     const unsigned lanes = world_lanes_for(spec, gpu_.world_lanes);
+    // Teams: the env's block (EnvSpec::team_block_threads) unless the
+    // caller's options name one; the kernels are compiled to fit it.
+    const unsigned team_block = team_block_for(spec, gpu_.team_block_threads);
     if (per_node) { // its kernels need nothing of the device: NVRTC starts while the context is made
-        source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes);
+        source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes, team_block);
         start_compiles(spec);
     }
     ORRERY_CU(d.cuDevicePrimaryCtxRetain(&ctx_, dev_));
@@ -122,21 +125,14 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         storage_ = layout.bind(reinterpret_cast<uint8_t*>(memory_), nullptr);
         unsigned stage_worlds = per_node ? 0 : choose_stage_worlds(spec, layout);
         if (!per_node)
-            source_ = generate_kernels(spec, plan, stage_worlds ? KernelForm::kStaged : KernelForm::kDirect, lanes);
+            source_ = generate_kernels(spec, plan, stage_worlds ? KernelForm::kStaged : KernelForm::kDirect, lanes,
+                                       stage_worlds ? 0u : team_block);
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
         const unsigned long long per_sm =
             (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
-        // Teams: the env's block (EnvSpec::team_block_threads) unless the
-        // caller's options name one.
-        const unsigned asked = gpu_.team_block_threads ? gpu_.team_block_threads : spec.team_block_threads;
-        if (asked % 32u || asked > 1024u)
-            throw Error(std::string(gpu_.team_block_threads
-                                        ? "GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS)"
-                                        : "EnvSpec::team_block_threads of '" + spec.name() + "'") +
-                        " is " + std::to_string(asked) + "; expected a multiple of 32 up to 1024 (0: 256)");
-        const unsigned most = source_.lanes == 1 ? 128u : asked ? asked : 256u;
+        const unsigned most = source_.lanes == 1 ? 128u : team_block;
         block_ = unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, most));
         if (source_.lanes > 32) block_ = source_.lanes; // a block per world
         if ((threads + block_ - 1) / block_ > 0x7fffffffull)

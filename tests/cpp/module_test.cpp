@@ -547,6 +547,52 @@ TEST(Module, WorldLanesSizeTheTeamAndAreChecked) {
     }
 }
 
+TEST(Module, TeamBlocksBoundTheKernelsAndAreChecked) {
+    // A team block above 256 threads (EnvSpec::team_block_threads, or
+    // GpuOptions::team_block_threads over it) compiles every direct and
+    // per-node kernel to fit one such block on an SM; 256 and below leave
+    // the kernels unbounded. Needs NVRTC only.
+    EnvSpec s = spec();
+    Plan plan = make_plan(s, AutoReset::kSameStep);
+    EXPECT_EQ(cuda::team_block_for(s, 0), 256u) << "the engine's block";
+    s.team_block_threads = 384;
+    EXPECT_EQ(cuda::team_block_for(s, 0), 384u) << "the env's";
+    EXPECT_EQ(cuda::team_block_for(s, 512), 512u) << "the simulator's choice stands";
+    for (cuda::KernelForm form : {cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
+        cuda::KernelSource k = cuda::generate_kernels(s, plan, form, 32, cuda::team_block_for(s, 0));
+        const std::string bound = "__launch_bounds__(384, 1) ";
+        size_t kernels = 0, bounded = 0;
+        for (size_t at = k.text.find("__global__ void "); at != std::string::npos;
+             at = k.text.find("__global__ void ", at + 1), ++kernels)
+            bounded += k.text.compare(at + 16, bound.size(), bound) == 0 ? 1u : 0u;
+        EXPECT_GT(kernels, 0u);
+        EXPECT_EQ(bounded, kernels) << "every kernel of the form is bounded";
+        if (form == cuda::KernelForm::kDirect) expect_nvrtc_compiles(s, k);
+        EXPECT_EQ(cuda::generate_kernels(s, plan, form, 32, 256).text.find("__launch_bounds__"), std::string::npos);
+    }
+    for (unsigned bad : {100u, 1056u}) {
+        s.team_block_threads = bad;
+        try {
+            cuda::team_block_for(s, 0);
+            ADD_FAILURE() << bad << " threads were accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("EnvSpec::team_block_threads of env '" + s.name() + "' is " +
+                                                 std::to_string(bad)),
+                      std::string::npos)
+                << e.what();
+        }
+        try {
+            cuda::team_block_for(s, bad);
+            ADD_FAILURE() << bad << " threads were accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS) is " +
+                                                 std::to_string(bad)),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}
+
 /// Steps `make()`'s env on the CPU and in every GPU kernel form and compares
 /// every world's state hash after every step.
 void gpu_parity(EnvSpec (*make)(), uint32_t worlds, uint32_t steps, bool expect_staged) {

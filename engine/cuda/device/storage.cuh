@@ -31,9 +31,6 @@ __device__ __forceinline__ orrery::Lanes orrery_lanes_in_block(unsigned lane, un
     orrery::Lanes l = orrery_lanes(lane, count);
 #ifndef ORRERY_NO_BLOCK_ALIGN
     l.block_threads = block_threads;
-#ifdef ORRERY_ALIGN_WARPS
-    l.align_group = threadIdx.x / (32u * ORRERY_ALIGN_WARPS);
-#endif
 #else
     (void)block_threads;
 #endif
