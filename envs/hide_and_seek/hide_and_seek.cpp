@@ -193,13 +193,15 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // gpu_hideseek 1.197 M / 1.395 M / 1.405 M against 799 k / 1.326 M /
     // 1.391 M; docs/benchmarks.md).
     spec.world_lanes = 32;
-    // Blocks of 12 teams: the physics step (166 registers a thread) fits 12
-    // warps on an SM, and the block's teams align (Lanes::align), so 12
-    // worlds share each instruction fetch where 8 did (H200, 16,384 / 65,536
-    // worlds, env-steps/s: OpenAI's game 2.384 M / 2.522 M against 2.058 M /
-    // 2.150 M with 256 threads, gpu_hideseek 2.995 M / 3.210 M against
-    // 2.726 M / 2.872 M; docs/perf-notes.md row 50).
-    spec.team_block_threads = 384;
+    // More of a block's teams align (Lanes::align) and share each
+    // instruction fetch: gpu_hideseek in blocks of 12 teams (its physics step
+    // takes 166 registers a thread, and 12 warps fit an SM), OpenAI's game in
+    // blocks of 16, the kernels compiled to fit (128 registers). H200, 16,384
+    // / 65,536 worlds, env-steps/s: OpenAI's game 2.406 M / 2.547 M with 384
+    // threads, 2.589 M / 2.717 M with 512, 2.075 M / 2.170 M with 256;
+    // gpu_hideseek 3.017 M / 3.236 M with 384, 2.587 M / 2.727 M with 512,
+    // 2.743 M / 2.892 M with 256 (docs/perf-notes.md rows 50 and 53).
+    spec.team_block_threads = gpu ? 384 : 512;
 
     // The variants differ in these nodes; vision, rewards and the ray scene are shared.
     if (gpu) {

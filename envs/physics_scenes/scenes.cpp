@@ -76,9 +76,11 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // against 1.704 M / 1.985 M / 2.015 M in the megakernel (docs/benchmarks.md,
     // "Physics scratch on chip").
     spec.prefer_per_node = true;
-    // Blocks of 12 aligned teams, as hide-and-seek: the crowd 3.802 M /
-    // 4.066 M env-steps/s at 16,384 / 65,536 worlds against 3.569 M / 3.709 M
-    // with 256 threads (docs/perf-notes.md row 50).
+    // Blocks of 12 aligned teams (the physics step's 166 registers a thread
+    // let 12 warps on an SM), as gpu_hideseek: the crowd 3.829 M / 4.101 M
+    // env-steps/s at 16,384 / 65,536 worlds against 3.606 M / 3.734 M with
+    // 256 threads and 2.611 M / 2.771 M with 512 (docs/perf-notes.md rows 50
+    // and 53).
     spec.team_block_threads = 384;
     spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
     if (cfg.rays > 0) spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(add_scanners));
