@@ -678,13 +678,10 @@ unsigned CudaBackend::block_for(CUfunction f) const {
 
 void CudaBackend::fit_team_shared(const EnvSpec& spec) {
     // The components asked for, in the order the nodes named them (the most
-    // wanted first); a team's region takes each in turn whose region, with
-    // those already taken, one per team of the default block (the largest a
-    // launch uses: block_for only shrinks it), fits the block's opt-in limit,
-    // and passes over one that does not for the smaller ones after it (a
-    // block of 16 teams of OpenAI's hide-and-seek keeps its bodies, pairs and
-    // colour order on chip, its contact points not). The rest stay in the
-    // slot. Where they live changes no result.
+    // wanted first); a team's region keeps the longest run of them whose
+    // regions, one per team of the default block (the largest a launch
+    // uses: block_for only shrinks it), fit the block's opt-in limit. The
+    // rest stay in the slot. Where they live changes no result.
     const uint64_t asked = storage_.scratch_shared_components;
     storage_.scratch_shared_components = 0;
     storage_.scratch_shared_team_bytes = 0;
@@ -702,7 +699,7 @@ void CudaBackend::fit_team_shared(const EnvSpec& spec) {
     for (uint32_t c : order) {
         const uint32_t more = (storage_.row_bytes[c] + 15u) / 16u * 16u;
         const std::string& name = spec.component_specs()[c].name;
-        if (teams * (bytes + more) <= (unsigned long long)optin) {
+        if (left.empty() && teams * (bytes + more) <= (unsigned long long)optin) {
             kept |= uint64_t(1) << c, bytes += more;
             names += (names.empty() ? "" : ", ") + name;
         } else {

@@ -155,9 +155,12 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // GPU: what the physics step asks to keep in a block's shared memory, a
     // copy per team (PhysicsOptions::on_chip; the module's default, 3, all but
     // the manifolds, as far as they fit). Measured on an H200
-    // (docs/benchmarks.md, "Physics scratch on chip"): OpenAI's game keeps
-    // all of it (24.3 KB a team), fastest; gpu_hideseek's larger bodies leave
-    // room for the bodies and points (26.4 KB of its 31.8 KB).
+    // (docs/benchmarks.md, "Physics scratch on chip"): in blocks of 8 teams
+    // OpenAI's game kept all of it (24.3 KB a team), fastest, and
+    // gpu_hideseek the bodies and points (26.4 KB of its 31.8 KB); in the
+    // blocks of 16 and 12 teams they run in now (team_block_threads) only the
+    // bodies fit, and keeping the pairs and colour order beside them was 6 %
+    // slower ("More aligned teams a block").
     po.on_chip = opt.u32("on_chip", po.on_chip, 0, 3);
     opt.unrecorded("on_chip"); // the same results at every level
     // kRampHull: OpenAI's 45 degree ramp, or gpu_hideseek's 2 wide, 3 long, 2 high (33.7 degrees)

@@ -1135,21 +1135,28 @@ TEST(HideAndSeekGpu, ScratchOnChipGivesTheCpuBytesAtEveryLevel) {
 
 // gpu_hideseek's bodies are larger: of the scratch its physics step asks to
 // keep on chip (on_chip=3), the bodies and points fit a block of 8 teams and
-// the pairs and colour order stay in the slot. The CPU's bytes still.
+// the pairs and colour order stay in the slot; in its own blocks of 12 teams
+// (EnvSpec::team_block_threads) only the bodies fit. The CPU's bytes still.
 TEST(HideAndSeekGpu, ScratchThatDoesNotFitStaysInTheSlot) {
     REQUIRE_GPU();
-    const uint32_t worlds = 2048; // blocks of 256 threads: 8 teams
+    const uint32_t worlds = 2048; // 16 worlds an SM: blocks as large as asked
     EnvOptions o = {{"variant", "gpu_hideseek"}, {"horizon", "20"}};
     Simulator cpu(spec(o), random_actions(worlds, "cpu", 0, 1));
     std::vector<std::unique_ptr<Simulator>> gpus;
+    SimOptions eight = random_actions(worlds, "cuda", 0, 1);
+    eight.gpu.team_block_threads = 256;
+    gpus.push_back(std::make_unique<Simulator>(spec(o), eight));
     gpus.push_back(std::make_unique<Simulator>(spec(o), random_actions(worlds, "cuda", 0, 1)));
-    const std::string used = gpus[0]->memory_report().scratch_shared_use;
+    std::string used = gpus[0]->memory_report().scratch_shared_use;
     EXPECT_NE(used.find("8 teams x 26384 bytes (Bodies, Contacts)"), std::string::npos) << used;
     EXPECT_NE(used.find("Pairs, SolveOrder, Colouring in the slot"), std::string::npos) << used;
+    used = gpus[1]->memory_report().scratch_shared_use;
+    EXPECT_NE(used.find("12 teams x 15616 bytes (Bodies)"), std::string::npos) << used;
+    EXPECT_NE(used.find("Contacts, Pairs, SolveOrder, Colouring in the slot"), std::string::npos) << used;
     cpu.reset(9);
-    gpus[0]->reset(9);
+    for (auto& g : gpus) g->reset(9);
     ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 44, 4)); // past two auto-resets
-    EXPECT_EQ(gpus[0]->errors(), std::vector<uint32_t>(worlds, 0));
+    for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(worlds, 0));
 }
 
 TEST(HideAndSeekGpu, FastCompileLevelsGiveTheCpuBytes) {
