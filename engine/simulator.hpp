@@ -90,8 +90,8 @@ struct GpuOptions {
     /// Direct and per-node kernels: each kernel's threads per block chosen
     /// from the occupancy API, the size (a whole number of teams, at most the
     /// default) that keeps the most warps resident; off (the default), every
-    /// kernel takes the default block (256 threads for teams, 128 for one
-    /// lane). Off by default because it measured slower: hide-and-seek's
+    /// kernel takes the default block (team_block_threads, else 256 threads,
+    /// for teams; 128 for one lane). Off by default because it measured slower: hide-and-seek's
     /// physics step (164 registers: one 256-thread block, 8 warps an SM, or
     /// three of 128, 12 warps) lost 13-29 % on an H200 with 12 warps, its
     /// instruction fetch and L1 already the limit (docs/perf-notes.md row
