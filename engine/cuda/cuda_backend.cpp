@@ -126,7 +126,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         unsigned stage_worlds = per_node ? 0 : choose_stage_worlds(spec, layout);
         if (!per_node)
             source_ = generate_kernels(spec, plan, stage_worlds ? KernelForm::kStaged : KernelForm::kDirect, lanes,
-                                       stage_worlds ? 0u : team_block);
+                                       team_block); // the staged form ignores it
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
