@@ -34,6 +34,46 @@ def main(path):
         print(f"  {name:<10} {mean[k]:>12,.0f} {100 * mean[k] / total:6.1f} %")
     keys = [k for k in rows[0][0] if k != "world"]
     print("  sizes: " + ", ".join(f"{k} {sum(r[0][k] for r in rows) / n:.1f}" for k in keys))
+    for team in (12, 16):
+        balance(rows, team)
+
+
+def balance(rows, team=16, seed=1):
+    """What grouping a block's teams by a cost key could save: a block of
+    `team` worlds takes about the sum over phases of its slowest world's own
+    cycles (the align phase is the others' wait), so blocks of random worlds
+    (as today) and blocks of worlds sorted by each key are compared. A model,
+    not a measurement: the aligns come per substep and per pass, where this
+    sums whole steps."""
+    import random
+
+    align = PHASES.index("align")
+    own = [[c for k, c in enumerate(r[1]) if k != align] for r in rows]
+
+    def cost(order):
+        total = 0
+        for b in range(0, len(order) - team + 1, team):
+            block = order[b : b + team]
+            total += sum(max(own[i][k] for i in block) for k in range(len(own[0])))
+        return total / (len(order) // team)
+
+    idx = list(range(len(rows)))
+    random.Random(seed).shuffle(idx)
+    base = cost(idx)
+    mean_total = sum(sum(r[1]) for r in rows) / len(rows)
+    print(f"  blocks of {team}: measured {mean_total:,.0f} cycles a step; model, random blocks {base:,.0f}")
+    keys = {
+        "rounds": lambda s, o: s["rounds"],
+        "rounds + serial": lambda s, o: s["rounds"] + s["serial"],
+        "rounds + 4 joints": lambda s, o: s["rounds"] + 4 * s["joints"],
+        "colours + serial + 4 joints": lambda s, o: s["colours"] + s["serial"] + 4 * s["joints"],
+        "points": lambda s, o: s["points"],
+        "own cycles (oracle)": lambda s, o: sum(o),
+    }
+    for name, key in keys.items():
+        order = sorted(idx, key=lambda i: (key(rows[i][0], own[i]), i))
+        c = cost(order)
+        print(f"  sorted by {name:<28} {c:>12,.0f}  {100 * (base / c - 1):+6.1f} % a block")
 
 
 if __name__ == "__main__":
