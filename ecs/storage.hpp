@@ -18,6 +18,8 @@ inline constexpr uint32_t kMaxComponents = 64;
 inline constexpr uint32_t kMaxArchetypes = 16;
 inline constexpr uint32_t kMaxFinals = 32;             ///< outputs kept as final_<name> (same-step autoreset)
 inline constexpr uint32_t kMaxRowsPerWorld = 1u << 24; ///< rows fit the handle's 24-bit row field
+inline constexpr uint32_t kCostBuckets = 256; ///< distinct cost hints a team order tells apart (Ctx::cost_hint)
+static_assert(kCostBuckets % 32 == 0, "the team order scans its buckets a warp's share a lane");
 
 /// Per-world error codes a step may record (first error in a world wins).
 enum class ErrorCode : uint32_t {
@@ -111,6 +113,13 @@ struct Storage {
     uint32_t* scratch_busy = nullptr; ///< GPU: bit i set while a team holds slot i (null on the CPU)
     uint32_t scratch_slots = 0;
     uint32_t scratch_slot_bytes = 0;
+    /// GPU, an env with a node whose teams are ordered by cost
+    /// (EnvSpec::order_teams): [worlds] each world's last cost hint
+    /// (Ctx::cost_hint), and [worlds] the order the node's kernel takes the
+    /// worlds in (a team a world, costliest first). In no world: a schedule,
+    /// never a result. Null elsewhere.
+    uint32_t* team_cost = nullptr;
+    uint32_t* team_order = nullptr;
     uint32_t num_finals = 0;               ///< exported outputs kept as final_<name> (same-step reset)
     uint32_t final_bytes[kMaxFinals] = {}; ///< bytes per world of each such export
     const uint8_t* final_src[kMaxFinals] = {};

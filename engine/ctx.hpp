@@ -104,6 +104,17 @@ class Ctx : public WorldView {
         return Rng(m.seed, m.identity, m.episode, m.step, stream);
     }
 
+    /// A scheduling hint from a node whose teams are ordered by cost
+    /// (EnvSpec::order_teams): how long this world's next run of the node is
+    /// likely to take, in the node's own units (the engine keeps
+    /// kCostBuckets - 1 at most). The GPU hands the node's next launch the
+    /// worlds costliest first, so a block's teams, which wait for each other
+    /// at Lanes::align, get worlds of like cost. It changes which team runs a
+    /// world, never a result; on the CPU it does nothing.
+    ORRERY_HD void cost_hint(uint32_t cost) const {
+        if (s_->team_cost) s_->team_cost[world_] = cost < kCostBuckets ? cost : kCostBuckets - 1u;
+    }
+
     /// The env's configuration struct, as registered with EnvSpec::config.
     template <class C> ORRERY_HD const C& config() const { return *reinterpret_cast<const C*>(s_->config); }
 

@@ -82,6 +82,19 @@ NodeId EnvSpec::add(Phase phase, SystemRef s, Deps deps) {
     return NodeId{uint32_t(nodes_.size() - 1)};
 }
 
+void EnvSpec::order_teams(NodeId node) {
+    if (node.index >= nodes_.size()) throw Error("env '" + name_ + "': order_teams() names no node of this env");
+    NodeSpec& n = nodes_[node.index];
+    if (n.system.kind != NodeKind::kPerWorldTeam)
+        throw Error("env '" + name_ + "': order_teams() names node '" + n.system.name +
+                    "'; only an ORRERY_PER_WORLD_TEAM node's teams are ordered");
+    for (const NodeSpec& other : nodes_)
+        if (other.order_teams && &other != &n)
+            throw Error("env '" + name_ + "': order_teams() names node '" + n.system.name + "' after node '" +
+                        other.system.name + "'; at most one node of an env orders its teams (one cost hint a world)");
+    n.order_teams = true;
+}
+
 NodeId EnvSpec::add_destroy_barrier(Phase phase) {
     return add(phase, SystemRef{"orrery::apply_destroys", NodeKind::kApplyDestroys, &detail::cpu_destroy_node});
 }

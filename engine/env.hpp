@@ -210,6 +210,7 @@ struct NodeSpec {
     std::vector<uint32_t> deps;           ///< indices of nodes of the same phase this one waits for
     std::vector<uint32_t> scratch;        ///< component ids of its step scratch (EnvSpec::scratch)
     std::vector<uint32_t> scratch_shared; ///< those of `scratch` a GPU team keeps on chip (EnvSpec::scratch_shared)
+    bool order_teams = false;             ///< the GPU orders its worlds by cost hint (EnvSpec::order_teams)
 };
 
 /// The nodes a new node waits for. EnvSpec::add's default, Deps::previous(),
@@ -384,6 +385,16 @@ class EnvSpec {
             throw Error("env '" + name_ + "': scratch_shared<...>() names no node of this env");
         for (uint32_t id : {component_id<Ts>...}) nodes_[node.index].scratch_shared.push_back(id);
     }
+    /// Asks that the GPU hand ORRERY_PER_WORLD_TEAM node `node`'s teams
+    /// their worlds by cost: where the node runs in a kernel of its own with
+    /// teams of a whole warp (the per-node form), a small kernel before each
+    /// launch orders the worlds by the hint each world's last run left
+    /// (Ctx::cost_hint), costliest first, and the block's teams take them in
+    /// that order. Teams that align (Lanes::align) wait for their block's
+    /// slowest, so like costs a block wait less; phys::simulate asks for it.
+    /// Which team runs a world changes no result. At most one node of an env
+    /// (the hints are one per world). GpuOptions::order_teams turns it off.
+    void order_teams(NodeId node);
     /// Adds the destruction barrier to a phase (one is appended to every phase
     /// that lacks one at its end). It waits for every earlier node.
     NodeId add_destroy_barrier(Phase phase);

@@ -63,6 +63,8 @@ SimOptions options_from_environment(SimOptions base) {
     g.team_block_threads = env_unsigned("ORRERY_CUDA_BLOCK_THREADS", g.team_block_threads);
     if (env_off("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = false;
     if (env_on("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = true;
+    if (env_off("ORRERY_CUDA_ORDER_TEAMS")) g.order_teams = false;
+    if (env_on("ORRERY_CUDA_ORDER_TEAMS")) g.order_teams = true;
     return base;
 }
 

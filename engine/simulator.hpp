@@ -111,6 +111,13 @@ struct GpuOptions {
     /// limit. Off: that scratch stays in the slot (global memory, through L1).
     /// Results do not depend on it. ORRERY_CUDA_TEAM_SHARED=0.
     bool team_shared = true;
+    /// Per-node kernels of a node that orders its teams (EnvSpec::order_teams):
+    /// before each launch, one block orders the worlds by their cost hints
+    /// (Ctx::cost_hint), costliest first, and the kernel's teams take them in
+    /// that order, so a block's teams, which wait for each other at
+    /// Lanes::align, hold worlds of like cost. Off: team t runs world t.
+    /// Results do not depend on it. ORRERY_CUDA_ORDER_TEAMS=0.
+    bool order_teams = true;
 };
 
 /// How a simulator is created.

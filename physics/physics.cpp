@@ -90,6 +90,9 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     if (o.on_chip >= 1) spec.scratch_shared<Bodies>(nodes.simulate);
     if (o.on_chip >= 2) spec.scratch_shared<Contacts>(nodes.simulate);
     if (o.on_chip >= 3) spec.scratch_shared<Pairs, SolveOrder, Colouring>(nodes.simulate);
+    // A GPU block's teams align before every pass: simulate leaves a cost hint
+    // (step_cost), and the GPU gives a block worlds of like cost.
+    spec.order_teams(nodes.simulate);
     spec.info()["physics"] = "soft step dt=" + std::to_string(o.dt) + " substeps=" + std::to_string(o.substeps);
     return nodes;
 }

@@ -1070,6 +1070,18 @@ ORRERY_HD inline StepBuffers step_buffers(Ctx& ctx) {
             ctx.scratch<Colouring>()};
 }
 
+/// A step's cost, the hint simulate leaves for the GPU's order of its worlds
+/// (EnvSpec::order_teams): this step's contact points, awake bodies, joints
+/// and colours predict the next step's cycles. The weights are a fit to the
+/// H200's phase clocks of the three physics scenes' worlds (a joint's lane
+/// runs about 8 times a point's instructions; docs/perf-notes.md row 55).
+ORRERY_HD inline uint32_t step_cost(const StepBuffers& s) {
+    uint32_t awake_bodies = 0, colours = 0;
+    for (uint32_t i = 0; i < s.bodies.size(); ++i) awake_bodies += awake(s.bodies[i]) ? 1u : 0u;
+    for (uint32_t c = 0; c <= kColours; ++c) colours += s.colouring->begin[c + 1] > s.colouring->begin[c] ? 1u : 0u;
+    return 2u * s.contacts.size() + awake_bodies + 16u * s.joints.size() + 4u * colours;
+}
+
 /// One env step of physics for a world, on a team of lanes: gather, find
 /// the joints' bodies (dropping joints whose body is gone), step_bodies, scatter.
 ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
@@ -1081,6 +1093,7 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
     l.sync();
     clock.mark(kPhaseGather);
     step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l, &clock);
+    if (l.lane == 0 && ctx.storage().team_cost) ctx.cost_hint(step_cost(s)); // GPU only: a schedule, no result
     scatter_bodies(ctx, s.bodies, l);
 #if defined(ORRERY_PHYS_CLOCKS)
     l.sync();

@@ -200,6 +200,42 @@ const char* kStagedHead = R"((const __grid_constant__ OrreryStageArgs orrery_arg
     (void)lanes;
 )";
 
+// The kernel that orders a node's worlds by cost (EnvSpec::order_teams), one
+// block of kOrderThreads before each launch of the node's kernel: a counting
+// sort of the worlds by their hints (Ctx::cost_hint), the costliest bucket
+// first, so a block's teams get worlds of like cost and the costliest blocks
+// start first. Within a bucket the order is whichever thread's shared atomic
+// came first: it decides which team runs a world, never a result.
+const char* kOrderKernel = R"(() {
+    __shared__ unsigned at[orrery::kCostBuckets];
+    const orrery::Storage& s = orrery_storage();
+    const unsigned n = s.num_worlds, last = orrery::kCostBuckets - 1u;
+    for (unsigned k = threadIdx.x; k < orrery::kCostBuckets; k += blockDim.x) at[k] = 0;
+    __syncthreads();
+    for (unsigned w = threadIdx.x; w < n; w += blockDim.x) atomicAdd(&at[last - min(s.team_cost[w], last)], 1u);
+    __syncthreads();
+    if (threadIdx.x < 32u) { // the buckets' starts: a lane sums its kCostBuckets / 32 in a row, then the warp scans
+        constexpr unsigned per = orrery::kCostBuckets / 32u;
+        unsigned mine = 0;
+        for (unsigned k = 0; k < per; ++k) mine += at[threadIdx.x * per + k];
+        unsigned before = mine;
+        for (unsigned d = 1; d < 32u; d *= 2) {
+            const unsigned v = __shfl_up_sync(0xffffffffu, before, d);
+            if (threadIdx.x >= d) before += v;
+        }
+        before -= mine;
+        for (unsigned k = 0; k < per; ++k) {
+            const unsigned c = at[threadIdx.x * per + k];
+            at[threadIdx.x * per + k] = before;
+            before += c;
+        }
+    }
+    __syncthreads();
+    for (unsigned w = threadIdx.x; w < n; w += blockDim.x)
+        s.team_order[atomicAdd(&at[last - min(s.team_cost[w], last)], 1u)] = w;
+}
+)";
+
 const char* kStagedTail = R"(    orrery_stage<false>(orrery_smem, first, count);
     if (orrery_args.num_outputs) orrery_stage_outputs(orrery_smem, first, count, orrery_args);
 }
@@ -330,7 +366,8 @@ void emit_ordered(std::ostringstream& out, const EnvSpec& spec, const std::vecto
 void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<Op>& ops, AutoReset mode,
                const char* pass, KernelForm form, unsigned lanes, unsigned world_lanes, std::vector<std::string>& names,
                std::string& staged, size_t head_size, std::vector<NodeProgram>& programs,
-               std::vector<std::pair<std::string, unsigned>>& team_shared, unsigned block_bound) {
+               std::vector<std::pair<std::string, unsigned>>& team_shared,
+               std::vector<std::pair<std::string, std::string>>& ordered_kernels, unsigned block_bound) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
@@ -340,7 +377,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     // `aligned`: a team node of a whole warp in the per-node form, whose kernel
     // counts the block's teams that run it before any thread leaves
     // (Lanes::align meets them).
-    auto head = [&](const std::string& name, const Op* aligned = nullptr) {
+    auto head = [&](const std::string& name, const Op* aligned = nullptr, bool ordered = false) {
         out << "\nextern \"C\" __global__ void "
             << (block_bound > 256 ? "__launch_bounds__(" + std::to_string(block_bound) + ", 1) " : std::string())
             << name << "() {\n";
@@ -351,9 +388,13 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
             return;
         }
         out << "    const unsigned long long g = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
-            << "    const orrery::uint32_t w = orrery::uint32_t(g / " << lanes << "u);\n"
             << "    const unsigned lane = unsigned(g % " << lanes << "u);\n"
             << "    const orrery::Storage& s = orrery_storage();\n";
+        if (ordered) // team t runs the t-th world of the order (EnvSpec::order_teams), where one was made
+            out << "    const orrery::uint32_t t = orrery::uint32_t(g / " << lanes << "u);\n"
+                << "    const orrery::uint32_t w = s.team_order && t < s.num_worlds ? s.team_order[t] : t;\n";
+        else
+            out << "    const orrery::uint32_t w = orrery::uint32_t(g / " << lanes << "u);\n";
         if (aligned) {
             out << "    const bool runs = w < s.num_worlds && orrery::phase_active(s, w, orrery::Phase::"
                 << phase_name(aligned->phase) << ");\n"
@@ -444,7 +485,8 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         const bool aligned = lanes == 32 && op.kind == OpKind::kNode &&
                              op.node->system.kind == NodeKind::kPerWorldTeam &&
                              op_lanes(spec, op, lanes, world_lanes) == 32;
-        head(name, aligned ? &op : nullptr);
+        const bool ordered = aligned && op.node->order_teams;
+        head(name, aligned ? &op : nullptr, ordered);
         // A team a warp: each may keep scratch in its block's shared memory,
         // where the launch gives the block a region per team (the backend
         // gives them to the kernels listed in team_shared_kernels).
@@ -460,6 +502,11 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         else
             out << "    if (lane == 0) {\n        " << op_statement(ops[i], mode, check_inputs) << "\n    }\n";
         out << "}\n";
+        if (ordered) {
+            ordered_kernels.push_back({name, name + "_order"});
+            out << "\nextern \"C\" __global__ void __launch_bounds__(" << kOrderThreads << ") " << name << "_order"
+                << kOrderKernel;
+        }
         programs.push_back({name, ops[i].node ? ops[i].node->system.name : op_label(ops[i].kind),
                             shared_head + out.str().substr(size_t(at))});
     }
@@ -572,9 +619,9 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     emit_input_helpers(out, spec);
     const size_t head_size = out.str().size();
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
-              k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels, block_bound);
+              k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, block_bound);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
-              k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels, block_bound);
+              k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, block_bound);
     k.text = out.str();
     if (per_node) k.program_head = head_size;
     return k;

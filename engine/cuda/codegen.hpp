@@ -45,6 +45,10 @@ struct KernelSource {
     /// of a team's region. Such a kernel uses a team's region only when its
     /// launch gives the block dynamic shared memory for every team before it.
     std::vector<std::pair<std::string, unsigned>> team_shared_kernels;
+    /// Per-node form: the kernels of nodes that order their teams
+    /// (EnvSpec::order_teams), each with the one-block kernel of its program
+    /// that writes Storage::team_order from the cost hints before it runs.
+    std::vector<std::pair<std::string, std::string>> ordered_kernels;
 };
 
 /// Lanes a per-world lane node or output clear gets in the direct and per-node
@@ -97,6 +101,8 @@ inline constexpr unsigned kMaxStageRegions = 320;
 /// world each) and the blocks per SM its registers are bounded for.
 inline constexpr unsigned kStageThreads = 256;
 inline constexpr unsigned kStageMinBlocks = 2;
+/// Threads of the one block that orders a node's worlds by cost (EnvSpec::order_teams).
+inline constexpr unsigned kOrderThreads = 1024;
 
 /// One per-world array the staged megakernel copies into shared memory: world
 /// w's bytes are [base + w * bytes_per_world, +bytes_per_world); a block's

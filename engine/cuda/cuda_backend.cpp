@@ -140,6 +140,18 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
                         " needs more GPU blocks than a launch allows");
         grid_ = unsigned((threads + block_ - 1) / block_);
         threads_ = threads;
+        if (gpu_.order_teams && !source_.ordered_kernels.empty()) { // each world's cost hint and the order
+            const size_t order_bytes = size_t(opts.num_worlds) * 2 * sizeof(uint32_t);
+            CUresult o = d.cuMemAlloc(&order_, order_bytes);
+            if (o == kCudaErrorOutOfMemory)
+                throw Error("out of device memory: ordering the teams of '" + spec.name() + "' needs " +
+                            std::to_string(order_bytes) + " bytes on cuda:" + std::to_string(index) +
+                            "; lower num_worlds or set GpuOptions::order_teams = false");
+            ORRERY_CU(o);
+            ORRERY_CU(d.cuMemsetD8Async(order_, 0, order_bytes, stream_)); // every hint 0 before the first run
+            storage_.team_cost = reinterpret_cast<uint32_t*>(order_);
+            storage_.team_order = storage_.team_cost + opts.num_worlds;
+        }
         fit_team_shared(spec);
         load_module(spec);
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
@@ -260,11 +272,13 @@ void CudaBackend::install_program(size_t p, CUmodule m) {
         if (step_program_[i] == p) {
             ORRERY_CU(d.cuModuleGetFunction(&step_fns_[i], m, source_.step_kernels[i].c_str()));
             set_team_shared(step_fns_[i], source_.step_kernels[i]);
+            find_order(step_fns_[i], m, source_.step_kernels[i]);
         }
     for (size_t i = 0; i < reset_fns_.size(); ++i)
         if (reset_program_[i] == p) {
             ORRERY_CU(d.cuModuleGetFunction(&reset_fns_[i], m, source_.reset_kernels[i].c_str()));
             set_team_shared(reset_fns_[i], source_.reset_kernels[i]);
+            find_order(reset_fns_[i], m, source_.reset_kernels[i]);
         }
     if (source_.per_node) return;
     module_ = m; // one program: the megakernel's
@@ -600,11 +614,13 @@ void CudaBackend::release() noexcept {
     modules_.clear();
     if (memory_) d.cuMemFree(memory_);
     if (scratch_) d.cuMemFree(scratch_);
+    if (order_) d.cuMemFree(order_);
     if (own_stream_) d.cuStreamDestroy(own_stream_);
     d.cuDevicePrimaryCtxRelease(dev_);
     module_ = nullptr;
     memory_ = 0;
     scratch_ = 0;
+    order_ = 0;
     stream_ = own_stream_ = nullptr;
     ctx_ = nullptr;
 }
@@ -618,7 +634,8 @@ std::string CudaBackend::describe() const {
                             std::to_string(stage_threads_ / stage_worlds_) + " lanes/world" +
                             (pdl_ ? ", programmatic launch" : "")
                       : "megakernel on global memory" + lanes_text()) +
-           (staged_ ? "" : blocks_text()) + (shared_use_.empty() ? "" : ", scratch " + shared_use_) + ")";
+           (staged_ ? "" : blocks_text()) + (shared_use_.empty() ? "" : ", scratch " + shared_use_) +
+           (storage_.team_order ? ", teams ordered by cost" : "") + ")";
 }
 
 std::string CudaBackend::blocks_text() const {
@@ -734,7 +751,15 @@ unsigned CudaBackend::shared_for(CUfunction f, unsigned block) const {
     return it == team_shared_.end() ? 0u : it->second * (block / 32u);
 }
 
+void CudaBackend::find_order(CUfunction f, CUmodule m, const std::string& kernel) {
+    if (!storage_.team_order) return; // nothing orders (GpuOptions::order_teams off, or no node asks)
+    for (const auto& [node_kernel, order_kernel] : source_.ordered_kernels)
+        if (node_kernel == kernel) ORRERY_CU(driver().cuModuleGetFunction(&order_of_[f], m, order_kernel.c_str()));
+}
+
 void CudaBackend::launch(CUfunction f, void** params) {
+    if (auto o = order_of_.find(f); o != order_of_.end()) // the worlds by cost, then the node in that order
+        ORRERY_CU(driver().cuLaunchKernel(o->second, 1, 1, 1, kOrderThreads, 1, 1, 0, stream_, nullptr, nullptr));
     const unsigned block = block_for(f);
     const unsigned grid = block == block_ ? grid_ : unsigned((threads_ + block - 1) / block);
     ORRERY_CU(driver().cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shared_for(f, block), stream_, params, nullptr));

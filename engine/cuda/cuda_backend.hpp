@@ -162,6 +162,8 @@ class CudaBackend final : public Backend {
     /// when KernelSource::team_shared_kernels lists it and fit_team_shared
     /// kept any; records the bytes a team.
     void set_team_shared(CUfunction f, const std::string& kernel);
+    /// Finds the kernel that orders kernel f's worlds (EnvSpec::order_teams) in f's module m, when f has one.
+    void find_order(CUfunction f, CUmodule m, const std::string& kernel);
     /// Dynamic shared memory a launch of `f` in blocks of `block` threads gets.
     unsigned shared_for(CUfunction f, unsigned block) const;
     /// One staged pass with its launch argument (StageArgs).
@@ -183,6 +185,9 @@ class CudaBackend final : public Backend {
     CUevent moved_ = nullptr; ///< follow_stream's event: the old stream's work, which the new one waits for
     CUdeviceptr memory_ = 0;
     CUdeviceptr scratch_ = 0; ///< the step-scratch pool: the busy bitmap, then the slots
+    CUdeviceptr order_ = 0;   ///< Storage::team_cost, then team_order (EnvSpec::order_teams)
+    /// Each ordered node's kernel (swapped-out ones too) with the kernel that orders its worlds.
+    std::map<CUfunction, CUfunction> order_of_;
     ScratchPool scratch_pool_;
     CUmodule module_ = nullptr;     ///< the megakernel's module (the per-node form: its first)
     std::vector<CUmodule> modules_; ///< every module loaded (the per-node form: one per kernel), swapped out or not

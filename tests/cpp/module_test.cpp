@@ -244,6 +244,74 @@ TEST(Module, ScratchKeptOnChipIsATeamNodesOwnScratch) {
     EXPECT_EQ(make_layout(spec(), 4, AutoReset::kNextStep).report.scratch_shared_bytes, 0u);
 }
 
+/// spec() with spread_heat's teams ordered by its cost hints.
+EnvSpec ordered_spec() {
+    EnvSpec s = spec();
+    s.world_lanes = 32;
+    s.order_teams(node_named(s, "spread_heat"));
+    return s;
+}
+
+TEST(Module, OrderedTeamsTakeTheirWorldsInTheOrder) {
+    // Needs NVRTC only. order_teams takes one team node an env; the per-node
+    // form's kernels of that node (teams of a warp) read world t of the order
+    // and share their program with the kernel that makes it.
+    auto refused = [](const std::string& want, auto&& f) {
+        try {
+            f();
+            ADD_FAILURE() << "accepted; wanted: " << want;
+        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what(); }
+    };
+    EnvSpec bad = spec();
+    refused("order_teams() names node 'contacts'; only an ORRERY_PER_WORLD_TEAM node's teams are ordered",
+            [&] { bad.order_teams(node_named(bad, "contacts")); });
+    refused("order_teams() names no node of this env", [&] { bad.order_teams(NodeId{99}); });
+    const NodeId second = bad.add(Phase::kStep, ORRERY_PER_WORLD_TEAM(planets::spread_heat));
+    bad.order_teams(node_named(bad, "spread_heat"));
+    refused("at most one node of an env orders its teams", [&] { bad.order_teams(second); });
+    EXPECT_NO_THROW(ordered_spec().validate());
+
+    EnvSpec s = ordered_spec();
+    Plan plan = make_plan(s, AutoReset::kSameStep);
+    cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kPerNode, 32);
+    ASSERT_EQ(k.ordered_kernels.size(), 3u) << "spread_heat runs in the step pass twice and in the reset pass";
+    size_t found = 0;
+    for (const auto& [kernel, order] : k.ordered_kernels) {
+        EXPECT_EQ(order, kernel + "_order");
+        for (const cuda::NodeProgram& p : k.programs)
+            if (p.kernel == kernel) {
+                EXPECT_EQ(p.node, "spread_heat");
+                EXPECT_NE(p.text.find("s.team_order && t < s.num_worlds ? s.team_order[t] : t"), std::string::npos);
+                EXPECT_NE(p.text.find("__global__ void __launch_bounds__(" + std::to_string(cuda::kOrderThreads) +
+                                      ") " + order + "()"),
+                          std::string::npos)
+                    << p.text;
+                ++found;
+            }
+    }
+    EXPECT_EQ(found, 3u);
+    expect_nvrtc_compiles(s, k);
+    // Teams of 16 lanes, the megakernels and an env that asks for no order read world t.
+    EXPECT_TRUE(cuda::generate_kernels(s, plan, cuda::KernelForm::kPerNode, 16).ordered_kernels.empty());
+    EXPECT_TRUE(cuda::generate_kernels(s, plan, cuda::KernelForm::kDirect, 32).ordered_kernels.empty());
+    EnvSpec plain = spec();
+    plain.world_lanes = 32;
+    cuda::KernelSource unordered =
+        cuda::generate_kernels(plain, make_plan(plain, AutoReset::kSameStep), cuda::KernelForm::kPerNode, 32);
+    EXPECT_TRUE(unordered.ordered_kernels.empty());
+    EXPECT_EQ(unordered.text.find("team_order"), std::string::npos);
+    // On the CPU the hint is dropped: the same bytes as without.
+    Simulator without(plain, options(5, "cpu", 2, 2)), with(ordered_spec(), options(5, "cpu", 2, 2));
+    EXPECT_EQ(with.backend().storage().team_cost, nullptr);
+    for (uint32_t step = 0; step < 6; ++step) {
+        for (Simulator* sim : {&without, &with}) {
+            write_thrust(*sim, step);
+            sim->step();
+        }
+        ASSERT_EQ(hashes(with), hashes(without)) << "step " << step;
+    }
+}
+
 TEST(Module, OnlyAWarpTeamsOwnKernelKeepsScratchOnChip) {
     // Needs NVRTC only. The per-node form with teams of a warp hands each team
     // its region of the block's dynamic shared memory; 16-lane teams and the
@@ -670,6 +738,26 @@ TEST(Module, GpuTeamsKeepingScratchOnChipMatchTheCpu) {
     const std::string used = gpus[0]->memory_report().scratch_shared_use;
     EXPECT_NE(used.find("shared memory of spread_heat's blocks"), std::string::npos) << used;
     EXPECT_EQ(gpus[1]->memory_report().scratch_shared_use, "");
+    expect_gpus_step_as_the_cpu(cpu, gpus, /*warmth_too=*/true);
+}
+
+TEST(Module, GpuTeamsOrderedByCostMatchTheCpu) {
+    // spread_heat's hints reorder its teams every step; 300 worlds leave the
+    // last block part full. Every world must run once, whichever team takes it.
+    REQUIRE_GPU();
+    Simulator cpu(ordered_spec(), options(300, "cpu", 1, 2));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (bool ordered : {true, false}) {
+        SimOptions o = options(300, "cuda");
+        o.per_node_launches = true;
+        o.gpu.order_teams = ordered;
+        gpus.push_back(std::make_unique<Simulator>(ordered_spec(), o));
+    }
+    EXPECT_NE(gpus[0]->backend().describe().find("teams ordered by cost"), std::string::npos)
+        << gpus[0]->backend().describe();
+    EXPECT_NE(gpus[0]->backend().storage().team_order, nullptr);
+    EXPECT_EQ(gpus[1]->backend().describe().find("teams ordered by cost"), std::string::npos);
+    EXPECT_EQ(gpus[1]->backend().storage().team_order, nullptr);
     expect_gpus_step_as_the_cpu(cpu, gpus, /*warmth_too=*/true);
 }
 
