@@ -217,6 +217,8 @@ std::string MemoryReport::to_string() const {
                 << (scratch_shared_use.empty() ? std::string(" (in the slot here)") : " (" + scratch_shared_use + ")")
                 << "\n";
     }
+    if (team_order_bytes)
+        out << "teams ordered by cost (a hint and a place a world): " << team_order_bytes << " bytes\n";
     out << "total: " << total_bytes << " bytes\n";
     return out.str();
 }

@@ -63,8 +63,7 @@ SimOptions options_from_environment(SimOptions base) {
     g.team_block_threads = env_unsigned("ORRERY_CUDA_BLOCK_THREADS", g.team_block_threads);
     if (env_off("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = false;
     if (env_on("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = true;
-    if (env_off("ORRERY_CUDA_ORDER_TEAMS")) g.order_teams = false;
-    if (env_on("ORRERY_CUDA_ORDER_TEAMS")) g.order_teams = true;
+    g.order_teams = env_unsigned("ORRERY_CUDA_ORDER_TEAMS", g.order_teams);
     return base;
 }
 

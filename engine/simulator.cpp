@@ -171,7 +171,8 @@ MemoryReport Simulator::memory_report() const {
     r.scratch_bytes = pool.bytes;
     r.scratch_basis = pool.basis;
     r.scratch_shared_use = pool.shared_use;
-    r.total_bytes += pool.bytes;
+    r.team_order_bytes = pool.order_bytes;
+    r.total_bytes += pool.bytes + pool.order_bytes;
     return r;
 }
 

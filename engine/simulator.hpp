@@ -115,9 +115,13 @@ struct GpuOptions {
     /// before each launch, one block orders the worlds by their cost hints
     /// (Ctx::cost_hint), costliest first, and the kernel's teams take them in
     /// that order, so a block's teams, which wait for each other at
-    /// Lanes::align, hold worlds of like cost. Off: team t runs world t.
-    /// Results do not depend on it. ORRERY_CUDA_ORDER_TEAMS=0.
-    bool order_teams = true;
+    /// Lanes::align, hold worlds of like cost. 1 (the default): only where
+    /// the launch has more blocks than the GPU holds at once (the first
+    /// kernel's occupancy), since in one wave the order only gathers the
+    /// costliest worlds onto the same SMs (8.5 % slower for hide-and-seek at
+    /// 1,024 worlds on an H200); 2: always; 0: never, team t runs world t.
+    /// Results do not depend on it. ORRERY_CUDA_ORDER_TEAMS=N.
+    uint32_t order_teams = 1;
 };
 
 /// How a simulator is created.
@@ -191,7 +195,8 @@ struct MemoryReport {
     /// A team's region of the scratch it may keep in shared memory (EnvSpec::scratch_shared)
     size_t scratch_shared_bytes = 0;
     std::string scratch_shared_use; ///< the backend's use of it ("" when none)
-    size_t total_bytes = 0;         ///< every world, the engine's arrays, the assets and the scratch pool
+    size_t team_order_bytes = 0;    ///< GPU: each world's cost hint and the order (EnvSpec::order_teams), 0 when none
+    size_t total_bytes = 0;         ///< every world, the engine's arrays, the assets, the scratch pool and the order
     std::string to_string() const;
 };
 
@@ -297,6 +302,7 @@ class Backend {
         size_t bytes = 0;
         std::string basis;
         std::string shared_use; ///< where scratch kept on chip went (EnvSpec::scratch_shared), "" when nowhere
+        size_t order_bytes = 0; ///< the teams' order by cost and its hints (EnvSpec::order_teams), 0 when not made
     };
     virtual ScratchPool scratch_pool() const { return {}; }
     /// The native stream this backend queues its work on, as an integer (a

@@ -154,6 +154,12 @@ unsigned stage_storage_words(const EnvSpec& spec) {
     return unsigned((s.used_bytes() + 15) / 16 * 16 / 8);
 }
 
+void check_team_order(uint32_t order_teams) {
+    if (order_teams > 2)
+        throw Error("GpuOptions::order_teams (ORRERY_CUDA_ORDER_TEAMS) is " + std::to_string(order_teams) +
+                    "; expected 0 (never), 1 (past one wave of blocks) or 2 (always)");
+}
+
 unsigned team_block_for(const EnvSpec& spec, unsigned gpu_team_block_threads) {
     const unsigned b = gpu_team_block_threads ? gpu_team_block_threads : spec.team_block_threads;
     if (b % 32u || b > 1024u)

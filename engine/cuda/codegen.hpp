@@ -80,6 +80,8 @@ unsigned world_lanes_for(const EnvSpec& spec, unsigned gpu_world_lanes);
 /// EnvSpec::team_block_threads (0: the engine's 256). Throws orrery::Error
 /// naming the field when it is not a multiple of 32 up to 1,024.
 unsigned team_block_for(const EnvSpec& spec, unsigned gpu_team_block_threads);
+/// Throws orrery::Error naming GpuOptions::order_teams unless it is 0, 1 or 2.
+void check_team_order(uint32_t order_teams);
 
 /// Which kernels a module holds: only the form that will run is compiled, so
 /// a cold start pays NVRTC for one form.

@@ -101,6 +101,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     // Teams: the env's block (EnvSpec::team_block_threads) unless the
     // caller's options name one; the kernels are compiled to fit it.
     const unsigned team_block = team_block_for(spec, gpu_.team_block_threads);
+    check_team_order(gpu_.order_teams);
     if (per_node) { // its kernels need nothing of the device: NVRTC starts while the context is made
         source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes, team_block);
         start_compiles(spec);
@@ -140,21 +141,10 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
                         " needs more GPU blocks than a launch allows");
         grid_ = unsigned((threads + block_ - 1) / block_);
         threads_ = threads;
-        if (gpu_.order_teams && !source_.ordered_kernels.empty()) { // each world's cost hint and the order
-            const size_t order_bytes = size_t(opts.num_worlds) * 2 * sizeof(uint32_t);
-            CUresult o = d.cuMemAlloc(&order_, order_bytes);
-            if (o == kCudaErrorOutOfMemory)
-                throw Error("out of device memory: ordering the teams of '" + spec.name() + "' needs " +
-                            std::to_string(order_bytes) + " bytes on cuda:" + std::to_string(index) +
-                            "; lower num_worlds or set GpuOptions::order_teams = false");
-            ORRERY_CU(o);
-            ORRERY_CU(d.cuMemsetD8Async(order_, 0, order_bytes, stream_)); // every hint 0 before the first run
-            storage_.team_cost = reinterpret_cast<uint32_t*>(order_);
-            storage_.team_order = storage_.team_cost + opts.num_worlds;
-        }
         fit_team_shared(spec);
         load_module(spec);
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
+        allocate_team_order(spec);
         allocate_scratch();
     } catch (...) {
         release();
@@ -752,14 +742,38 @@ unsigned CudaBackend::shared_for(CUfunction f, unsigned block) const {
 }
 
 void CudaBackend::find_order(CUfunction f, CUmodule m, const std::string& kernel) {
-    if (!storage_.team_order) return; // nothing orders (GpuOptions::order_teams off, or no node asks)
     for (const auto& [node_kernel, order_kernel] : source_.ordered_kernels)
         if (node_kernel == kernel) ORRERY_CU(driver().cuModuleGetFunction(&order_of_[f], m, order_kernel.c_str()));
 }
 
+void CudaBackend::allocate_team_order(const EnvSpec& spec) {
+    if (order_of_.empty() || gpu_.order_teams == 0) return; // no node asks, or the caller said never
+    // Past one wave: more blocks than the SMs hold at once (the first ordered kernel's occupancy).
+    const DriverApi& d = driver();
+    const CUfunction f = order_of_.begin()->first;
+    const unsigned block = block_for(f);
+    int per_sm = 0;
+    ORRERY_CU(d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, int(block), shared_for(f, block)));
+    const unsigned long long blocks = (threads_ + block - 1) / block;
+    if (gpu_.order_teams == 1 && blocks <= (unsigned long long)std::max(per_sm, 1) * unsigned(info_.multiprocessors))
+        return;
+    const size_t bytes = size_t(storage_.num_worlds) * 2 * sizeof(uint32_t); // each world's hint, then the order
+    CUresult r = d.cuMemAlloc(&order_, bytes);
+    if (r == kCudaErrorOutOfMemory)
+        throw Error("out of device memory: ordering the teams of '" + spec.name() + "' needs " + std::to_string(bytes) +
+                    " bytes on cuda:" + std::to_string(info_.index) +
+                    "; lower num_worlds or set GpuOptions::order_teams = 0");
+    ORRERY_CU(r);
+    ORRERY_CU(d.cuMemsetD8Async(order_, 0, bytes, stream_)); // every hint 0 before the first run
+    storage_.team_cost = reinterpret_cast<uint32_t*>(order_);
+    storage_.team_order = storage_.team_cost + storage_.num_worlds;
+    upload_storage_everywhere();
+}
+
 void CudaBackend::launch(CUfunction f, void** params) {
-    if (auto o = order_of_.find(f); o != order_of_.end()) // the worlds by cost, then the node in that order
-        ORRERY_CU(driver().cuLaunchKernel(o->second, 1, 1, 1, kOrderThreads, 1, 1, 0, stream_, nullptr, nullptr));
+    if (storage_.team_order) // the worlds by cost, then the node in that order
+        if (auto o = order_of_.find(f); o != order_of_.end())
+            ORRERY_CU(driver().cuLaunchKernel(o->second, 1, 1, 1, kOrderThreads, 1, 1, 0, stream_, nullptr, nullptr));
     const unsigned block = block_for(f);
     const unsigned grid = block == block_ ? grid_ : unsigned((threads_ + block - 1) / block);
     ORRERY_CU(driver().cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shared_for(f, block), stream_, params, nullptr));

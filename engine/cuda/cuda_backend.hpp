@@ -85,6 +85,7 @@ class CudaBackend final : public Backend {
     ScratchPool scratch_pool() const override {
         ScratchPool p = scratch_pool_;
         p.shared_use = shared_use_;
+        p.order_bytes = storage_.team_order ? size_t(storage_.num_worlds) * 2 * sizeof(uint32_t) : 0;
         return p;
     }
     uintptr_t own_stream() const override { return reinterpret_cast<uintptr_t>(own_stream_); }
@@ -164,6 +165,9 @@ class CudaBackend final : public Backend {
     void set_team_shared(CUfunction f, const std::string& kernel);
     /// Finds the kernel that orders kernel f's worlds (EnvSpec::order_teams) in f's module m, when f has one.
     void find_order(CUfunction f, CUmodule m, const std::string& kernel);
+    /// Storage::team_cost and team_order, where a node orders its teams and
+    /// GpuOptions::order_teams asks for it at this launch size.
+    void allocate_team_order(const EnvSpec& spec);
     /// Dynamic shared memory a launch of `f` in blocks of `block` threads gets.
     unsigned shared_for(CUfunction f, unsigned block) const;
     /// One staged pass with its launch argument (StageArgs).

@@ -270,6 +270,10 @@ TEST(Module, OrderedTeamsTakeTheirWorldsInTheOrder) {
     bad.order_teams(node_named(bad, "spread_heat"));
     refused("at most one node of an env orders its teams", [&] { bad.order_teams(second); });
     EXPECT_NO_THROW(ordered_spec().validate());
+    for (uint32_t order : {0u, 1u, 2u}) EXPECT_NO_THROW(cuda::check_team_order(order));
+    refused("GpuOptions::order_teams (ORRERY_CUDA_ORDER_TEAMS) is 3; expected 0 (never), 1 (past one wave of blocks) "
+            "or 2 (always)",
+            [] { cuda::check_team_order(3); });
 
     EnvSpec s = ordered_spec();
     Plan plan = make_plan(s, AutoReset::kSameStep);
@@ -747,17 +751,24 @@ TEST(Module, GpuTeamsOrderedByCostMatchTheCpu) {
     REQUIRE_GPU();
     Simulator cpu(ordered_spec(), options(300, "cpu", 1, 2));
     std::vector<std::unique_ptr<Simulator>> gpus;
-    for (bool ordered : {true, false}) {
+    for (uint32_t order : {2u, 0u, 1u}) { // always, never, past one wave (300 worlds fit one)
         SimOptions o = options(300, "cuda");
         o.per_node_launches = true;
-        o.gpu.order_teams = ordered;
+        o.gpu.order_teams = order;
         gpus.push_back(std::make_unique<Simulator>(ordered_spec(), o));
     }
     EXPECT_NE(gpus[0]->backend().describe().find("teams ordered by cost"), std::string::npos)
         << gpus[0]->backend().describe();
     EXPECT_NE(gpus[0]->backend().storage().team_order, nullptr);
-    EXPECT_EQ(gpus[1]->backend().describe().find("teams ordered by cost"), std::string::npos);
-    EXPECT_EQ(gpus[1]->backend().storage().team_order, nullptr);
+    EXPECT_EQ(gpus[0]->memory_report().team_order_bytes, 300u * 8u);
+    EXPECT_EQ(gpus[0]->memory_report().total_bytes, gpus[1]->memory_report().total_bytes + 300u * 8u);
+    EXPECT_NE(gpus[0]->memory_report().to_string().find("teams ordered by cost (a hint and a place a world): 2400 "
+                                                        "bytes"),
+              std::string::npos);
+    for (size_t k : {1u, 2u}) {
+        EXPECT_EQ(gpus[k]->backend().describe().find("teams ordered by cost"), std::string::npos);
+        EXPECT_EQ(gpus[k]->backend().storage().team_order, nullptr);
+    }
     expect_gpus_step_as_the_cpu(cpu, gpus, /*warmth_too=*/true);
 }
 

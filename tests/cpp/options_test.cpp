@@ -79,15 +79,15 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     setenv("ORRERY_CUDA_FIT_BLOCKS", "1", 1);
     setenv("ORRERY_CUDA_TEAM_SHARED", "0", 1);
     setenv("ORRERY_CUDA_BLOCK_THREADS", "384", 1);
-    setenv("ORRERY_CUDA_ORDER_TEAMS", "0", 1);
+    setenv("ORRERY_CUDA_ORDER_TEAMS", "2", 1);
     EXPECT_FALSE(orrery::SimOptions{}.gpu.fit_blocks);
-    EXPECT_TRUE(orrery::SimOptions{}.gpu.order_teams);
+    EXPECT_EQ(orrery::SimOptions{}.gpu.order_teams, 1u);
     EXPECT_EQ(orrery::SimOptions{}.gpu.team_block_threads, 0u);
     EXPECT_TRUE(orrery::SimOptions{}.gpu.team_shared);
     orrery::SimOptions o = orrery::options_from_environment();
     EXPECT_TRUE(o.gpu.fit_blocks);
     EXPECT_FALSE(o.gpu.team_shared);
-    EXPECT_FALSE(o.gpu.order_teams);
+    EXPECT_EQ(o.gpu.order_teams, 2u);
     EXPECT_EQ(o.gpu.team_block_threads, 384u);
     EXPECT_FALSE(o.gpu.stage);
     EXPECT_EQ(o.gpu.stage_worlds, 80u);
