@@ -112,8 +112,11 @@ class Ctx : public WorldView {
     /// at Lanes::align, get worlds of like cost. It changes which team runs a
     /// world, never a result; on the CPU it does nothing.
     ORRERY_HD void cost_hint(uint32_t cost) const {
-        if (s_->team_cost) s_->team_cost[world_] = cost < kCostBuckets ? cost : kCostBuckets - 1u;
+        if (wants_cost_hint()) s_->team_cost[world_] = cost < kCostBuckets ? cost : kCostBuckets - 1u;
     }
+    /// True where cost_hint is kept (a GPU that orders this env's teams): a
+    /// node may skip working out a hint elsewhere.
+    ORRERY_HD bool wants_cost_hint() const { return s_->team_cost != nullptr; }
 
     /// The env's configuration struct, as registered with EnvSpec::config.
     template <class C> ORRERY_HD const C& config() const { return *reinterpret_cast<const C*>(s_->config); }

@@ -1093,7 +1093,7 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
     l.sync();
     clock.mark(kPhaseGather);
     step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l, &clock);
-    if (l.lane == 0 && ctx.storage().team_cost) ctx.cost_hint(step_cost(s)); // GPU only: a schedule, no result
+    if (l.lane == 0 && ctx.wants_cost_hint()) ctx.cost_hint(step_cost(s)); // GPU only: a schedule, no result
     scatter_bodies(ctx, s.bodies, l);
 #if defined(ORRERY_PHYS_CLOCKS)
     l.sync();

@@ -757,7 +757,7 @@ void CudaBackend::allocate_team_order(const EnvSpec& spec) {
     const unsigned long long blocks = (threads_ + block - 1) / block;
     if (gpu_.order_teams == 1 && blocks <= (unsigned long long)std::max(per_sm, 1) * unsigned(info_.multiprocessors))
         return;
-    const size_t bytes = size_t(storage_.num_worlds) * 2 * sizeof(uint32_t); // each world's hint, then the order
+    const size_t bytes = team_order_bytes();
     CUresult r = d.cuMemAlloc(&order_, bytes);
     if (r == kCudaErrorOutOfMemory)
         throw Error("out of device memory: ordering the teams of '" + spec.name() + "' needs " + std::to_string(bytes) +

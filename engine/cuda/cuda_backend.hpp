@@ -85,7 +85,7 @@ class CudaBackend final : public Backend {
     ScratchPool scratch_pool() const override {
         ScratchPool p = scratch_pool_;
         p.shared_use = shared_use_;
-        p.order_bytes = storage_.team_order ? size_t(storage_.num_worlds) * 2 * sizeof(uint32_t) : 0;
+        p.order_bytes = storage_.team_order ? team_order_bytes() : 0;
         return p;
     }
     uintptr_t own_stream() const override { return reinterpret_cast<uintptr_t>(own_stream_); }
@@ -168,6 +168,8 @@ class CudaBackend final : public Backend {
     /// Storage::team_cost and team_order, where a node orders its teams and
     /// GpuOptions::order_teams asks for it at this launch size.
     void allocate_team_order(const EnvSpec& spec);
+    /// What the order takes: each world's hint, then its place in the order.
+    size_t team_order_bytes() const { return size_t(storage_.num_worlds) * 2 * sizeof(uint32_t); }
     /// Dynamic shared memory a launch of `f` in blocks of `block` threads gets.
     unsigned shared_for(CUfunction f, unsigned block) const;
     /// One staged pass with its launch argument (StageArgs).

@@ -184,13 +184,20 @@ TEST(Module, AWorldGetsWhicheverSlotIsFreeNotOneOfItsOwn) {
     }
 }
 
+/// Expects f() to throw an orrery::Error whose message holds `want`.
+template <class F> void expect_refused(F&& f, const std::string& want) {
+    try {
+        f();
+        ADD_FAILURE() << "accepted; wanted: " << want;
+    } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what(); }
+}
+
+/// Expects s.validate() to refuse `s` with a message holding `want`.
+void refused(EnvSpec s, const std::string& want) {
+    expect_refused([&] { s.validate(); }, want);
+}
+
 TEST(Module, ScratchIsRefusedInAnArchetypeOrOnALaneNode) {
-    auto refused = [](EnvSpec s, const std::string& want) {
-        try {
-            s.validate();
-            ADD_FAILURE() << "accepted; wanted: " << want;
-        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what(); }
-    };
     EnvSpec held = spec();
     held.scratch<orbit::Hits>(NodeId{3}); // contacts' node; Hits is the Sky's
     refused(held, "component 'Hits' is step scratch of node 'contacts' and held by archetype 'Sky'");
@@ -218,12 +225,6 @@ EnvSpec on_chip_spec() {
 }
 
 TEST(Module, ScratchKeptOnChipIsATeamNodesOwnScratch) {
-    auto refused = [](EnvSpec s, const std::string& want) {
-        try {
-            s.validate();
-            ADD_FAILURE() << "accepted; wanted: " << want;
-        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what(); }
-    };
     EnvSpec other = spec();
     other.scratch_shared<orbit::Gathered>(node_named(other, "spread_heat")); // contacts' scratch, not spread_heat's
     refused(other, "node 'spread_heat' keeps component 'Gathered' in shared memory but does not declare it as its "
@@ -256,24 +257,18 @@ TEST(Module, OrderedTeamsTakeTheirWorldsInTheOrder) {
     // Needs NVRTC only. order_teams takes one team node an env; the per-node
     // form's kernels of that node (teams of a warp) read world t of the order
     // and share their program with the kernel that makes it.
-    auto refused = [](const std::string& want, auto&& f) {
-        try {
-            f();
-            ADD_FAILURE() << "accepted; wanted: " << want;
-        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what(); }
-    };
     EnvSpec bad = spec();
-    refused("order_teams() names node 'contacts'; only an ORRERY_PER_WORLD_TEAM node's teams are ordered",
-            [&] { bad.order_teams(node_named(bad, "contacts")); });
-    refused("order_teams() names no node of this env", [&] { bad.order_teams(NodeId{99}); });
+    expect_refused([&] { bad.order_teams(node_named(bad, "contacts")); },
+                   "order_teams() names node 'contacts'; only an ORRERY_PER_WORLD_TEAM node's teams are ordered");
+    expect_refused([&] { bad.order_teams(NodeId{99}); }, "order_teams() names no node of this env");
     const NodeId second = bad.add(Phase::kStep, ORRERY_PER_WORLD_TEAM(planets::spread_heat));
     bad.order_teams(node_named(bad, "spread_heat"));
-    refused("at most one node of an env orders its teams", [&] { bad.order_teams(second); });
+    expect_refused([&] { bad.order_teams(second); }, "at most one node of an env orders its teams");
     EXPECT_NO_THROW(ordered_spec().validate());
     for (uint32_t order : {0u, 1u, 2u}) EXPECT_NO_THROW(cuda::check_team_order(order));
-    refused("GpuOptions::order_teams (ORRERY_CUDA_ORDER_TEAMS) is 3; expected 0 (never), 1 (past one wave of blocks) "
-            "or 2 (always)",
-            [] { cuda::check_team_order(3); });
+    expect_refused([] { cuda::check_team_order(3); },
+                   "GpuOptions::order_teams (ORRERY_CUDA_ORDER_TEAMS) is 3; expected 0 (never), 1 (past one wave of "
+                   "blocks) or 2 (always)");
 
     EnvSpec s = ordered_spec();
     Plan plan = make_plan(s, AutoReset::kSameStep);
@@ -642,16 +637,12 @@ TEST(Module, TeamBlocksBoundTheKernelsAndAreChecked) {
         if (form == cuda::KernelForm::kDirect) expect_nvrtc_compiles(s, k);
         EXPECT_EQ(cuda::generate_kernels(s, plan, form, 32, 256).text.find("__launch_bounds__"), std::string::npos);
     }
-    auto expect_refused = [&](unsigned gpu, const std::string& message) {
-        try {
-            cuda::team_block_for(s, gpu);
-            ADD_FAILURE() << message << ": accepted";
-        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what(); }
-    };
     for (unsigned bad : {100u, 1056u}) {
         s.team_block_threads = bad;
-        expect_refused(0, "EnvSpec::team_block_threads of env '" + s.name() + "' is " + std::to_string(bad));
-        expect_refused(bad, "GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS) is " + std::to_string(bad));
+        expect_refused([&] { cuda::team_block_for(s, 0); },
+                       "EnvSpec::team_block_threads of env '" + s.name() + "' is " + std::to_string(bad));
+        expect_refused([&] { cuda::team_block_for(s, bad); },
+                       "GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS) is " + std::to_string(bad));
     }
 }
 

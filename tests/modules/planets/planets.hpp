@@ -111,7 +111,7 @@ ORRERY_SYSTEM void spread_heat(Ctx& ctx, const Lanes& l) {
     if (l.lane != 0) return;
     // A cost hint that changes with the world and the step, so a GPU that
     // orders this node's teams (EnvSpec::order_teams) reorders them every step.
-    if (ctx.storage().team_cost) ctx.cost_hint((ctx.world() * 2654435761u + ctx.step() * 40503u) >> 24);
+    ctx.cost_hint((ctx.world() * 2654435761u + ctx.step() * 40503u) >> 24);
     float total = 0.0f;
     for (uint32_t k = 0; k < n; ++k) total += heat[(rounds % 2) * n + k] * float(k + 1);
     ctx.single<Sky, Warmth>().total = total;
