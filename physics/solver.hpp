@@ -989,6 +989,113 @@ ORRERY_HD inline void settle_bodies(const StepBuffers& s, const Params& prm) {
     }
 }
 
+#ifndef ORRERY_PHYS_WARP_SLEEP
+#define ORRERY_PHYS_WARP_SLEEP 1
+#endif
+#if defined(__CUDA_ARCH__)
+/// Bodies i and i + 32 of a whole-warp team's (at most 64) are lane i's.
+/// A set of them as two words, bit i of lo for body i, of hi for i + 32.
+struct WarpBodySet {
+    uint32_t lo = 0, hi = 0;
+    ORRERY_HD void add(uint32_t i) { (i < 32 ? lo : hi) |= 1u << (i & 31u); }
+};
+/// The union of every lane's set, on every lane.
+ORRERY_HD inline WarpBodySet warp_union(WarpBodySet s, const Lanes& l) {
+    for (uint32_t d = 16; d > 0; d >>= 1)
+        s.lo |= __shfl_xor_sync(l.mask, s.lo, d), s.hi |= __shfl_xor_sync(l.mask, s.hi, d);
+    return s;
+}
+
+/// wake_bodies on a team of one whole warp (l.count == 32, at most 64
+/// bodies), the same bytes: lane 0 wakes the joints' bodies, then in rounds
+/// each lane tests its asleep bodies against every moving one, and the
+/// bodies found are woken after every lane has tested, until a round wakes
+/// none. Each round wakes at least what a pass of the serial loop would, and
+/// both stop at the same closure, each woken body's fields set alike. The
+/// serial loop tests each asleep body against each moving one on lane 0: on
+/// an H200 its begin phase took 25-44 k cycles of OpenAI's game's world-step
+/// (bench/phys_phases.sh), where the crowd, which never sleeps, took 6 k.
+ORRERY_HD inline void wake_bodies_warp(const StepBuffers& s, const Params& prm, const Lanes& l) {
+    const uint32_t n = s.bodies.size(), lane = l.lane;
+    auto asleep_at = [&](uint32_t i) { return i < n && (s.bodies[i].sleep & kAsleep) != 0u; };
+    if (!__any_sync(l.mask, asleep_at(lane) || asleep_at(lane + 32))) return;
+    auto wake = [&](SolverBody& b) { b.sleep &= ~kAsleep, b.still = 0; };
+    if (lane == 0)
+        for (uint32_t k = 0; k < s.joints.size(); ++k) {
+            const Joint& j = s.joints[k];
+            if (j.ia < n && (s.bodies[j.ia].sleep & kAsleep)) wake(s.bodies[j.ia]);
+            if (j.ib < n && (s.bodies[j.ib].sleep & kAsleep)) wake(s.bodies[j.ib]);
+        }
+    __syncwarp(l.mask);
+    for (;;) {
+        bool found[2] = {false, false};
+        for (uint32_t h = 0; h < 2; ++h) {
+            if (!asleep_at(lane + 32 * h)) continue;
+            const SolverBody& b = s.bodies[lane + 32 * h];
+            for (uint32_t i = 0; i < n && !found[h]; ++i) {
+                const SolverBody& m = s.bodies[i];
+                if (awake(m) || m.kind == BodyKind::kKinematic) found[h] = within_reach(m, b, prm.margin);
+            }
+        }
+        __syncwarp(l.mask); // every lane has read this round's flags
+        if (found[0]) wake(s.bodies[lane]);
+        if (found[1]) wake(s.bodies[lane + 32]);
+        const bool woke = __any_sync(l.mask, found[0] || found[1]);
+        __syncwarp(l.mask);
+        if (!woke) return;
+    }
+}
+
+/// settle_bodies on a team of one whole warp (at most 64 bodies), the same
+/// bytes: each lane counts its bodies' still steps, then in rounds each lane
+/// tests a share of the pairs and joints against the round's flags, the
+/// still bodies found next to a moving one are blocked after every lane has
+/// tested, until a round blocks none (the serial sweep's closure), and each
+/// lane puts its still, unblocked bodies to sleep. On lane 0 the sweeps took
+/// up to 100 k cycles of a world-step of OpenAI's game with 12 bodies awake.
+ORRERY_HD inline void settle_bodies_warp(const StepBuffers& s, const Params& prm, const Lanes& l) {
+    const uint32_t n = s.bodies.size(), lane = l.lane;
+    auto still = [&](const SolverBody& b) { return (b.sleep & kSleepy) && awake(b) && b.still >= prm.sleep_steps; };
+    bool ready = false;
+    for (uint32_t i = lane; i < n; i += 32) {
+        SolverBody& b = s.bodies[i];
+        b.sleep &= ~kBlocked;
+        if (!(b.sleep & kSleepy) || !awake(b)) continue;
+        const float speed = length(b.v) + length(b.w) * max_f(b.bound, 0.0f);
+        b.still = speed < prm.sleep_speed ? min_of(b.still + 1u, prm.sleep_steps) : 0u;
+        ready = ready || still(b);
+    }
+    if (!__any_sync(l.mask, ready)) return;
+    __syncwarp(l.mask); // every lane's counts, for the others' tests
+    auto moving = [&](const SolverBody& b) {
+        return (awake(b) && !still(b)) || b.kind == BodyKind::kKinematic || (b.sleep & kBlocked);
+    };
+    auto link = [&](uint32_t i, uint32_t j, WarpBodySet& found) {
+        if (i >= n || j >= n) return; // a joint to the world
+        const SolverBody& a = s.bodies[i];
+        const SolverBody& b = s.bodies[j];
+        if (still(a) && !(a.sleep & kBlocked) && moving(b)) found.add(i);
+        if (still(b) && !(b.sleep & kBlocked) && moving(a)) found.add(j);
+    };
+    for (;;) {
+        WarpBodySet found;
+        for (uint32_t k = lane; k < s.pairs.size(); k += 32) link(s.pairs[k].a, s.pairs[k].b, found);
+        for (uint32_t k = lane; k < s.joints.size(); k += 32) link(s.joints[k].ia, s.joints[k].ib, found);
+        found = warp_union(found, l); // every lane has read this round's flags
+        if (lane < n && (found.lo >> lane & 1u)) s.bodies[lane].sleep |= kBlocked;
+        if (lane + 32 < n && (found.hi >> lane & 1u)) s.bodies[lane + 32].sleep |= kBlocked;
+        __syncwarp(l.mask);
+        if ((found.lo | found.hi) == 0u) break;
+    }
+    for (uint32_t i = lane; i < n; i += 32) {
+        SolverBody& b = s.bodies[i];
+        if (!still(b) || (b.sleep & kBlocked)) continue;
+        b.sleep |= kAsleep;
+        b.v = b.w = Vec3{0.0f, 0.0f, 0.0f};
+    }
+}
+#endif
+
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
 ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity; }
 
@@ -1005,8 +1112,17 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     begin_bodies(s, prm, l);
     l.sync();
     const bool sleeping = prm.sleep_speed > 0.0f; // the same on every lane
+    // A whole-warp team with at most 64 bodies wakes and settles them on
+    // every lane (the same bytes; ORRERY_PHYS_WARP_SLEEP=0, an NVRTC define: never).
+    bool sleep_by_warp = false;
+#if defined(__CUDA_ARCH__) && ORRERY_PHYS_WARP_SLEEP
+    sleep_by_warp = l.count == 32 && s.bodies.size() <= 64;
+#endif
     if (sleeping) {
-        if (l.lane == 0) wake_bodies(s, prm);
+#if defined(__CUDA_ARCH__)
+        if (sleep_by_warp) wake_bodies_warp(s, prm, l);
+#endif
+        if (!sleep_by_warp && l.lane == 0) wake_bodies(s, prm);
         l.sync();
     }
     mark(clock, kPhaseBegin);
@@ -1051,7 +1167,10 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     remember_contacts(s.bodies, s.pairs, s.contacts, s.cache, l);
     l.sync();
     if (sleeping) {
-        if (l.lane == 0) settle_bodies(s, prm);
+#if defined(__CUDA_ARCH__)
+        if (sleep_by_warp) settle_bodies_warp(s, prm, l);
+#endif
+        if (!sleep_by_warp && l.lane == 0) settle_bodies(s, prm);
         l.sync();
     }
     mark(clock, kPhaseEnd);
