@@ -914,6 +914,21 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
     mark(clock, kPhaseMake);
 }
 
+/// Wakes b: it counts its still steps from zero again.
+ORRERY_HD inline void wake_body(SolverBody& b) { b.sleep &= ~kAsleep, b.still = 0; }
+/// Wakes each asleep body a joint holds (wake_bodies' first part, on one
+/// lane); returns how many it woke.
+ORRERY_HD inline uint32_t wake_joint_bodies(const StepBuffers& s) {
+    const uint32_t n = s.bodies.size();
+    uint32_t woken = 0;
+    for (uint32_t k = 0; k < s.joints.size(); ++k) {
+        const Joint& j = s.joints[k];
+        if (j.ia < n && (s.bodies[j.ia].sleep & kAsleep)) wake_body(s.bodies[j.ia]), ++woken;
+        if (j.ib < n && (s.bodies[j.ib].sleep & kAsleep)) wake_body(s.bodies[j.ib]), ++woken;
+    }
+    return woken;
+}
+
 /// Sleeping at the step's start, on one lane: wakes each asleep body a joint
 /// holds, then each within reach of a moving body (awake and dynamic, or
 /// kinematic), again until none wakes, so that a touched stack wakes whole
@@ -925,14 +940,10 @@ ORRERY_HD inline void wake_bodies(const StepBuffers& s, const Params& prm) {
     for (uint32_t i = 0; i < n; ++i) asleep += (s.bodies[i].sleep & kAsleep) ? 1u : 0u;
     if (asleep == 0) return;
     auto wake = [&](SolverBody& b) {
-        b.sleep &= ~kAsleep, b.still = 0;
+        wake_body(b);
         --asleep;
     };
-    for (uint32_t k = 0; k < s.joints.size(); ++k) {
-        const Joint& j = s.joints[k];
-        if (j.ia < n && (s.bodies[j.ia].sleep & kAsleep)) wake(s.bodies[j.ia]);
-        if (j.ib < n && (s.bodies[j.ib].sleep & kAsleep)) wake(s.bodies[j.ib]);
-    }
+    asleep -= wake_joint_bodies(s);
     for (bool woke = true; woke && asleep > 0;) {
         woke = false;
         for (uint32_t i = 0; i < n; ++i) {
@@ -946,6 +957,24 @@ ORRERY_HD inline void wake_bodies(const StepBuffers& s, const Params& prm) {
     }
 }
 
+/// Whether b has been still for sleep_steps (settle_bodies).
+ORRERY_HD inline bool still_enough(const SolverBody& b, const Params& prm) {
+    return (b.sleep & kSleepy) && awake(b) && b.still >= prm.sleep_steps;
+}
+/// Whether b keeps the still bodies joined to it awake (settle_bodies).
+ORRERY_HD inline bool keeps_awake(const SolverBody& b, const Params& prm) {
+    return (awake(b) && !still_enough(b, prm)) || b.kind == BodyKind::kKinematic || (b.sleep & kBlocked);
+}
+/// settle_bodies' count for body b: clears its block and, awake with Sleep,
+/// counts this step if it ended slow; returns whether it is still enough.
+ORRERY_HD inline bool count_still(SolverBody& b, const Params& prm) {
+    b.sleep &= ~kBlocked;
+    if (!(b.sleep & kSleepy) || !awake(b)) return false;
+    const float speed = length(b.v) + length(b.w) * max_f(b.bound, 0.0f);
+    b.still = speed < prm.sleep_speed ? min_of(b.still + 1u, prm.sleep_steps) : 0u;
+    return still_enough(b, prm);
+}
+
 /// Sleeping at the step's end, on one lane. Each awake body with Sleep
 /// counts the steps in a row it has ended slower than sleep_speed (|v| plus
 /// |w| times its bound: its fastest surface point, as Box2D). Those still for
@@ -956,19 +985,10 @@ ORRERY_HD inline void wake_bodies(const StepBuffers& s, const Params& prm) {
 ORRERY_HD inline void settle_bodies(const StepBuffers& s, const Params& prm) {
     const uint32_t n = s.bodies.size();
     uint32_t ready = 0;
-    auto still = [&](const SolverBody& b) { return (b.sleep & kSleepy) && awake(b) && b.still >= prm.sleep_steps; };
-    for (uint32_t i = 0; i < n; ++i) {
-        SolverBody& b = s.bodies[i];
-        b.sleep &= ~kBlocked;
-        if (!(b.sleep & kSleepy) || !awake(b)) continue;
-        const float speed = length(b.v) + length(b.w) * max_f(b.bound, 0.0f);
-        b.still = speed < prm.sleep_speed ? min_of(b.still + 1u, prm.sleep_steps) : 0u;
-        ready += still(b) ? 1u : 0u;
-    }
+    for (uint32_t i = 0; i < n; ++i) ready += count_still(s.bodies[i], prm) ? 1u : 0u;
     if (ready == 0) return;
-    auto moving = [&](const SolverBody& b) {
-        return (awake(b) && !still(b)) || b.kind == BodyKind::kKinematic || (b.sleep & kBlocked);
-    };
+    auto still = [&](const SolverBody& b) { return still_enough(b, prm); };
+    auto moving = [&](const SolverBody& b) { return keeps_awake(b, prm); };
     auto link = [&](uint32_t i, uint32_t j, bool& spread) {
         if (i >= n || j >= n) return; // a joint to the world
         SolverBody& a = s.bodies[i];
@@ -1019,13 +1039,7 @@ ORRERY_HD inline void wake_bodies_warp(const StepBuffers& s, const Params& prm, 
     const uint32_t n = s.bodies.size(), lane = l.lane;
     auto asleep_at = [&](uint32_t i) { return i < n && (s.bodies[i].sleep & kAsleep) != 0u; };
     if (!__any_sync(l.mask, asleep_at(lane) || asleep_at(lane + 32))) return;
-    auto wake = [&](SolverBody& b) { b.sleep &= ~kAsleep, b.still = 0; };
-    if (lane == 0)
-        for (uint32_t k = 0; k < s.joints.size(); ++k) {
-            const Joint& j = s.joints[k];
-            if (j.ia < n && (s.bodies[j.ia].sleep & kAsleep)) wake(s.bodies[j.ia]);
-            if (j.ib < n && (s.bodies[j.ib].sleep & kAsleep)) wake(s.bodies[j.ib]);
-        }
+    if (lane == 0) wake_joint_bodies(s);
     __syncwarp(l.mask);
     for (;;) {
         bool found[2] = {false, false};
@@ -1038,8 +1052,8 @@ ORRERY_HD inline void wake_bodies_warp(const StepBuffers& s, const Params& prm, 
             }
         }
         __syncwarp(l.mask); // every lane has read this round's flags
-        if (found[0]) wake(s.bodies[lane]);
-        if (found[1]) wake(s.bodies[lane + 32]);
+        if (found[0]) wake_body(s.bodies[lane]);
+        if (found[1]) wake_body(s.bodies[lane + 32]);
         const bool woke = __any_sync(l.mask, found[0] || found[1]);
         __syncwarp(l.mask);
         if (!woke) return;
@@ -1055,21 +1069,12 @@ ORRERY_HD inline void wake_bodies_warp(const StepBuffers& s, const Params& prm, 
 /// up to 100 k cycles of a world-step of OpenAI's game with 12 bodies awake.
 ORRERY_HD inline void settle_bodies_warp(const StepBuffers& s, const Params& prm, const Lanes& l) {
     const uint32_t n = s.bodies.size(), lane = l.lane;
-    auto still = [&](const SolverBody& b) { return (b.sleep & kSleepy) && awake(b) && b.still >= prm.sleep_steps; };
     bool ready = false;
-    for (uint32_t i = lane; i < n; i += 32) {
-        SolverBody& b = s.bodies[i];
-        b.sleep &= ~kBlocked;
-        if (!(b.sleep & kSleepy) || !awake(b)) continue;
-        const float speed = length(b.v) + length(b.w) * max_f(b.bound, 0.0f);
-        b.still = speed < prm.sleep_speed ? min_of(b.still + 1u, prm.sleep_steps) : 0u;
-        ready = ready || still(b);
-    }
+    for (uint32_t i = lane; i < n; i += 32) ready = count_still(s.bodies[i], prm) || ready;
     if (!__any_sync(l.mask, ready)) return;
     __syncwarp(l.mask); // every lane's counts, for the others' tests
-    auto moving = [&](const SolverBody& b) {
-        return (awake(b) && !still(b)) || b.kind == BodyKind::kKinematic || (b.sleep & kBlocked);
-    };
+    auto still = [&](const SolverBody& b) { return still_enough(b, prm); };
+    auto moving = [&](const SolverBody& b) { return keeps_awake(b, prm); };
     auto link = [&](uint32_t i, uint32_t j, WarpBodySet& found) {
         if (i >= n || j >= n) return; // a joint to the world
         const SolverBody& a = s.bodies[i];
