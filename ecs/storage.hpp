@@ -348,6 +348,32 @@ class WorldView {
         }
     }
 
+#if defined(__CUDA_ARCH__)
+    /// each_with on the 32 lanes of a whole warp (all of them call it, `lane`
+    /// their own): f(i, e) for the i-th entity of each_with's order, called on
+    /// one lane each, 32 rows at a time (a ballot and a count of the lanes
+    /// before keep the order). Returns how many there are, on every lane.
+    template <class... Ts, class F> __device__ uint32_t each_with_warp(F&& f, uint32_t lane) const {
+        const uint32_t ids[] = {component_id<Ts>...};
+        uint32_t n = 0;
+        for (uint32_t a = 0; a < s_->num_archetypes; ++a) {
+            const ArchetypeTable& t = s_->tables[a];
+            bool match = true;
+            for (uint32_t id : ids) match = match && t.columns[id] != nullptr;
+            if (!match) continue;
+            const uint32_t end = min_of(t.high_water[world_], t.capacity);
+            for (uint32_t base = 0; base < end; base += 32) {
+                const uint32_t row = base + lane, r = slot(t, row);
+                const bool live = row < end && t.alive[r];
+                const uint32_t found = __ballot_sync(0xFFFFFFFFu, live);
+                if (live) f(n + uint32_t(__popc(found & ((1u << lane) - 1u))), Entity::make(a, row, t.generation[r]));
+                n += uint32_t(__popc(found));
+            }
+        }
+        return n;
+    }
+#endif
+
     /// Frees every entity of archetype A in this world at once (per-step
     /// temporaries such as contacts): their handles go stale and the next
     /// create<A>() starts again at row 0. Call it from a per-world system

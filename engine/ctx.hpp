@@ -117,6 +117,16 @@ class Ctx : public WorldView {
     /// True where cost_hint is kept (a GPU that orders this env's teams): a
     /// node may skip working out a hint elsewhere.
     ORRERY_HD bool wants_cost_hint() const { return s_->team_cost != nullptr; }
+    /// Moves the hint this world last left by `delta` (kept within 0 to
+    /// kCostBuckets - 1): for a node that runs before the ordered one and
+    /// changes what its next run costs (a joint made or removed before the
+    /// physics step), so the order sees this step's work and not only the
+    /// last. Like cost_hint, a schedule, never a result; nothing on the CPU.
+    ORRERY_HD void add_cost_hint(int32_t delta) const {
+        if (!wants_cost_hint()) return;
+        const int32_t c = int32_t(s_->team_cost[world_]) + delta, last = int32_t(kCostBuckets - 1u);
+        s_->team_cost[world_] = uint32_t(c < 0 ? 0 : c > last ? last : c);
+    }
 
     /// The env's configuration struct, as registered with EnvSpec::config.
     template <class C> ORRERY_HD const C& config() const { return *reinterpret_cast<const C*>(s_->config); }

@@ -64,12 +64,20 @@ ORRERY_HD inline Joint limited(Joint j, float lower, float upper) {
     return j;
 }
 
+// A joint made or removed moves the GPU's cost hint at once
+// (ORRERY_PHYS_JOINT_HINT=0, an NVRTC define: only simulate's own hint).
+#ifndef ORRERY_PHYS_JOINT_HINT
+#define ORRERY_PHYS_JOINT_HINT 1
+#endif
+
 /// Appends j to the world's joints. False when j joins a body to itself or
 /// the world to the world, or when the list is full (which records
 /// ErrorCode::kBufferOverflow).
 ORRERY_HD inline bool add_joint(Ctx& ctx, const Joint& j) {
     if (j.a.index == j.b.index && j.a.gen == j.b.gen) return false;
-    return ctx.single_buffer<PhysicsWorld, Joints>().push(j);
+    if (!ctx.single_buffer<PhysicsWorld, Joints>().push(j)) return false;
+    if (ORRERY_PHYS_JOINT_HINT) ctx.add_cost_hint(int32_t(kJointCost)); // this step's simulate solves it (step_cost)
+    return true;
 }
 
 /// Welds b to a (either null: to the world) in the relative pose they have
@@ -106,7 +114,9 @@ ORRERY_HD inline uint32_t remove_joints(Ctx& ctx, Entity a, Entity b) {
         Joint j = joints[k];
         if (!same_pair(j, a, b)) joints.push(j);
     }
-    return n - joints.size();
+    const uint32_t gone = n - joints.size();
+    if (ORRERY_PHYS_JOINT_HINT) ctx.add_cost_hint(-int32_t(gone * kJointCost));
+    return gone;
 }
 
 // --- the solver's part (called by simulate and step_bodies) --------------------------------

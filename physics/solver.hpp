@@ -242,10 +242,27 @@ ORRERY_HD inline SolverBody gathered(Ctx& ctx, Entity e) {
     return b;
 }
 
+// A whole-warp team lists its bodies 32 rows at a time (WorldView::each_with_warp;
+// ORRERY_PHYS_WARP_GATHER=0, an NVRTC define: lane 0 row by row). The same list.
+#ifndef ORRERY_PHYS_WARP_GATHER
+#define ORRERY_PHYS_WARP_GATHER 1
+#endif
 /// Copies every rigid body of the world (archetypes in id order, rows in
-/// order) into `out`: lane 0 lists them, then the lanes copy a body each.
+/// order) into `out`: the bodies are listed, then the lanes copy a body each.
 ORRERY_HD inline void gather_bodies(Ctx& ctx, Buffer<Bodies> out, const Lanes& l = Lanes{}) {
-    if (l.lane == 0) {
+    bool listed = false;
+#if defined(__CUDA_ARCH__) && ORRERY_PHYS_WARP_GATHER
+    if (l.count == 32) {
+        const uint32_t n = ctx.each_with_warp<Pose, Velocity, MassProps, BodyType, Locks, Shape, Material, Force>(
+            [&](uint32_t i, Entity e) {
+                if (i < out.capacity()) out[i].entity = e;
+            },
+            l.lane);
+        if (l.lane == 0) out.resize(n); // as below
+        listed = true;
+    }
+#endif
+    if (!listed && l.lane == 0) {
         uint32_t n = 0;
         ctx.each_with<Pose, Velocity, MassProps, BodyType, Locks, Shape, Material, Force>([&](Entity e) {
             if (n < out.capacity()) out[n].entity = e;
@@ -1199,11 +1216,14 @@ ORRERY_HD inline StepBuffers step_buffers(Ctx& ctx) {
 /// and colours predict the next step's cycles. The weights are a fit to the
 /// H200's phase clocks of the three physics scenes' worlds (a joint's lane
 /// runs about 8 times a point's instructions; docs/perf-notes.md row 55).
+/// A joint made or removed before the next step moves the hint by
+/// kJointCost at once (add_joint, remove_joints): the one part of the next
+/// step's work known before it runs (docs/perf-notes.md row 57).
 ORRERY_HD inline uint32_t step_cost(const StepBuffers& s) {
     uint32_t awake_bodies = 0, colours = 0;
     for (uint32_t i = 0; i < s.bodies.size(); ++i) awake_bodies += awake(s.bodies[i]) ? 1u : 0u;
     for (uint32_t c = 0; c <= kColours; ++c) colours += s.colouring->begin[c + 1] > s.colouring->begin[c] ? 1u : 0u;
-    return 2u * s.contacts.size() + awake_bodies + 16u * s.joints.size() + 4u * colours;
+    return 2u * s.contacts.size() + awake_bodies + kJointCost * s.joints.size() + 4u * colours;
 }
 
 /// One env step of physics for a world, on a team of lanes: gather, find

@@ -509,6 +509,49 @@ TEST(PhysicsJoint, JointsOfGoneBodiesAreDroppedInOrder) {
     EXPECT_EQ(rig.joints.b[1].ib, phys::kWorldBody);
 }
 
+TEST(PhysicsJoint, AJointMadeOrRemovedMovesTheCostHintAtOnce) {
+    // A GPU that orders the physics teams keeps a hint a world (Storage::
+    // team_cost); a joint made or removed before the step moves it by
+    // kJointCost, kept within 0 to kCostBuckets - 1. On the CPU no hint is
+    // kept and nothing moves: this copy of the storage points at one.
+    Simulator sim(scene("grab", openai()), options(3));
+    sim.reset(1);
+    Storage st = sim.backend().storage();
+    ASSERT_EQ(st.team_cost, nullptr);
+    uint32_t cost[3] = {40, kCostBuckets - 10u, 8};
+    st.team_cost = cost;
+    const Entity a = Entity::make(1, 0, 1), b = Entity::make(1, 1, 1); // any two bodies: nothing steps here
+    phys::Joint j{};
+    j.a = a, j.b = b, j.fa.q = j.fb.q = {1, 0, 0, 0};
+    Ctx ctx[3] = {Ctx(st, 0), Ctx(st, 1), Ctx(st, 2)};
+    auto joints = [&](uint32_t w) { return ctx[w].single_buffer<phys::PhysicsWorld, phys::Joints>().size(); };
+    for (uint32_t w = 0; w < 3; ++w) {
+        const uint32_t before = joints(w);
+        ASSERT_TRUE(phys::add_joint(ctx[w], j));
+        ASSERT_TRUE(phys::add_joint(ctx[w], j));
+        EXPECT_EQ(joints(w), before + 2);
+    }
+    EXPECT_EQ(cost[0], 40u + 2 * phys::kJointCost);
+    EXPECT_EQ(cost[1], kCostBuckets - 1u); // clamped at the last bucket
+    EXPECT_EQ(cost[2], 8u + 2 * phys::kJointCost);
+    EXPECT_EQ(phys::remove_joints(ctx[0], b, a), 2u); // either order
+    EXPECT_EQ(cost[0], 40u);
+    cost[2] = 20;
+    EXPECT_EQ(phys::remove_joints(ctx[2], a, b), 2u);
+    EXPECT_EQ(cost[2], 0u); // never below 0
+    EXPECT_EQ(phys::remove_joints(ctx[1], a, Entity{}), 0u);
+    EXPECT_EQ(cost[1], kCostBuckets - 1u); // nothing removed, nothing moved
+    // A joint refused (a body to itself) moves nothing.
+    j.b = a;
+    EXPECT_FALSE(phys::add_joint(ctx[0], j));
+    EXPECT_EQ(cost[0], 40u);
+    // The CPU's own storage keeps no hint: adding there changes only the list.
+    Ctx cpu(sim.backend().storage(), 0);
+    j.b = b;
+    EXPECT_TRUE(phys::add_joint(cpu, j));
+    EXPECT_FALSE(cpu.wants_cost_hint());
+}
+
 /// A world for the solver's lane tests: a chain of touching balls on a
 /// plane, a kinematic box pushing the chain, and a box hung from the world by
 /// 30 welds (more constraints on one body than there are colours).
