@@ -279,25 +279,6 @@ ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint
     apply_angular(a, b, j.angular_impulse + (j.kind == JointKind::kHinge ? limit : Vec3{0, 0, 0}));
 }
 
-/// Body a's (on_b false) or b's part of warm_start_joint, into its velocities
-/// m: the same expressions, so the same bits (warm_start_body).
-template <class M>
-ORRERY_HD inline void warm_start_joint_on(const SolverBody& a, const SolverBody& b, const Joint& j, bool on_b, M& m) {
-    JointGeometry g = geometry_of(a, b, j);
-    Vec3 limit = g.axis * (j.lower_impulse - j.upper_impulse);
-    Vec3 p = j.linear_impulse + (j.kind == JointKind::kSlider ? limit : Vec3{0, 0, 0});
-    Vec3 L = j.angular_impulse + (j.kind == JointKind::kHinge ? limit : Vec3{0, 0, 0});
-    if (!on_b) { // apply_impulse's and apply_angular's side of a
-        m.v -= mul(a.inv_mass_damped, p);
-        m.w -= inv_inertia_times(a, cross(g.ra, p));
-        m.w -= inv_inertia_times(a, L);
-    } else {
-        m.v += mul(b.inv_mass_damped, p);
-        m.w += inv_inertia_times(b, cross(g.rb, p));
-        m.w += inv_inertia_times(b, L);
-    }
-}
-
 /// A soft row's coefficients: the bias velocity for error C, and how much of
 /// the rigid impulse and of the accumulated one it takes (solver.hpp's Softness).
 struct RowSoftness {

@@ -816,8 +816,6 @@ ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* cs
 
 // The joints' part of a step, defined in physics/joint.hpp (included below).
 ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j);
-template <class M>
-ORRERY_HD inline void warm_start_joint_on(const SolverBody& a, const SolverBody& b, const Joint& j, bool on_b, M& m);
 ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias);
 ORRERY_HD inline void resolve_joints(Buffer<Bodies> bodies, Buffer<Joints> joints);
 ORRERY_HD inline SolverBody world_body();
@@ -879,70 +877,6 @@ ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const Pa
             pass_constraint(s, s.order[i], pass, pp);
         l.sync();
     }
-}
-
-// A team of more than one lane warm-starts each substep a body at a time,
-// right after integrating its velocities (warm_start_body), instead of in a
-// pass over the constraints colour by colour: one round with no sync in place
-// of a round and a sync per colour, the same bits (ORRERY_PHYS_WARM_BY_BODY=0,
-// a compiler or NVRTC define: the pass on every team).
-#ifndef ORRERY_PHYS_WARM_BY_BODY
-#define ORRERY_PHYS_WARM_BY_BODY 1
-#endif
-/// Body i's part of the warm-start pass (pass_constraints, Pass::kWarmStart):
-/// its constraints in the order the pass meets them, colour by colour (in
-/// each colour but the serial one at most one of them: the colours it holds
-/// are its `colours` bits) and the serial colour's in order, each impulse
-/// added to its velocities by the pass's own expressions. The impulses depend
-/// on the contacts and poses only, never on a velocity, so each body's
-/// velocities go through the same sums in the same order: the same bits.
-ORRERY_HD inline void warm_start_body(const StepBuffers& s, uint32_t i) {
-    SolverBody& me = s.bodies[i];
-    if (!moves(me)) return;
-    Motion m = motion_of(me);
-    const uint32_t* begin = s.colouring->begin;
-    for (uint32_t c = 0; c <= kColours; ++c) {
-        const bool serial = c == kColours;
-        if (!serial && !((me.colours >> c) & 1u)) continue;
-        const uint32_t e = min_of(begin[c + 1], s.order.size());
-        for (uint32_t k = begin[c]; k < e; ++k) {
-            const uint32_t entry = s.order[k];
-            if (entry & kPairEntry) {
-                const Pair& p = s.pairs[entry & ~kPairEntry];
-                if (p.a != i && p.b != i) continue;
-                const Contact* ct = &s.contacts[p.first];
-                for (uint32_t q = 0; q < p.count; ++q) { // warm_start_points, then apply_impulse's side of i
-                    Vec3 imp = ct[q].n * ct[q].normal_impulse + ct[q].t1 * ct[q].t1_impulse +
-                               contact_t2(ct[q]) * ct[q].t2_impulse;
-                    if (p.a == i) {
-                        m.v -= mul(me.inv_mass_damped, imp);
-                        m.w -= inv_inertia_times(me, cross(ct[q].ra, imp));
-                    } else {
-                        m.v += mul(me.inv_mass_damped, imp);
-                        m.w += inv_inertia_times(me, cross(ct[q].rb, imp));
-                    }
-                }
-            } else {
-                const Joint& j = s.joints[entry];
-                if (j.ia != i && j.ib != i) continue;
-                const bool on_b = j.ib == i;
-                const uint32_t other = on_b ? j.ia : j.ib;
-                if (other == kWorldBody) {
-                    const SolverBody world = world_body();
-                    if (on_b)
-                        warm_start_joint_on(world, me, j, true, m);
-                    else
-                        warm_start_joint_on(me, world, j, false, m);
-                } else if (on_b) {
-                    warm_start_joint_on(s.bodies[other], me, j, true, m);
-                } else {
-                    warm_start_joint_on(me, s.bodies[other], j, false, m);
-                }
-            }
-            if (!serial) break; // its one constraint of this colour
-        }
-    }
-    keep_motion(me, m);
 }
 
 /// The step's start, a lane's share of it: each body's pose and inertia now
@@ -1227,16 +1161,13 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pp.push_speed = prm.push_speed, pp.bounce_speed = prm.bounce_speed;
     pp.friction_rule = prm.friction_rule, pp.restitution_rule = prm.restitution_rule;
     pp.friction_cone = prm.friction_cone;
-    const bool warm_by_body = ORRERY_PHYS_WARM_BY_BODY && l.count > 1;
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
         l.align(); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
         integrate_velocities(s.bodies, g, h, l);
-        if (warm_by_body)
-            for (uint32_t i = l.lane; i < s.bodies.size(); i += l.count) warm_start_body(s, i);
         l.sync();
         mark(clock, kPhaseIntegrate);
-        if (!warm_by_body) pass_constraints(s, Pass::kWarmStart, pp, l);
+        pass_constraints(s, Pass::kWarmStart, pp, l);
         mark(clock, kPhaseWarm);
         if (ORRERY_PHYS_ALIGN_PASSES) { // and each pass after the first
             l.align();
