@@ -51,6 +51,18 @@ __device__ __forceinline__ void orrery_scratch_give_back(unsigned char* slot) {
     atomicAnd(g.scratch_busy + i / 32u, ~(1u << (i % 32u)));
 }
 
+// A pool smaller than the resident teams (GpuOptions::scratch_slots: the
+// backend then defines ORRERY_SCRATCH_MAY_WAIT) leaves the warp's threads
+// apart after taking: a thread that holds a slot must not wait for one that
+// is still taking, or 3 slots held by threads of 3 warps, each waiting at
+// the __syncwarp below for a warp-mate that waits for a slot, would never be
+// given back (Module.GpuMatchesTheCpuInEveryKernelForm hung so).
+#if defined(ORRERY_SCRATCH_MAY_WAIT)
+#define ORRERY_SCRATCH_MEET(together) (void)(together)
+#else
+#define ORRERY_SCRATCH_MEET(together) __syncwarp(together)
+#endif
+
 // A per-world node with scratch on world w: take a slot, run, give it back.
 // The warp's threads meet again after taking (orrery_scratch_take's loop ends
 // at different times in different threads): without it they would run the
@@ -59,7 +71,7 @@ template <auto F>
 __device__ __forceinline__ void orrery_run_world_scratch(const orrery::Storage& s, orrery::uint32_t w) {
     const unsigned together = __activemask(); // the threads that start this node together
     unsigned char* slot = orrery_scratch_take();
-    __syncwarp(together);
+    ORRERY_SCRATCH_MEET(together);
     orrery::run_world<F>(s, w, slot);
     orrery_scratch_give_back(slot);
 }
@@ -79,7 +91,7 @@ __device__ __forceinline__ void orrery_run_team_scratch(const orrery::Storage& s
     unsigned long long slot = 0;
     if (l.lane == 0) slot = reinterpret_cast<unsigned long long>(orrery_scratch_take());
     if (l.count > 1) slot = __shfl_sync(l.mask, slot, (threadIdx.x & 31u) - l.lane);
-    __syncwarp(together);
+    ORRERY_SCRATCH_MEET(together);
     orrery::run_world_team<F>(s, w, l, reinterpret_cast<unsigned char*>(slot), shared);
     l.sync(); // every lane is done with the slot
     if (l.lane == 0) orrery_scratch_give_back(reinterpret_cast<unsigned char*>(slot));
