@@ -53,8 +53,8 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     // which a team waiting in Lanes::align(), or a thread waiting for its
     // warp-mates after taking one (device/scratch.cuh), would never give back.
     if (gpu.scratch_slots)
-        req.extra_options += std::string(req.extra_options.empty() ? "" : " ") +
-                             "-DORRERY_NO_BLOCK_ALIGN -DORRERY_SCRATCH_MAY_WAIT";
+        req.extra_options +=
+            std::string(req.extra_options.empty() ? "" : " ") + "-DORRERY_NO_BLOCK_ALIGN -DORRERY_SCRATCH_MAY_WAIT";
     req.driver_version = driver_version();
     return req;
 }
