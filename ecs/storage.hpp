@@ -331,15 +331,20 @@ class WorldView {
         }
     }
 
+    /// Whether archetype table t has every component Ts (each_with's match).
+    template <class... Ts> ORRERY_HD static bool has_columns(const ArchetypeTable& t) {
+        const uint32_t ids[] = {component_id<Ts>...};
+        bool match = true;
+        for (uint32_t id : ids) match = match && t.columns[id] != nullptr;
+        return match;
+    }
+
     /// Calls f(Entity) for each live entity, in every archetype that has all of
     /// the components Ts, archetype by archetype in id order, rows in order.
     template <class... Ts, class F> ORRERY_HD void each_with(F&& f) const {
-        const uint32_t ids[] = {component_id<Ts>...};
         for (uint32_t a = 0; a < s_->num_archetypes; ++a) {
             const ArchetypeTable& t = s_->tables[a];
-            bool match = true;
-            for (uint32_t id : ids) match = match && t.columns[id] != nullptr;
-            if (!match) continue;
+            if (!has_columns<Ts...>(t)) continue;
             uint32_t end = min_of(t.high_water[world_], t.capacity);
             for (uint32_t row = 0; row < end; ++row) {
                 uint32_t r = slot(t, row);
@@ -354,13 +359,10 @@ class WorldView {
     /// one lane each, 32 rows at a time (a ballot and a count of the lanes
     /// before keep the order). Returns how many there are, on every lane.
     template <class... Ts, class F> __device__ uint32_t each_with_warp(F&& f, uint32_t lane) const {
-        const uint32_t ids[] = {component_id<Ts>...};
         uint32_t n = 0;
         for (uint32_t a = 0; a < s_->num_archetypes; ++a) {
             const ArchetypeTable& t = s_->tables[a];
-            bool match = true;
-            for (uint32_t id : ids) match = match && t.columns[id] != nullptr;
-            if (!match) continue;
+            if (!has_columns<Ts...>(t)) continue;
             const uint32_t end = min_of(t.high_water[world_], t.capacity);
             for (uint32_t base = 0; base < end; base += 32) {
                 const uint32_t row = base + lane, r = slot(t, row);

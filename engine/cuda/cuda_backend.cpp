@@ -50,11 +50,11 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     req.source_dir = gpu.source_dir;
     req.extra_options = gpu.nvrtc_options; // after EnvSpec::fast_compile: its own --Ofast-compile wins
     // A pool smaller than the resident teams makes teams wait for a slot,
-    // which a team waiting in Lanes::align(), or a thread waiting for its
-    // warp-mates after taking one (device/scratch.cuh), would never give back.
+    // which a team waiting in Lanes::align() (device/storage.cuh), or a thread
+    // waiting for its warp-mates after taking one (device/scratch.cuh), would
+    // never give back: both leave those waits out under this define.
     if (gpu.scratch_slots)
-        req.extra_options +=
-            std::string(req.extra_options.empty() ? "" : " ") + "-DORRERY_NO_BLOCK_ALIGN -DORRERY_SCRATCH_MAY_WAIT";
+        req.extra_options += std::string(req.extra_options.empty() ? "" : " ") + "-DORRERY_SCRATCH_MAY_WAIT";
     req.driver_version = driver_version();
     return req;
 }

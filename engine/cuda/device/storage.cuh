@@ -23,13 +23,13 @@ __device__ __forceinline__ orrery::Lanes orrery_lanes(unsigned lane, unsigned co
 
 // The same for a per-node kernel whose teams are whole warps, with the
 // threads of the block's teams that run the node (__syncthreads_count before
-// it starts): Lanes::align() meets them. -DORRERY_NO_BLOCK_ALIGN (the
+// it starts): Lanes::align() meets them. -DORRERY_SCRATCH_MAY_WAIT (the
 // backend adds it when GpuOptions::scratch_slots makes teams wait for a
-// slot, which a team held at the barrier would never give back) leaves
-// align() a no-op.
+// slot, which a team held at the barrier would never give back) or
+// -DORRERY_NO_BLOCK_ALIGN (for measuring against) leaves align() a no-op.
 __device__ __forceinline__ orrery::Lanes orrery_lanes_in_block(unsigned lane, unsigned count, unsigned block_threads) {
     orrery::Lanes l = orrery_lanes(lane, count);
-#ifndef ORRERY_NO_BLOCK_ALIGN
+#if !defined(ORRERY_NO_BLOCK_ALIGN) && !defined(ORRERY_SCRATCH_MAY_WAIT)
     l.block_threads = block_threads;
 #else
     (void)block_threads;
