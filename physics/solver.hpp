@@ -648,10 +648,28 @@ ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, 
     return dot(d, c.n) + c.separation;
 }
 
+// A manifold has at most kMaxManifold points. On the GPU the loops over a
+// pair's points say so: without a bound the compiler made a general loop
+// (161 instructions for solve_points' sum of 1 to 4 terms). With
+// ORRERY_PHYS_POINT_BOUND=2 they are also unrolled, so a point's loads may
+// start before the last one's impulse is applied (3,500 more instructions in
+// simulate). The same operations in the same order, so the same bits
+// (ORRERY_PHYS_POINT_BOUND=0, an NVRTC define: the plain loops).
+#ifndef ORRERY_PHYS_POINT_BOUND
+#define ORRERY_PHYS_POINT_BOUND 1
+#endif
+#if defined(__CUDA_ARCH__) && ORRERY_PHYS_POINT_BOUND == 2
+#define ORRERY_FOR_POINTS(k, n) _Pragma("unroll") for (uint32_t k = 0; k < kMaxManifold && k < (n); ++k)
+#elif defined(__CUDA_ARCH__) && ORRERY_PHYS_POINT_BOUND
+#define ORRERY_FOR_POINTS(k, n) _Pragma("unroll 1") for (uint32_t k = 0; k < kMaxManifold && k < (n); ++k)
+#else
+#define ORRERY_FOR_POINTS(k, n) for (uint32_t k = 0; k < (n); ++k)
+#endif
+
 /// Each substep starts from the impulses the last one ended with: the n points at c.
 ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* c, uint32_t n) {
     Motion ma = motion_of(a), mb = motion_of(b);
-    for (uint32_t k = 0; k < n; ++k) {
+    ORRERY_FOR_POINTS(k, n) {
         Vec3 p = c[k].n * c[k].normal_impulse + c[k].t1 * c[k].t1_impulse + contact_t2(c[k]) * c[k].t2_impulse;
         apply_impulse(a, ma, b, mb, p, c[k].ra, c[k].rb);
     }
@@ -742,15 +760,15 @@ ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* c, uin
     Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
     const Vec3 moved = moved_apart(a, b);
     Motion ma = motion_of(a), mb = motion_of(b);
-    for (uint32_t k = 0; k < n; ++k) solve_normal(a, ma, b, mb, c[k], moved, inv_h, sf, push, push_speed);
+    ORRERY_FOR_POINTS(k, n) solve_normal(a, ma, b, mb, c[k], moved, inv_h, sf, push, push_speed);
     float shared = -1.0f;
     if (n > 1 && (cannot_tip(a) || cannot_tip(b))) {
         float sum = 0.0f;
-        for (uint32_t k = 0; k < n; ++k) sum += c[k].normal_impulse;
+        ORRERY_FOR_POINTS(k, n) sum += c[k].normal_impulse;
         shared = sum / float(n);
     }
-    for (uint32_t k = 0; k < n; ++k)
-        solve_friction(a, ma, b, mb, c[k], shared < 0.0f ? c[k].normal_impulse : shared, mu);
+    ORRERY_FOR_POINTS(k, n)
+    solve_friction(a, ma, b, mb, c[k], shared < 0.0f ? c[k].normal_impulse : shared, mu);
     keep_motion(a, ma), keep_motion(b, mb);
 }
 
@@ -801,7 +819,7 @@ ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const 
 ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* cs, uint32_t n, float bounce_speed,
                                        float restitution) {
     Motion ma = motion_of(a), mb = motion_of(b);
-    for (uint32_t k = 0; k < n; ++k) {
+    ORRERY_FOR_POINTS(k, n) {
         Contact& c = cs[k];
         if (restitution == 0.0f || c.approach > -bounce_speed || c.max_normal_impulse == 0.0f) continue;
         float vn = dot(relative_velocity(ma, mb, c.ra, c.rb), c.n);
@@ -830,7 +848,26 @@ struct PassParams {
     float push_speed, bounce_speed;
     Combine friction_rule, restitution_rule;
     FrictionCone friction_cone;
+    uint32_t colours; ///< bit c set when colour c (0..kColours) has constraints: colours_in_use
 };
+
+/// The colours of the step's order that hold constraints, as pass_constraints
+/// tests each (its entries [begin[c], min(begin[c + 1], order size)) not empty).
+ORRERY_HD inline uint32_t colours_in_use(const StepBuffers& s) {
+    static_assert(kColours < 32, "a colour per bit");
+    uint32_t used = 0;
+    for (uint32_t c = 0; c <= kColours; ++c)
+        if (s.colouring->begin[c] < min_of(s.colouring->begin[c + 1], s.order.size())) used |= 1u << c;
+    return used;
+}
+/// Index of the lowest set bit of m (m != 0).
+ORRERY_HD inline uint32_t lowest_bit(uint32_t m) {
+#if defined(__CUDA_ARCH__)
+    return uint32_t(__ffs(m) - 1);
+#else
+    return uint32_t(__builtin_ctz(m));
+#endif
+}
 
 /// One constraint's part of a pass: a SolveOrder entry, a joint or a pair's manifold.
 ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass pass, const PassParams& pp) {
@@ -863,15 +900,28 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         solve_joint(a, b, j, pp.inv_h, pp.joint_soft, pass == Pass::kSolve);
 }
 
+// A pass walks only the colours in use (pp.colours, made once a step), not
+// every colour's bounds (ORRERY_PHYS_USED_COLOURS=0, an NVRTC define: all
+// kColours + 1 of them, each pass). The same colours in the same order.
+#ifndef ORRERY_PHYS_USED_COLOURS
+#define ORRERY_PHYS_USED_COLOURS 1
+#endif
+
 /// One pass over the constraints, colour by colour: a colour's constraints
 /// share no dynamic body, so the lanes take them at once and the order among
 /// them changes no bit; the last colour's run on lane 0 in order. A sync
 /// follows each colour.
 ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const PassParams& pp, const Lanes& l) {
     const uint32_t* begin = s.colouring->begin;
+#if ORRERY_PHYS_USED_COLOURS
+    for (uint32_t used = pp.colours; used; used &= used - 1) {
+        const uint32_t c = lowest_bit(used);
+        const uint32_t b = begin[c], e = min_of(begin[c + 1], s.order.size());
+#else
     for (uint32_t c = 0; c <= kColours; ++c) {
         const uint32_t b = begin[c], e = min_of(begin[c + 1], s.order.size());
         if (b >= e) continue;
+#endif
         const bool serial = c == kColours;
         for (uint32_t i = b + (serial ? 0u : l.lane); i < e && (!serial || l.lane == 0); i += serial ? 1u : l.count)
             pass_constraint(s, s.order[i], pass, pp);
@@ -1161,6 +1211,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pp.push_speed = prm.push_speed, pp.bounce_speed = prm.bounce_speed;
     pp.friction_rule = prm.friction_rule, pp.restitution_rule = prm.restitution_rule;
     pp.friction_cone = prm.friction_cone;
+    pp.colours = colours_in_use(s);
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
         l.align(); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
