@@ -182,7 +182,52 @@ struct InPlace {
 #define ORRERY_PHYS_HOLD 0
 #endif
 #endif
-#if ORRERY_PHYS_HOLD
+/// Held with the body's masses too (whether it moves, its damped inverse
+/// mass and world inverse inertia), loaded once for a pair's points: the
+/// compiler otherwise loads them again for each point's impulse, since it
+/// cannot tell them from the points it stores. ORRERY_PHYS_HOLD_MASS=0 (an
+/// NVRTC define) holds the velocities alone. The same arithmetic, so the same bits.
+struct HeldMass {
+    Vec3 v, w;
+    Vec3 inv_mass;
+    Vec3 inv_inertia[3];
+    bool moves;
+    bool fixed;   ///< static: its anchors stay as made (ORRERY_PHYS_HOLD_MASS=2)
+    Vec3 turn[3]; ///< its turn since the step began (ORRERY_PHYS_HOLD_MASS=2)
+};
+#ifndef ORRERY_PHYS_HOLD_MASS
+#define ORRERY_PHYS_HOLD_MASS 1
+#endif
+/// apply_impulse for HeldMass: the masses from the held copies.
+ORRERY_HD inline void apply_impulse(const SolverBody&, HeldMass& ma, const SolverBody&, HeldMass& mb, Vec3 p, Vec3 ra,
+                                    Vec3 rb) {
+    if (ma.moves) {
+        ma.v -= mul(ma.inv_mass, p);
+        Vec3 t = cross(ra, p);
+        ma.w -= Vec3{dot(ma.inv_inertia[0], t), dot(ma.inv_inertia[1], t), dot(ma.inv_inertia[2], t)};
+    }
+    if (mb.moves) {
+        mb.v += mul(mb.inv_mass, p);
+        Vec3 t = cross(rb, p);
+        mb.w += Vec3{dot(mb.inv_inertia[0], t), dot(mb.inv_inertia[1], t), dot(mb.inv_inertia[2], t)};
+    }
+}
+#if ORRERY_PHYS_HOLD && ORRERY_PHYS_HOLD_MASS && defined(__CUDA_ARCH__)
+using Motion = HeldMass;
+ORRERY_HD inline HeldMass motion_of(SolverBody& b) {
+    return {b.v,
+            b.w,
+            b.inv_mass_damped,
+            {b.inv_inertia_world[0], b.inv_inertia_world[1], b.inv_inertia_world[2]},
+            moves(b),
+            b.kind == BodyKind::kStatic,
+            {b.turn[0], b.turn[1], b.turn[2]}};
+}
+/// Writes m back to b where constraints move it (only dynamic bodies are written).
+ORRERY_HD inline void keep_motion(SolverBody& b, const HeldMass& m) {
+    if (m.moves) b.v = m.v, b.w = m.w;
+}
+#elif ORRERY_PHYS_HOLD
 using Motion = Held;
 ORRERY_HD inline Held motion_of(SolverBody& b) { return {b.v, b.w}; }
 /// Writes m back to b where constraints move it (only dynamic bodies are written).
@@ -648,6 +693,24 @@ ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, 
     return dot(d, c.n) + c.separation;
 }
 
+/// separation_now for a pass's held bodies: with ORRERY_PHYS_HOLD_MASS=2 the
+/// held turn (the same expressions), else the bodies' own.
+template <class M>
+ORRERY_HD inline float separation_of(const SolverBody& a, const M&, const SolverBody& b, const M&, const Contact& c,
+                                     Vec3 moved) {
+    return separation_now(a, b, c, moved);
+}
+#if ORRERY_PHYS_HOLD_MASS >= 2
+ORRERY_HD inline float separation_of(const SolverBody&, const HeldMass& ma, const SolverBody&, const HeldMass& mb,
+                                     const Contact& c, Vec3 moved) {
+    auto now = [](const HeldMass& m, Vec3 r) {
+        return m.fixed ? r : Vec3{dot(m.turn[0], r), dot(m.turn[1], r), dot(m.turn[2], r)};
+    };
+    Vec3 d = moved + (now(mb, c.rb) - now(ma, c.ra));
+    return dot(d, c.n) + c.separation;
+}
+#endif
+
 // A manifold has at most kMaxManifold points. On the GPU the loops over a
 // pair's points say so: without a bound the compiler made a general loop
 // (161 instructions for solve_points' sum of 1 to 4 terms). With
@@ -666,8 +729,23 @@ ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, 
 #define ORRERY_FOR_POINTS(k, n) for (uint32_t k = 0; k < (n); ++k)
 #endif
 
+// A pair's contact points never share memory with its bodies: saying so
+// (__restrict__ on the points) lets the compiler keep a body's masses and
+// turn in registers across the points instead of loading them again after
+// each point's impulse is stored (ORRERY_PHYS_NOALIAS=0, an NVRTC or
+// compiler define: without). Only the compiler's freedom changes, not the
+// arithmetic, so the bits are the same.
+#ifndef ORRERY_PHYS_NOALIAS
+#define ORRERY_PHYS_NOALIAS 1
+#endif
+#if ORRERY_PHYS_NOALIAS
+#define ORRERY_POINTS __restrict__
+#else
+#define ORRERY_POINTS
+#endif
+
 /// Each substep starts from the impulses the last one ended with: the n points at c.
-ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* c, uint32_t n) {
+ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* ORRERY_POINTS c, uint32_t n) {
     Motion ma = motion_of(a), mb = motion_of(b);
     ORRERY_FOR_POINTS(k, n) {
         Vec3 p = c[k].n * c[k].normal_impulse + c[k].t1 * c[k].t1_impulse + contact_t2(c[k]) * c[k].t2_impulse;
@@ -678,9 +756,10 @@ ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Cont
 
 /// Normal impulse of one point. With `push`, overlap is removed softly (at
 /// most push_speed); without, only velocities are solved (the relax pass).
-ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c,
-                                   Vec3 moved, float inv_h, Softness soft, bool push, float push_speed) {
-    float s = separation_now(a, b, c, moved);
+ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb,
+                                   Contact& ORRERY_POINTS c, Vec3 moved, float inv_h, Softness soft, bool push,
+                                   float push_speed) {
+    float s = separation_of(a, ma, b, mb, c, moved);
     float bias = 0.0f, mass_scale = 1.0f, impulse_scale = 0.0f;
     if (s > 0.0f) {
         bias = s * inv_h; // speculative: close at most the gap this substep
@@ -725,8 +804,8 @@ ORRERY_HD inline void onto_diamond(float& f1, float& f2, float c) {
 /// (MuJoCo's default cone, OpenAI's) |f1| + |f2| along the point's tangents,
 /// where sliding keeps the nearest point of the mu.d square (a body sliding
 /// along a tangent feels no friction across it: MuJoCo's pyramid does the same).
-ORRERY_HD inline void solve_friction(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c,
-                                     float load, PairFriction mu) {
+ORRERY_HD inline void solve_friction(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb,
+                                     Contact& ORRERY_POINTS c, float load, PairFriction mu) {
     Vec3 dv = relative_velocity(ma, mb, c.ra, c.rb), t2 = contact_t2(c);
     float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
     if (mu.cone == FrictionCone::kPyramid) {
@@ -755,8 +834,8 @@ ORRERY_HD inline bool cannot_tip(const SolverBody& b) {
 /// sequential impulses put it all on the first point, whose friction alone
 /// would then turn the body: such a patch's friction takes the points' mean
 /// normal impulse, the symmetric share (MuJoCo's regularised solver finds it too).
-ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* c, uint32_t n, float inv_h, Softness soft,
-                                   Softness static_soft, bool push, float push_speed, PairFriction mu) {
+ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* ORRERY_POINTS c, uint32_t n, float inv_h,
+                                   Softness soft, Softness static_soft, bool push, float push_speed, PairFriction mu) {
     Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
     const Vec3 moved = moved_apart(a, b);
     Motion ma = motion_of(a), mb = motion_of(b);
@@ -816,8 +895,8 @@ ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const 
 
 /// After the substeps: of the n points at c, those that were approaching
 /// faster than the bounce speed and were pushed leave at `restitution` times that speed.
-ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* cs, uint32_t n, float bounce_speed,
-                                       float restitution) {
+ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* ORRERY_POINTS cs, uint32_t n,
+                                       float bounce_speed, float restitution) {
     Motion ma = motion_of(a), mb = motion_of(b);
     ORRERY_FOR_POINTS(k, n) {
         Contact& c = cs[k];
