@@ -218,6 +218,7 @@ struct Manifold {
     uint32_t count;
     Vec3 p[kMaxManifold];
     float depth[kMaxManifold];
+    uint32_t cached; ///< simulate's: the pair's first entry in last step's ContactCache (cache_first)
 };
 
 /// A pair of bodies the broadphase kept for a step (a < b; the list is in

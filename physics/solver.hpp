@@ -351,9 +351,9 @@ ORRERY_HD inline float inverse_or_zero(float k) { return k > 0.0f ? 1.0f / k : 0
 /// frame (la), lends c its impulses (its friction projected onto c's
 /// tangents t1 and t2). The cache is in pair order, so the pair's points are
 /// found by binary search; ties go to the first.
-ORRERY_HD inline void inherit_impulses(Contact& c, Vec3 t2, uint32_t ia, uint32_t ib, const SolverBody& a,
-                                       const SolverBody& b, Vec3 la, Buffer<ContactCache> cache, float reach) {
-    uint32_t lo = 0, hi = cache.size(); // the first entry not before (ia, ib)
+/// The first entry of `cache` (in pair order) not before bodies (ia, ib).
+ORRERY_HD inline uint32_t cache_first(Buffer<ContactCache> cache, uint32_t ia, uint32_t ib) {
+    uint32_t lo = 0, hi = cache.size();
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
         const CachedContact& o = cache[mid];
@@ -362,6 +362,12 @@ ORRERY_HD inline void inherit_impulses(Contact& c, Vec3 t2, uint32_t ia, uint32_
         else
             hi = mid;
     }
+    return lo;
+}
+/// `lo`: cache_first(cache, ia, ib).
+ORRERY_HD inline void inherit_impulses(Contact& c, Vec3 t2, uint32_t ia, uint32_t ib, const SolverBody& a,
+                                       const SolverBody& b, Vec3 la, Buffer<ContactCache> cache, float reach,
+                                       uint32_t lo) {
     float best = reach * reach;
     uint32_t found = cache.size();
     for (uint32_t k = lo; k < cache.size() && cache[k].a == ia && cache[k].b == ib; ++k) {
@@ -494,6 +500,14 @@ ORRERY_HD inline uint32_t pair_of_point(const StepBuffers& s, uint32_t q) {
     return lo;
 }
 
+// Each pair finds its first entry in last step's contact cache once, in the
+// narrowphase (Manifold::cached), where each point searched for it again
+// while the points were made (ORRERY_PHYS_CACHE_ONCE=0, an NVRTC or
+// compiler define: per point). The same entry either way.
+#ifndef ORRERY_PHYS_CACHE_ONCE
+#define ORRERY_PHYS_CACHE_ONCE 1
+#endif
+
 /// Points from, ..., to - 1 of pair p from its manifold m, each inheriting
 /// last step's impulses.
 ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const Manifold& m, uint32_t from, uint32_t to,
@@ -511,7 +525,8 @@ ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const M
         c.t1_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t1) + inv_mass_along(b, c.rb, t.t1));
         c.t2_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t2) + inv_mass_along(b, c.rb, t.t2));
         c.approach = dot(relative_velocity(a, b, c.ra, c.rb), m.n);
-        inherit_impulses(c, t.t2, p.a, p.b, a, b, unrotate(a.q, c.ra), s.cache, prm.match_distance);
+        inherit_impulses(c, t.t2, p.a, p.b, a, b, unrotate(a.q, c.ra), s.cache, prm.match_distance,
+                         ORRERY_PHYS_CACHE_ONCE ? m.cached : cache_first(s.cache, p.a, p.b));
         s.contacts[p.first + k] = c;
     }
 }
@@ -1030,7 +1045,8 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
     find_pairs(s, prm, l);
     mark(clock, kPhasePairs);
     for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) {
-        const Manifold m = manifold_of(s.bodies, s.pairs[k], prm, hulls);
+        Manifold m = manifold_of(s.bodies, s.pairs[k], prm, hulls);
+        if (ORRERY_PHYS_CACHE_ONCE && m.count > 0) m.cached = cache_first(s.cache, s.pairs[k].a, s.pairs[k].b);
         s.pairs[k].count = m.count;
         s.manifolds[k] = m; // Manifolds' capacity is Pairs'
     }
