@@ -584,6 +584,13 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
 #ifndef ORRERY_PHYS_WARP_ORDER
 #define ORRERY_PHYS_WARP_ORDER 1
 #endif
+// order_constraints_warp colours the constraints once, keeping each one's
+// colour in a register, and places them 32 at a time; with
+// ORRERY_PHYS_WARP_PLACE=0 (an NVRTC define) it runs the greedy colouring a
+// second time to place them one by one. The same order either way.
+#ifndef ORRERY_PHYS_WARP_PLACE
+#define ORRERY_PHYS_WARP_PLACE 1
+#endif
 // step_bodies aligns the block's teams (Lanes::align) before each substep
 // and, with ALIGN_PASSES (an NVRTC define, 1 by default; 0 for measuring
 // against), before its solve and relax passes too: +12 % for OpenAI's game
@@ -647,7 +654,16 @@ ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& 
         for (uint32_t k = 0; k < np; ++k)
             if (s.pairs[k].count > 0) f(kPairEntry | k, pick(s.pairs[k].a, s.pairs[k].b));
     };
-    each([&](uint32_t, uint32_t c) { here += c == lane ? 1u : 0u; });
+    // Each constraint's colour, kept for the placement below: joint or pair k's
+    // in 5 bits (at 5 x (k / 32)) of a register of lane k % 32.
+    const uint32_t nj = s.joints.size();
+    const bool kept = ORRERY_PHYS_WARP_PLACE && np <= 6 * 32 && nj <= 6 * 32;
+    uint32_t joint_colours = 0, pair_colours = 0;
+    each([&](uint32_t entry, uint32_t c) {
+        here += c == lane ? 1u : 0u;
+        const uint32_t k = entry & ~kPairEntry;
+        if (kept && (k & 31u) == lane) (entry & kPairEntry ? pair_colours : joint_colours) |= c << (5u * (k >> 5));
+    });
     const uint32_t incl = warp_inclusive_sum(lane <= kColours ? here : 0u, l); // colour c's count is lane c's
     uint32_t* begin = s.colouring->begin;
     if (lane == 0) begin[0] = 0;
@@ -656,11 +672,36 @@ ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& 
     const uint32_t entries = __shfl_sync(full, incl, kColours);
     if (lane == 0) s.order.resize(entries); // its capacity holds every joint and pair: never short
     __syncwarp(full);
-    each([&](uint32_t entry, uint32_t c) {
-        if (c != lane) return;
-        if (at < s.order.capacity()) s.order[at] = entry;
-        ++at;
-    });
+    if (kept) {
+        // 32 constraints at a time in the colouring's order, each placed after
+        // the earlier ones of its colour: lane c holds where colour c goes next.
+        auto place = [&](uint32_t n, uint32_t colours, uint32_t tag) {
+            for (uint32_t base = 0; base < n; base += 32) {
+                const uint32_t k = base + lane;
+                const bool in = k < n && (tag == 0u || s.pairs[k].count > 0);
+                const uint32_t c = (colours >> (5u * (base >> 5))) & 31u;
+                const uint32_t vote = __ballot_sync(full, in);
+                uint32_t bits[5];
+                for (uint32_t b = 0; b < 5; ++b) bits[b] = __ballot_sync(full, in && ((c >> b) & 1u));
+                auto of = [&](uint32_t colour) { // the lanes placing a constraint of this colour
+                    uint32_t m = vote;
+                    for (uint32_t b = 0; b < 5; ++b) m &= ((colour >> b) & 1u) ? bits[b] : ~bits[b];
+                    return m;
+                };
+                const uint32_t where = __shfl_sync(full, at, c & 31u) + uint32_t(__popc(of(c) & ((1u << lane) - 1u)));
+                if (in && where < s.order.capacity()) s.order[where] = tag | k;
+                at += uint32_t(__popc(of(lane)));
+            }
+        };
+        place(nj, joint_colours, 0u);
+        place(np, pair_colours, kPairEntry);
+    } else {
+        each([&](uint32_t entry, uint32_t c) {
+            if (c != lane) return;
+            if (at < s.order.capacity()) s.order[at] = entry;
+            ++at;
+        });
+    }
     if (lane < nb) s.bodies[lane].colours = m0;
     if (lane + 32 < nb) s.bodies[lane + 32].colours = m1;
 }
