@@ -785,12 +785,12 @@ ORRERY_HD inline float separation_of(const SolverBody&, const HeldMass& ma, cons
 #define ORRERY_FOR_POINTS(k, n) for (uint32_t k = 0; k < (n); ++k)
 #endif
 
-// A pair's contact points never share memory with its bodies: saying so
-// (__restrict__ on the points) lets the compiler keep a body's masses and
-// turn in registers across the points instead of loading them again after
-// each point's impulse is stored (ORRERY_PHYS_NOALIAS=0, an NVRTC or
-// compiler define: without). Only the compiler's freedom changes, not the
-// arithmetic, so the bits are the same.
+// A pair's contact points never share memory with its bodies, and the
+// functions say so (__restrict__ on the points; ORRERY_PHYS_NOALIAS=0, an
+// NVRTC or compiler define: without). NVRTC still loaded a body's masses
+// again after each point's impulse (within 0.5 % on an H200,
+// docs/benchmarks.md, "Colours in use, ..."), so HeldMass holds them
+// explicitly. Only the compiler's freedom changes, so the bits are the same.
 #ifndef ORRERY_PHYS_NOALIAS
 #define ORRERY_PHYS_NOALIAS 1
 #endif
