@@ -215,10 +215,12 @@ inline constexpr uint32_t kMaxManifold = 4;
 /// The contact of two shapes: normal from A to B, points and depths.
 struct Manifold {
     Vec3 n;
+    /// Points found. In simulate's Manifolds list, once the pair holds the
+    /// count (Pair::count), the pair's first entry in last step's
+    /// ContactCache instead (cache_first; ORRERY_PHYS_CACHE_ONCE).
     uint32_t count;
     Vec3 p[kMaxManifold];
     float depth[kMaxManifold];
-    uint32_t cached; ///< simulate's: the pair's first entry in last step's ContactCache (cache_first)
 };
 
 /// A pair of bodies the broadphase kept for a step (a < b; the list is in

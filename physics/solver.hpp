@@ -501,9 +501,11 @@ ORRERY_HD inline uint32_t pair_of_point(const StepBuffers& s, uint32_t q) {
 }
 
 // Each pair finds its first entry in last step's contact cache once, in the
-// narrowphase (Manifold::cached), where each point searched for it again
-// while the points were made (ORRERY_PHYS_CACHE_ONCE=0, an NVRTC or
-// compiler define: per point). The same entry either way.
+// narrowphase, and keeps it in its manifold's count (the pair holds the
+// count), where each point searched for it again while the points were made
+// (ORRERY_PHYS_CACHE_ONCE=0, an NVRTC or compiler define: per point). The
+// same entry either way. A field of its own would have changed the Manifolds
+// scratch's size, which checkpoints name (EnvSpec's layout), for under 1 %.
 #ifndef ORRERY_PHYS_CACHE_ONCE
 #define ORRERY_PHYS_CACHE_ONCE 1
 #endif
@@ -526,7 +528,7 @@ ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const M
         c.t2_mass = inverse_or_zero(inv_mass_along(a, c.ra, t.t2) + inv_mass_along(b, c.rb, t.t2));
         c.approach = dot(relative_velocity(a, b, c.ra, c.rb), m.n);
         inherit_impulses(c, t.t2, p.a, p.b, a, b, unrotate(a.q, c.ra), s.cache, prm.match_distance,
-                         ORRERY_PHYS_CACHE_ONCE ? m.cached : cache_first(s.cache, p.a, p.b));
+                         ORRERY_PHYS_CACHE_ONCE ? m.count : cache_first(s.cache, p.a, p.b));
         s.contacts[p.first + k] = c;
     }
 }
@@ -1087,8 +1089,8 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
     mark(clock, kPhasePairs);
     for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) {
         Manifold m = manifold_of(s.bodies, s.pairs[k], prm, hulls);
-        if (ORRERY_PHYS_CACHE_ONCE && m.count > 0) m.cached = cache_first(s.cache, s.pairs[k].a, s.pairs[k].b);
         s.pairs[k].count = m.count;
+        if (ORRERY_PHYS_CACHE_ONCE && m.count > 0) m.count = cache_first(s.cache, s.pairs[k].a, s.pairs[k].b);
         s.manifolds[k] = m; // Manifolds' capacity is Pairs'
     }
     l.sync();
