@@ -118,8 +118,9 @@ ORRERY_HD inline void set_world_inertia(SolverBody& b, float h) {
         b.inv_inertia_world[i] = {axis_of(col[0], i), axis_of(col[1], i), axis_of(col[2], i)};
 }
 
-/// World-frame inverse inertia (as of the step's start) times v.
-ORRERY_HD inline Vec3 inv_inertia_times(const SolverBody& b, Vec3 v) {
+/// World-frame inverse inertia (as of the step's start) times v (b: a
+/// SolverBody or a pass's HeldMass copy of one).
+template <class B> ORRERY_HD inline Vec3 inv_inertia_times(const B& b, Vec3 v) {
     return {dot(b.inv_inertia_world[0], v), dot(b.inv_inertia_world[1], v), dot(b.inv_inertia_world[2], v)};
 }
 
@@ -131,23 +132,43 @@ ORRERY_HD inline float inv_mass_along(const SolverBody& b, Vec3 r, Vec3 n) {
 
 /// Whether constraints change b's velocity (only dynamic bodies: the others
 /// are read by constraints of one colour at once, so none may write them).
-ORRERY_HD inline bool moves(const SolverBody& b) { return b.kind == BodyKind::kDynamic; }
+/// b: a SolverBody or a pass's HeldMass copy of one.
+template <class B> ORRERY_HD inline bool moves(const B& b) { return b.kind == BodyKind::kDynamic; }
 
 /// Whether b is stepped: dynamic and not asleep (an asleep body is in no pair or joint).
 ORRERY_HD inline bool awake(const SolverBody& b) { return b.kind == BodyKind::kDynamic && !(b.sleep & kAsleep); }
+
+/// A body's velocities with its masses (its kind, damped inverse mass and
+/// world inverse inertia), held in registers while a pass solves one pair's
+/// points (Motion below, on the GPU): the compiler otherwise loads the masses
+/// again for each point's impulse, since it cannot tell them from the points
+/// it stores. ORRERY_PHYS_HOLD_MASS=0 (an NVRTC define) holds the velocities
+/// alone. The same arithmetic, so the same bits.
+struct HeldMass {
+    Vec3 v, w;
+    BodyKind kind;
+    Vec3 inv_mass_damped;
+    Vec3 inv_inertia_world[3];
+};
+/// Where apply_impulse reads body b's masses: b itself, or the copy its
+/// Motion holds.
+template <class M> ORRERY_HD inline const SolverBody& masses_of(const SolverBody& b, const M&) { return b; }
+ORRERY_HD inline const HeldMass& masses_of(const SolverBody&, const HeldMass& m) { return m; }
 
 /// Changes the velocities ma and mb of bodies a and b (anything with v and
 /// w: the bodies themselves, or a Motion below) by impulse p at offsets ra,
 /// rb (a gets -p, b gets +p).
 template <class M>
 ORRERY_HD inline void apply_impulse(const SolverBody& a, M& ma, const SolverBody& b, M& mb, Vec3 p, Vec3 ra, Vec3 rb) {
-    if (moves(a)) {
-        ma.v -= mul(a.inv_mass_damped, p);
-        ma.w -= inv_inertia_times(a, cross(ra, p));
+    const auto& ka = masses_of(a, ma);
+    const auto& kb = masses_of(b, mb);
+    if (moves(ka)) {
+        ma.v -= mul(ka.inv_mass_damped, p);
+        ma.w -= inv_inertia_times(ka, cross(ra, p));
     }
-    if (moves(b)) {
-        mb.v += mul(b.inv_mass_damped, p);
-        mb.w += inv_inertia_times(b, cross(rb, p));
+    if (moves(kb)) {
+        mb.v += mul(kb.inv_mass_damped, p);
+        mb.w += inv_inertia_times(kb, cross(rb, p));
     }
 }
 ORRERY_HD inline void apply_impulse(SolverBody& a, SolverBody& b, Vec3 p, Vec3 ra, Vec3 rb) {
@@ -182,50 +203,18 @@ struct InPlace {
 #define ORRERY_PHYS_HOLD 0
 #endif
 #endif
-/// Held with the body's masses too (whether it moves, its damped inverse
-/// mass and world inverse inertia), loaded once for a pair's points: the
-/// compiler otherwise loads them again for each point's impulse, since it
-/// cannot tell them from the points it stores. ORRERY_PHYS_HOLD_MASS=0 (an
-/// NVRTC define) holds the velocities alone. The same arithmetic, so the same bits.
-struct HeldMass {
-    Vec3 v, w;
-    Vec3 inv_mass;
-    Vec3 inv_inertia[3];
-    bool moves;
-    bool fixed;   ///< static: its anchors stay as made (ORRERY_PHYS_HOLD_MASS=2)
-    Vec3 turn[3]; ///< its turn since the step began (ORRERY_PHYS_HOLD_MASS=2)
-};
 #ifndef ORRERY_PHYS_HOLD_MASS
 #define ORRERY_PHYS_HOLD_MASS 1
 #endif
-/// apply_impulse for HeldMass: the masses from the held copies.
-ORRERY_HD inline void apply_impulse(const SolverBody&, HeldMass& ma, const SolverBody&, HeldMass& mb, Vec3 p, Vec3 ra,
-                                    Vec3 rb) {
-    if (ma.moves) {
-        ma.v -= mul(ma.inv_mass, p);
-        Vec3 t = cross(ra, p);
-        ma.w -= Vec3{dot(ma.inv_inertia[0], t), dot(ma.inv_inertia[1], t), dot(ma.inv_inertia[2], t)};
-    }
-    if (mb.moves) {
-        mb.v += mul(mb.inv_mass, p);
-        Vec3 t = cross(rb, p);
-        mb.w += Vec3{dot(mb.inv_inertia[0], t), dot(mb.inv_inertia[1], t), dot(mb.inv_inertia[2], t)};
-    }
-}
 #if ORRERY_PHYS_HOLD && ORRERY_PHYS_HOLD_MASS && defined(__CUDA_ARCH__)
 using Motion = HeldMass;
 ORRERY_HD inline HeldMass motion_of(SolverBody& b) {
-    return {b.v,
-            b.w,
-            b.inv_mass_damped,
-            {b.inv_inertia_world[0], b.inv_inertia_world[1], b.inv_inertia_world[2]},
-            moves(b),
-            b.kind == BodyKind::kStatic,
-            {b.turn[0], b.turn[1], b.turn[2]}};
+    return {
+        b.v, b.w, b.kind, b.inv_mass_damped, {b.inv_inertia_world[0], b.inv_inertia_world[1], b.inv_inertia_world[2]}};
 }
 /// Writes m back to b where constraints move it (only dynamic bodies are written).
 ORRERY_HD inline void keep_motion(SolverBody& b, const HeldMass& m) {
-    if (m.moves) b.v = m.v, b.w = m.w;
+    if (moves(m)) b.v = m.v, b.w = m.w;
 }
 #elif ORRERY_PHYS_HOLD
 using Motion = Held;
@@ -690,7 +679,7 @@ ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& 
                     for (uint32_t b = 0; b < 5; ++b) m &= ((colour >> b) & 1u) ? bits[b] : ~bits[b];
                     return m;
                 };
-                const uint32_t where = __shfl_sync(full, at, c & 31u) + uint32_t(__popc(of(c) & ((1u << lane) - 1u)));
+                const uint32_t where = __shfl_sync(full, at, c) + uint32_t(__popc(of(c) & ((1u << lane) - 1u)));
                 if (in && where < s.order.capacity()) s.order[where] = tag | k;
                 at += uint32_t(__popc(of(lane)));
             }
@@ -751,59 +740,29 @@ ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, 
     return dot(d, c.n) + c.separation;
 }
 
-/// separation_now for a pass's held bodies: with ORRERY_PHYS_HOLD_MASS=2 the
-/// held turn (the same expressions), else the bodies' own.
-template <class M>
-ORRERY_HD inline float separation_of(const SolverBody& a, const M&, const SolverBody& b, const M&, const Contact& c,
-                                     Vec3 moved) {
-    return separation_now(a, b, c, moved);
-}
-#if ORRERY_PHYS_HOLD_MASS >= 2
-ORRERY_HD inline float separation_of(const SolverBody&, const HeldMass& ma, const SolverBody&, const HeldMass& mb,
-                                     const Contact& c, Vec3 moved) {
-    auto now = [](const HeldMass& m, Vec3 r) {
-        return m.fixed ? r : Vec3{dot(m.turn[0], r), dot(m.turn[1], r), dot(m.turn[2], r)};
-    };
-    Vec3 d = moved + (now(mb, c.rb) - now(ma, c.ra));
-    return dot(d, c.n) + c.separation;
-}
-#endif
-
 // A manifold has at most kMaxManifold points. On the GPU the loops over a
 // pair's points say so: without a bound the compiler made a general loop
-// (161 instructions for solve_points' sum of 1 to 4 terms). With
-// ORRERY_PHYS_POINT_BOUND=2 they are also unrolled, so a point's loads may
-// start before the last one's impulse is applied (3,500 more instructions in
-// simulate). The same operations in the same order, so the same bits
-// (ORRERY_PHYS_POINT_BOUND=0, an NVRTC define: the plain loops).
+// (161 instructions for solve_points' sum of 1 to 4 terms). Kept rolled:
+// unrolled, simulate grew by 3,500 instructions and OpenAI's game ran 25 %
+// slower on an H200 (docs/benchmarks.md, "Colours in use, ..."). The same
+// operations in the same order, so the same bits (ORRERY_PHYS_POINT_BOUND=0,
+// an NVRTC define: the plain loops).
 #ifndef ORRERY_PHYS_POINT_BOUND
 #define ORRERY_PHYS_POINT_BOUND 1
 #endif
-#if defined(__CUDA_ARCH__) && ORRERY_PHYS_POINT_BOUND == 2
-#define ORRERY_FOR_POINTS(k, n) _Pragma("unroll") for (uint32_t k = 0; k < kMaxManifold && k < (n); ++k)
-#elif defined(__CUDA_ARCH__) && ORRERY_PHYS_POINT_BOUND
+#if defined(__CUDA_ARCH__) && ORRERY_PHYS_POINT_BOUND
 #define ORRERY_FOR_POINTS(k, n) _Pragma("unroll 1") for (uint32_t k = 0; k < kMaxManifold && k < (n); ++k)
 #else
 #define ORRERY_FOR_POINTS(k, n) for (uint32_t k = 0; k < (n); ++k)
 #endif
 
-// A pair's contact points never share memory with its bodies, and the
-// functions say so (__restrict__ on the points; ORRERY_PHYS_NOALIAS=0, an
-// NVRTC or compiler define: without). NVRTC still loaded a body's masses
-// again after each point's impulse (within 0.5 % on an H200,
-// docs/benchmarks.md, "Colours in use, ..."), so HeldMass holds them
-// explicitly. Only the compiler's freedom changes, so the bits are the same.
-#ifndef ORRERY_PHYS_NOALIAS
-#define ORRERY_PHYS_NOALIAS 1
-#endif
-#if ORRERY_PHYS_NOALIAS
-#define ORRERY_POINTS __restrict__
-#else
-#define ORRERY_POINTS
-#endif
+// The point loops below mark a pair's points __restrict__ (they never share
+// memory with its bodies): NVRTC then issues 80 fewer loads in simulate, and
+// OpenAI's game ran 0.4-0.5 % faster on an H200 (docs/benchmarks.md,
+// "Colours in use, ..."). Only the compiler's freedom changes, not the bits.
 
 /// Each substep starts from the impulses the last one ended with: the n points at c.
-ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* ORRERY_POINTS c, uint32_t n) {
+ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* __restrict__ c, uint32_t n) {
     Motion ma = motion_of(a), mb = motion_of(b);
     ORRERY_FOR_POINTS(k, n) {
         Vec3 p = c[k].n * c[k].normal_impulse + c[k].t1 * c[k].t1_impulse + contact_t2(c[k]) * c[k].t2_impulse;
@@ -815,9 +774,9 @@ ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Cont
 /// Normal impulse of one point. With `push`, overlap is removed softly (at
 /// most push_speed); without, only velocities are solved (the relax pass).
 ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb,
-                                   Contact& ORRERY_POINTS c, Vec3 moved, float inv_h, Softness soft, bool push,
+                                   Contact& __restrict__ c, Vec3 moved, float inv_h, Softness soft, bool push,
                                    float push_speed) {
-    float s = separation_of(a, ma, b, mb, c, moved);
+    float s = separation_now(a, b, c, moved);
     float bias = 0.0f, mass_scale = 1.0f, impulse_scale = 0.0f;
     if (s > 0.0f) {
         bias = s * inv_h; // speculative: close at most the gap this substep
@@ -863,7 +822,7 @@ ORRERY_HD inline void onto_diamond(float& f1, float& f2, float c) {
 /// where sliding keeps the nearest point of the mu.d square (a body sliding
 /// along a tangent feels no friction across it: MuJoCo's pyramid does the same).
 ORRERY_HD inline void solve_friction(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb,
-                                     Contact& ORRERY_POINTS c, float load, PairFriction mu) {
+                                     Contact& __restrict__ c, float load, PairFriction mu) {
     Vec3 dv = relative_velocity(ma, mb, c.ra, c.rb), t2 = contact_t2(c);
     float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
     if (mu.cone == FrictionCone::kPyramid) {
@@ -892,7 +851,7 @@ ORRERY_HD inline bool cannot_tip(const SolverBody& b) {
 /// sequential impulses put it all on the first point, whose friction alone
 /// would then turn the body: such a patch's friction takes the points' mean
 /// normal impulse, the symmetric share (MuJoCo's regularised solver finds it too).
-ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* ORRERY_POINTS c, uint32_t n, float inv_h,
+ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* __restrict__ c, uint32_t n, float inv_h,
                                    Softness soft, Softness static_soft, bool push, float push_speed, PairFriction mu) {
     Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
     const Vec3 moved = moved_apart(a, b);
@@ -953,7 +912,7 @@ ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const 
 
 /// After the substeps: of the n points at c, those that were approaching
 /// faster than the bounce speed and were pushed leave at `restitution` times that speed.
-ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* ORRERY_POINTS cs, uint32_t n,
+ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* __restrict__ cs, uint32_t n,
                                        float bounce_speed, float restitution) {
     Motion ma = motion_of(a), mb = motion_of(b);
     ORRERY_FOR_POINTS(k, n) {
