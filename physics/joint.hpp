@@ -271,8 +271,23 @@ ORRERY_HD inline float joint_position(const JointGeometry& g, JointKind kind) {
     return 2.0f * angle_of(r.z, r.w); // the twist about z
 }
 
+// A weld (hide-and-seek's grab) solves its rows along the world axes
+// directly (solve_weld): its K is the rows' system, the point constraint's K
+// is made in closed form (weld_point_mass), and only the geometry a weld
+// reads is computed. With ORRERY_PHYS_WELD_ROWS=0 (an NVRTC or compiler
+// define) it takes the general rows of solve_joint, the same model in other
+// rounding (docs/perf-notes.md row 62).
+#ifndef ORRERY_PHYS_WELD_ROWS
+#define ORRERY_PHYS_WELD_ROWS 1
+#endif
+
 /// Each substep starts from the impulses joint j last ended with.
 ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j) {
+    if (ORRERY_PHYS_WELD_ROWS && j.kind == JointKind::kWeld) { // the anchors alone: the same bits as below
+        apply_impulse(a, b, j.linear_impulse, rotate(a.q, j.fa.p), rotate(b.q, j.fb.p));
+        apply_angular(a, b, j.angular_impulse);
+        return;
+    }
     JointGeometry g = geometry_of(a, b, j);
     Vec3 limit = g.axis * (j.lower_impulse - j.upper_impulse);
     apply_impulse(a, b, j.linear_impulse + (j.kind == JointKind::kSlider ? limit : Vec3{0, 0, 0}), g.ra, g.rb);
@@ -328,10 +343,74 @@ ORRERY_HD inline void solve_joint_limits(SolverBody& a, SolverBody& b, Joint& j,
     }
 }
 
-/// One joint: limits, then the angular rows, then the linear ones. With
-/// `bias`, position error is removed softly (a spring of the joint hertz);
-/// without, only velocities are solved (the relax pass).
-ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias) {
+/// x with K x = rhs along the world axes that K moves (a positive diagonal:
+/// solve_rows with world_rows(), whose dots with the unit rows are K's
+/// entries themselves), K symmetric positive semi-definite; an axis K does
+/// not move gets no impulse.
+ORRERY_HD inline Vec3 solve_axes(const Vec3 K[3], Vec3 rhs) {
+    const bool on0 = K[0].x > 0.0f, on1 = K[1].y > 0.0f, on2 = K[2].z > 0.0f;
+    // The system along the axes in use; an axis not in use is the identity's, with nothing to solve.
+    const Vec3 rows[3] = {{on0 ? K[0].x : 1.0f, on0 && on1 ? K[0].y : 0.0f, on0 && on2 ? K[0].z : 0.0f},
+                          {on1 && on0 ? K[1].x : 0.0f, on1 ? K[1].y : 1.0f, on1 && on2 ? K[1].z : 0.0f},
+                          {on2 && on0 ? K[2].x : 0.0f, on2 && on1 ? K[2].y : 0.0f, on2 ? K[2].z : 1.0f}};
+    const Vec3 b{on0 ? rhs.x : 0.0f, on1 ? rhs.y : 0.0f, on2 ? rhs.z : 0.0f};
+    // Cramer's rule with solve_rows' test for a nearly singular system
+    // (each row on its own then), its cofactors made once for both.
+    const Vec3 c0 = cross(rows[1], rows[2]), c1 = cross(rows[2], rows[0]), c2 = cross(rows[0], rows[1]);
+    const float det = dot(rows[0], c0), diagonal = rows[0].x * rows[1].y * rows[2].z;
+    if (!(det > 1e-4f * diagonal)) return {b.x / rows[0].x, b.y / rows[1].y, b.z / rows[2].z};
+    return (c0 * b.x + c1 * b.y + c2 * b.z) * (1.0f / det);
+}
+
+/// S(r)^T W S(r), with S(r) v = r x v and W a body's world inverse inertia
+/// (symmetric): its point at offset r's velocity change per unit impulse
+/// from turning, point_mass's cross(W (r x e), r) rows in closed form.
+ORRERY_HD inline Mat3 turn_mass(const Vec3 W[3], Vec3 r) {
+    // M = W S(r), by columns: W (r x e_x), W (r x e_y), W (r x e_z).
+    Vec3 m0{W[0].y * r.z - W[0].z * r.y, W[1].y * r.z - W[1].z * r.y, W[2].y * r.z - W[2].z * r.y};
+    Vec3 m1{W[0].z * r.x - W[0].x * r.z, W[1].z * r.x - W[1].x * r.z, W[2].z * r.x - W[2].x * r.z};
+    Vec3 m2{W[0].x * r.y - W[0].y * r.x, W[1].x * r.y - W[1].y * r.x, W[2].x * r.y - W[2].y * r.x};
+    // S(r)^T M = -S(r) M: entry (i, j) is -(r x m_j)_i; symmetric, so six of them.
+    float xx = r.z * m0.y - r.y * m0.z, yy = r.x * m1.z - r.z * m1.x, zz = r.y * m2.x - r.x * m2.y;
+    float xy = r.z * m1.y - r.y * m1.z, xz = r.z * m2.y - r.y * m2.z, yz = r.x * m2.z - r.z * m2.x;
+    return {{{xx, xy, xz}, {xy, yy, yz}, {xz, yz, zz}}};
+}
+
+/// A weld's point constraint's K: both bodies' damped inverse masses on the
+/// diagonal and their turn_mass at the anchors (point_mass's matrix).
+ORRERY_HD inline Mat3 weld_point_mass(const SolverBody& a, const SolverBody& b, Vec3 ra, Vec3 rb) {
+    Mat3 ta = turn_mass(a.inv_inertia_world, ra), tb = turn_mass(b.inv_inertia_world, rb);
+    Vec3 m = a.inv_mass_damped + b.inv_mass_damped;
+    Mat3 K;
+    K.row[0] = ta.row[0] + tb.row[0], K.row[1] = ta.row[1] + tb.row[1], K.row[2] = ta.row[2] + tb.row[2];
+    K.row[0].x += m.x, K.row[1].y += m.y, K.row[2].z += m.z;
+    return K;
+}
+
+/// A weld: its frames turn together (three angular rows along the world
+/// axes), then its anchors meet (three linear rows), as solve_joint's rows
+/// for a weld in another rounding.
+ORRERY_HD inline void solve_weld(SolverBody& a, SolverBody& b, Joint& j, Softness soft, bool bias) {
+    const Vec3 ra = rotate(a.q, j.fa.p), rb = rotate(b.q, j.fb.p);
+    const Quat dq = (b.q * j.fb.q) * conj(a.q * j.fa.q); // a's frame to b's, world frame
+    const Vec3 C = Vec3{dq.x, dq.y, dq.z} * (dq.w < 0.0f ? -2.0f : 2.0f);
+    const RowSoftness s = soft_row(1.0f, soft, bias);
+    Vec3 impulse = solve_axes(angular_mass(a, b).row, (b.w - a.w) + C * s.bias) * -s.mass_scale -
+                   j.angular_impulse * s.impulse_scale;
+    j.angular_impulse += impulse;
+    apply_angular(a, b, impulse);
+    // ra and rb still hold: the angular impulse changed only the bodies' w.
+    const Vec3 d = (b.x + rb) - (a.x + ra);
+    impulse =
+        solve_axes(weld_point_mass(a, b, ra, rb).row, relative_velocity(a, b, ra, rb) + d * s.bias) * -s.mass_scale -
+        j.linear_impulse * s.impulse_scale;
+    j.linear_impulse += impulse;
+    apply_impulse(a, b, impulse, ra, rb);
+}
+
+/// One joint of any kind along its general rows: limits, then the angular
+/// rows, then the linear ones (solve_joint's way for hinges and sliders).
+ORRERY_HD inline void solve_joint_rows(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias) {
     if ((j.flags & kJointLimited) && j.kind != JointKind::kWeld) solve_joint_limits(a, b, j, inv_h, soft, bias);
     JointGeometry g = geometry_of(a, b, j);
     // Angular: the frames turn together (weld, slider), or only about the axis (hinge).
@@ -359,6 +438,14 @@ ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float 
               acc * s.impulse_scale;
     j.linear_impulse = acc + impulse;
     apply_impulse(a, b, impulse, g.ra, g.rb);
+}
+
+/// One joint: limits, then the angular rows, then the linear ones (a weld:
+/// solve_weld). With `bias`, position error is removed softly (a spring of
+/// the joint hertz); without, only velocities are solved (the relax pass).
+ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias) {
+    if (ORRERY_PHYS_WELD_ROWS && j.kind == JointKind::kWeld) return solve_weld(a, b, j, soft, bias);
+    solve_joint_rows(a, b, j, inv_h, soft, bias);
 }
 
 } // namespace phys
