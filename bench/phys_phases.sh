@@ -7,6 +7,7 @@
 #
 #   bash bench/phys_phases.sh /tmp/orrery_gpu_build/tools/orrery
 #   WORLDS=1024 STEPS=60 ENVS="hide_and_seek" bash bench/phys_phases.sh BIN
+# NVRTC_EXTRA: more NVRTC options beside the clocks' define (a define to measure).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${1:?usage: phys_phases.sh path/to/orrery}
@@ -19,7 +20,7 @@ for args in "${envs[@]}"; do
     for w in ${WORLDS//,/ }; do
         log="$OUT/$(echo "$args" | tr -c 'a-z0-9' '_')_$w.log"
         # shellcheck disable=SC2086 # bench arguments
-        ORRERY_NVRTC_OPTIONS=-DORRERY_PHYS_CLOCKS=1 timeout 200 "$BIN" bench $args --device cuda --worlds "$w" \
+        ORRERY_NVRTC_OPTIONS="-DORRERY_PHYS_CLOCKS=1 ${NVRTC_EXTRA:-}" timeout 200 "$BIN" bench $args --device cuda --worlds "$w" \
             --steps "$STEPS" >"$log" 2>&1
         echo "== $args, $w worlds ($(grep -c '^phys-phases' "$log") lines; bench: $(awk '$NF ~ /^[0-9]+$/ {print $NF}' "$log" | tail -1) env-steps/s with the clocks)"
         python3 "$ROOT/bench/phys_phases.py" "$log"
