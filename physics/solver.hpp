@@ -1037,63 +1037,6 @@ ORRERY_HD inline void begin_bodies(const StepBuffers& s, const Params& prm, cons
     }
 }
 
-/// The narrowphase of pair k: its manifold kept in Manifolds (with, in its
-/// count, the pair's first entry of last step's contact cache), its point
-/// count in the pair.
-ORRERY_HD inline void narrow_pair(const StepBuffers& s, uint32_t k, const Params& prm, const HullSet& hulls) {
-    Manifold m = manifold_of(s.bodies, s.pairs[k], prm, hulls);
-    s.pairs[k].count = m.count;
-    if (ORRERY_PHYS_CACHE_ONCE && m.count > 0) m.count = cache_first(s.cache, s.pairs[k].a, s.pairs[k].b);
-    s.manifolds[k] = m; // Manifolds' capacity is Pairs'
-}
-
-// A whole-warp team with more pairs than lanes takes them in its rounds
-// grouped by their shapes' kinds (narrow_by_kind), so a round runs few of
-// the narrowphase's routines (each kind pair takes its own, and a warp runs
-// every routine any of its lanes needs, one after another) with
-// ORRERY_PHYS_NARROW_BY_KIND=1 (an NVRTC define; off by default: measured
-// slower, docs/perf-notes.md row 62); otherwise in pair order. Each pair's
-// manifold depends on that pair alone: the same bytes either way.
-#ifndef ORRERY_PHYS_NARROW_BY_KIND
-#define ORRERY_PHYS_NARROW_BY_KIND 0
-#endif
-#if defined(__CUDA_ARCH__)
-/// The narrowphase routine pair p takes: its two shapes' kinds, unordered (< 25).
-ORRERY_HD inline uint32_t narrow_kind(const StepBuffers& s, const Pair& p) {
-    const uint32_t ka = uint32_t(s.bodies[p.a].shape.kind), kb = uint32_t(s.bodies[p.b].shape.kind);
-    return ka < kb ? ka * 5u + kb : kb * 5u + ka;
-}
-/// Writes the pairs' indices into SolveOrder (free until order_constraints
-/// fills it; its capacity is Pairs' and more) grouped by narrow_kind, in
-/// pair order within a kind: 32 pairs a ballot.
-/// At most 12 rounds: each lane keeps its pairs' kinds in 5 bits apiece of
-/// a register, read once.
-ORRERY_HD inline void narrow_by_kind(const StepBuffers& s, const Lanes& l) {
-    static_assert(uint32_t(ShapeKind::kHull) < 5u, "narrow_kind's 25 kinds fit a mask");
-    const uint32_t n = s.pairs.size(), below = (1u << l.lane) - 1u;
-    uint32_t kinds = 0;
-    unsigned long long mine = 0; // the kind of pair 32 r + lane in bits 5 r to 5 r + 4 (31: none)
-    for (uint32_t r = 0; r < 12; ++r) {
-        const uint32_t k = 32u * r + l.lane;
-        const uint32_t kind = k < n ? narrow_kind(s, s.pairs[k]) : 31u;
-        if (k < n) kinds |= 1u << kind;
-        mine |= (unsigned long long)kind << (5u * r);
-    }
-    kinds = __reduce_or_sync(l.mask, kinds);
-    uint32_t at = 0; // the same on every lane
-    for (; kinds; kinds &= kinds - 1u) {
-        const uint32_t kind = lowest_bit(kinds);
-        for (uint32_t r = 0; 32u * r < n; ++r) {
-            const bool is = uint32_t(mine >> (5u * r) & 31u) == kind;
-            const uint32_t m = __ballot_sync(l.mask, is);
-            if (is) s.order[at + uint32_t(__popc(m & below))] = 32u * r + l.lane;
-            at += uint32_t(__popc(m));
-        }
-    }
-    __syncwarp(l.mask);
-}
-#endif
-
 /// Pairs, their manifolds, the colour order and the contact points, each
 /// phase shared by the lanes and ended by a sync (order_constraints on lane 0).
 /// The narrowphase runs once, a pair per lane, keeping each manifold (step
@@ -1103,13 +1046,12 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
                                     PhaseClock* clock = nullptr) {
     find_pairs(s, prm, l);
     mark(clock, kPhasePairs);
-    bool by_kind = false;
-#if defined(__CUDA_ARCH__) && ORRERY_PHYS_NARROW_BY_KIND
-    by_kind = l.count == 32 && s.pairs.size() > 32 && s.pairs.size() <= 12u * 32u &&
-              s.pairs.size() <= s.order.capacity();
-    if (by_kind) narrow_by_kind(s, l);
-#endif
-    for (uint32_t i = l.lane; i < s.pairs.size(); i += l.count) narrow_pair(s, by_kind ? s.order[i] : i, prm, hulls);
+    for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count) {
+        Manifold m = manifold_of(s.bodies, s.pairs[k], prm, hulls);
+        s.pairs[k].count = m.count;
+        if (ORRERY_PHYS_CACHE_ONCE && m.count > 0) m.count = cache_first(s.cache, s.pairs[k].a, s.pairs[k].b);
+        s.manifolds[k] = m; // Manifolds' capacity is Pairs'
+    }
     l.sync();
     mark(clock, kPhaseNarrow);
     bool by_warp = false; // the same bytes either way (ORRERY_PHYS_WARP_ORDER=0, an NVRTC define: never)
