@@ -753,24 +753,21 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
         return;
     }
     const phys::Pose& pose = ctx.at<Agent, phys::Pose>(row);
-    struct Fixed { // the openai variant's rays and their fan: the same for every agent, made once
+    struct Fixed { // the openai variant's rays: the same for every agent, made once
         Vec3 dir[kLidarRays];
-        LidarFan fan;
     };
     static const Fixed world_fixed = [] {
         Fixed f{};
         for (uint32_t k = 0; k < kLidarRays; ++k) f.dir[k] = lidar_dir(Config{}, Quat{1.0f, 0.0f, 0.0f, 0.0f}, k);
-        f.fan = lidar_fan(f.dir);
         return f;
     }();
-    Vec3 turned[kLidarRays];
+    Fixed turned;
     if (cfg.gpu)
-        for (uint32_t k = 0; k < kLidarRays; ++k) turned[k] = lidar_dir(cfg, pose.q, k);
-    const Vec3* dir = cfg.gpu ? turned : world_fixed.dir;
+        for (uint32_t k = 0; k < kLidarRays; ++k) turned.dir[k] = lidar_dir(cfg, pose.q, k);
+    const Vec3(&dir)[kLidarRays] = cfg.gpu ? turned.dir : world_fixed.dir;
     const uint32_t me = row_entity<Agent>(ctx, row).index;
     const float range = cfg.gpu ? kGpuLidarRange : kLidarRange;
-    const LidarCandidates c =
-        lidar_candidates(scene.bodies, scene.n, pose.p, me, cfg.gpu ? lidar_fan(turned) : world_fixed.fan);
+    const LidarCandidates c = lidar_candidates(scene.bodies, scene.n, pose.p, me, dir);
     // The agent's centre in each listed body's frame, once for all its rays
     // (ray_shape's own expression: the same bits as made per ray).
     Vec3 local[64];

@@ -28,17 +28,23 @@ ORRERY_HD inline RayBody ray_body_of(const phys::Shape& s, Vec3 x, Quat q, uint3
     return {{s, x, q}, phys::detail::query_bound(s, hulls), index};
 }
 
+/// The bounding-sphere test of a body of radius `bound` whose centre is m
+/// from the ray's origin (mm = dot(m, m)) and at `proj` = dot(m, dir) along
+/// it: behind the ray, beyond `best`, or aside of it.
+ORRERY_HD inline bool bound_misses(float proj, float mm, float bound, float best) {
+    // One branch for the three rejections (each is plain float arithmetic on
+    // finite values, so evaluating all of them changes no answer; it spares
+    // the CPU two hard-to-predict branches per body).
+    bool behind = proj + bound<0.0f, beyond = proj - bound> best;
+    bool aside = mm - proj * proj > bound * bound;
+    return behind | beyond | aside;
+}
+
 /// Whether the ray from `o` along unit `dir` misses b's bounding sphere or
 /// meets it beyond `best` (ray_body's test before the exact one).
 ORRERY_HD inline bool misses_bound(const RayBody& b, Vec3 o, Vec3 dir, float best) {
     Vec3 m = b.body.x - o;
-    float proj = phys::dot(m, dir);
-    // One branch for the three rejections (each is plain float arithmetic on
-    // finite values, so evaluating all of them changes no answer; it spares
-    // the CPU two hard-to-predict branches per body).
-    bool behind = proj + b.bound<0.0f, beyond = proj - b.bound> best;
-    bool aside = phys::dot(m, m) - proj * proj > b.bound * b.bound;
-    return behind | beyond | aside;
+    return bound_misses(phys::dot(m, dir), phys::dot(m, m), b.bound, best);
 }
 
 /// Distance along unit `dir` from `o` to body b (where it leaves b when o is

@@ -964,8 +964,8 @@ TEST(HideAndSeekObservations, CulledLidarGivesTheFullScansBytesInBothVariants) {
                         const phys::Pose& pose = ctx.at<Agent, phys::Pose>(row);
                         Vec3 dir[kLidarRays];
                         for (uint32_t k = 0; k < kLidarRays; ++k) dir[k] = lidar_dir(ctx.config<Config>(), pose.q, k);
-                        LidarCandidates c = lidar_candidates(scene.bodies, scene.n, pose.p,
-                                                             row_entity<Agent>(ctx, row).index, lidar_fan(dir));
+                        LidarCandidates c =
+                            lidar_candidates(scene.bodies, scene.n, pose.p, row_entity<Agent>(ctx, row).index, dir);
                         ASSERT_TRUE(c.ok) << variant;
                         for (uint32_t k = 0; k < kLidarRays; ++k) { // every body left out fails the bounding test
                             for (uint32_t i = 0; i < scene.n; ++i) {
