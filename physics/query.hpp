@@ -145,9 +145,11 @@ namespace detail {
 /// normal, its rotation and normalisation are left out (the hit's n is zero).
 /// `local_origin`, when given, is unrotate(s.q, o - s.x) made by the caller
 /// (the same bits), for a caller casting many rays from one point at s.
+/// `local_dir`, likewise, unrotate(s.q, d), for a caller casting one
+/// direction at s from many points.
 template <bool kNormal>
 ORRERY_HD inline ShapeHit ray_shape_impl(const Placed& s, Vec3 o, Vec3 d, float max_distance, const HullSet& hulls,
-                                         const Vec3* local_origin = nullptr) {
+                                         const Vec3* local_origin = nullptr, const Vec3* local_dir = nullptr) {
     ShapeHit miss{false, 0.0f, {0.0f, 0.0f, 0.0f}};
     switch (s.shape.kind) {
     case ShapeKind::kSphere: {
@@ -157,7 +159,7 @@ ORRERY_HD inline ShapeHit ray_shape_impl(const Placed& s, Vec3 o, Vec3 d, float 
         return {true, t, normalize_or((o + d * t) - s.x, -d)};
     }
     case ShapeKind::kCapsule: {
-        Vec3 lo = local_origin ? *local_origin : unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
+        Vec3 lo = local_origin ? *local_origin : unrotate(s.q, o - s.x), ld = local_dir ? *local_dir : unrotate(s.q, d);
         float h = s.shape.dims.y;
         float t = surface_param(capsule_span(lo, ld, s.shape.dims.x, h));
         if (t < 0.0f || t > max_distance) return miss;
@@ -167,7 +169,7 @@ ORRERY_HD inline ShapeHit ray_shape_impl(const Placed& s, Vec3 o, Vec3 d, float 
         return {true, t, rotate(s.q, normalize_or(p - axis, -ld))};
     }
     case ShapeKind::kBox: {
-        Vec3 lo = local_origin ? *local_origin : unrotate(s.q, o - s.x), ld = unrotate(s.q, d);
+        Vec3 lo = local_origin ? *local_origin : unrotate(s.q, o - s.x), ld = local_dir ? *local_dir : unrotate(s.q, d);
         SlabSpan sl = box_span(lo, ld, s.shape.dims, max_distance);
         float t = surface_param(sl.span);
         if (t < 0.0f || t > max_distance) return miss;
@@ -192,7 +194,7 @@ ORRERY_HD inline ShapeHit ray_shape_impl(const Placed& s, Vec3 o, Vec3 d, float 
         if constexpr (!kNormal) {
             if (!hull_valid(hulls, s.shape)) return miss;
             HullHit h = ray_vs_convex(convex_of(s.shape, hulls), local_origin ? *local_origin : unrotate(s.q, o - s.x),
-                                      unrotate(s.q, d), max_distance);
+                                      local_dir ? *local_dir : unrotate(s.q, d), max_distance);
             return h.hit ? ShapeHit{true, h.t, {0.0f, 0.0f, 0.0f}} : miss;
         }
         HullHit h = ray_vs_hull(hulls, s, o, d, max_distance);
@@ -218,11 +220,12 @@ ORRERY_HD inline ShapeHit ray_shape(const Placed& s, Vec3 o, Vec3 d, float max_d
 /// rotation and normalisation, the distance bit for bit (physics_query_test
 /// checks). < 0: a miss within max_distance (a hit can read -0.0f, as
 /// ray_shape's distance can).
-/// `local_origin`: as ray_shape_impl's (unrotate(s.q, o - s.x), made once
-/// for many rays from o).
+/// `local_origin`, `local_dir`: as ray_shape_impl's (unrotate(s.q, o - s.x),
+/// made once for many rays from o; unrotate(s.q, d), once for many rays along d).
 ORRERY_HD inline float ray_distance(const Placed& s, Vec3 o, Vec3 d, float max_distance,
-                                    const HullSet& hulls = HullSet{}, const Vec3* local_origin = nullptr) {
-    ShapeHit h = detail::ray_shape_impl<false>(s, o, d, max_distance, hulls, local_origin);
+                                    const HullSet& hulls = HullSet{}, const Vec3* local_origin = nullptr,
+                                    const Vec3* local_dir = nullptr) {
+    ShapeHit h = detail::ray_shape_impl<false>(s, o, d, max_distance, hulls, local_origin, local_dir);
     return h.hit ? h.distance : -1.0f;
 }
 

@@ -467,17 +467,26 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
     return best;
 }
 #if !defined(ORRERY_DEVICE_CODE)
-/// cast_in over only the bodies whose bit is set in `listed` (bit i: body i),
-/// in scene order: the same answer as cast_in (no target) when every body left
-/// out is one ray_body rejects (lidar_cull.hpp), since those never move `best`.
-/// `local[i]` is o in body i's frame (made once for all the rays from o).
-inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range, uint64_t listed,
-                       const Vec3* local) {
+/// cast_in over only the bodies ray k's list keeps (lidar_cull.hpp's
+/// candidates `c`, for rays from o), in scene order: the same answer as
+/// cast_in (no target), since a body left out is one ray_body rejects and
+/// never moves `best`. A listed body is neither behind the ray nor aside of
+/// it, so its bounding test is ray_body's `beyond` alone, on the projection
+/// the lists made (the same bits). `local[i]` is o in body i's frame (made
+/// once for all the rays from o); `dirs`, when given, keeps ray k's
+/// direction in each body's frame for the world's other agents.
+inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
+                       const LidarCandidates& c, uint32_t k, const Vec3* local, LocalDirs* dirs) {
     Hit best{range, ~0u};
-    for (; listed; listed &= listed - 1) {
+    for (uint64_t listed = c.bodies[k]; listed; listed &= listed - 1) {
         const uint32_t i = uint32_t(__builtin_ctzll(listed));
         const RayBody& b = scene.bodies[i];
-        float t = ray_body(b, o, dir, best.t, hulls, &local[i]);
+        if (c.proj[i][k] - b.bound > best.t) continue; // bound_misses' beyond
+        const bool turns =
+            b.body.shape.kind != phys::ShapeKind::kSphere && b.body.shape.kind != phys::ShapeKind::kPlane;
+        float t = phys::ray_distance(b.body, o, dir, best.t, hulls, &local[i],
+                                     dirs && turns ? dirs->of(i, k, b.body.q, dir) : nullptr);
+        t = t < 0.0f ? kNoHit : t; // ray_body's miss
         if (t < best.t) best = {t, b.index};
     }
     return best;
@@ -745,7 +754,7 @@ static_assert(kLidarRays == kFanRays);
 /// each ray testing only the bodies lidar_candidates leaves it: the CPU's
 /// one lane per world casts an agent's rays in a row, so it can afford the
 /// per-agent lists that the GPU's one ray per lane cannot.
-inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& hulls, uint32_t row) {
+inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& hulls, uint32_t row, LocalDirs& dirs) {
     const Config& cfg = ctx.config<Config>();
     float* out = &ctx.array_at<Obs>(archetype_id<Agent>, row)[cfg.off_lidar];
     if (ctx.at<Agent, Team>(row).value == kAbsent) {
@@ -782,7 +791,7 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
         }
     }
     for (uint32_t k = 0; k < kLidarRays; ++k) {
-        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c.bodies[k], local)
+        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c, k, local, cfg.gpu ? nullptr : &dirs)
                      : cast_in(scene, hulls, pose.p, dir[k], range, me);
         out[k] = cfg.gpu && h.index == ~0u ? 0.0f : h.t;
     }
@@ -801,9 +810,10 @@ template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lan
     const phys::HullSet hulls = phys::hull_set(ctx);
 #if !defined(ORRERY_DEVICE_CODE)
     if (lanes == 1) {
+        LocalDirs dirs; // the world-fixed rays in the bodies' frames, shared by the agents
         for (uint32_t row = 0; row < cfg.agents; ++row) {
             if (!live_row<Agent>(ctx, row)) continue;
-            observe_lidar(ctx, scene, hulls, row);
+            observe_lidar(ctx, scene, hulls, row, dirs);
             for (uint32_t k = kLidarRays; k < per; ++k) observe_ray(ctx, scene, hulls, row, k);
         }
         for (uint32_t row = 0; row < cfg.agents; ++row)
