@@ -62,18 +62,24 @@ def balance(rows, team=16, seed=1):
     base = cost(idx)
     mean_total = sum(sum(r[1]) for r in rows) / len(rows)
     print(f"  blocks of {team}: measured {mean_total:,.0f} cycles a step; model, random blocks {base:,.0f}")
+
+    def hint(j):
+        return lambda s, o: 2 * s["points"] + s["awake"] + j * s["joints"] + 4 * s["colours"]
+
     keys = {
         "rounds": lambda s, o: s["rounds"],
         "rounds + serial": lambda s, o: s["rounds"] + s["serial"],
         "rounds + 4 joints": lambda s, o: s["rounds"] + 4 * s["joints"],
         "colours + serial + 4 joints": lambda s, o: s["colours"] + s["serial"] + 4 * s["joints"],
         "points": lambda s, o: s["points"],
+        # step_cost's shape (the hint the GPU orders by) with joint weights J
+        **{f"2 points + awake + {j} joints + 4 colours": hint(j) for j in (16, 8, 4, 0)},
         "own cycles (oracle)": lambda s, o: sum(o),
     }
     for name, key in keys.items():
         order = sorted(idx, key=lambda i: (key(rows[i][0], own[i]), i))
         c = cost(order)
-        print(f"  sorted by {name:<28} {c:>12,.0f}  {100 * (base / c - 1):+6.1f} % a block")
+        print(f"  sorted by {name:<42} {c:>12,.0f}  {100 * (base / c - 1):+6.1f} % a block")
 
 
 if __name__ == "__main__":

@@ -243,7 +243,12 @@ inline constexpr uint32_t kMaxSolverLanes = 32;
 inline constexpr uint32_t kPairEntry = 0x80000000u;
 /// A joint's weight in the GPU's cost hint (step_cost): a weld's lane runs
 /// about 8 times a contact point's instructions, weighted 2.
-inline constexpr uint32_t kJointCost = 16;
+/// ORRERY_PHYS_JOINT_COST (an NVRTC define) sets another weight, for
+/// measuring against; the hint orders the worlds and changes no result.
+#ifndef ORRERY_PHYS_JOINT_COST
+#define ORRERY_PHYS_JOINT_COST 16
+#endif
+inline constexpr uint32_t kJointCost = ORRERY_PHYS_JOINT_COST;
 /// The step's solve order: colour c's constraints are SolveOrder entries
 /// [begin[c], begin[c + 1]), colours 0..kColours (the last the serial one).
 struct Colouring {
