@@ -91,6 +91,36 @@ ORRERY_HD inline SlabSpan box_span(Vec3 o, Vec3 d, Vec3 e, float reach = kFar) {
     return s;
 }
 
+/// One slab of box_surface_param: box_span's axis step with its early exits
+/// kept in `dead` (& and | rather than && and ||: no branch).
+ORRERY_HD inline void slab_step(float o, float d, float e, float& enter, float& exit, uint32_t& dead) {
+    const float t1 = (-e - o) / d, t2 = (e - o) / d;
+    const bool swap = t1 > t2;
+    const float lo = swap ? t2 : t1, hi = swap ? t1 : t2;
+    const bool flat = d == 0.0f; // box_span's parallel slab: o inside it or no hit
+    dead |= uint32_t(flat & ((o < -e) | (o > e)));
+    enter = ((!flat) & (lo > enter)) ? lo : enter;
+    exit = ((!flat) & (hi < exit)) ? hi : exit;
+    dead |= uint32_t((enter > exit) | (exit < 0.0f) | (enter > kFar));
+}
+
+/// surface_param(box_span(o, d, e)) with no branch: every axis computed and
+/// the early exits kept as a flag, the same float operations in the same
+/// order, so the same bits (physics_query_test checks), for loops over many
+/// rays that the compiler runs several to a vector instruction (hide-and-seek's
+/// CPU lidar, envs/hide_and_seek/lidar_cull.hpp). < 0: no surface ahead.
+/// Reach r is the caller's: box_span(o, d, e, r)'s early exit drops only spans
+/// entered past r, so reading a value > r as a miss gives ray_shape's answer.
+ORRERY_HD inline float box_surface_param(float ox, float oy, float oz, float dx, float dy, float dz, float ex, float ey,
+                                         float ez) {
+    float enter = -kFar, exit = kFar;
+    uint32_t dead = 0;
+    slab_step(ox, dx, ex, enter, exit, dead);
+    slab_step(oy, dy, ey, enter, exit, dead);
+    slab_step(oz, dz, ez, enter, exit, dead);
+    return dead ? -1.0f : (enter >= 0.0f ? enter : exit);
+}
+
 /// Capsule of radius r around the segment z in [-h, h] (its own frame): the
 /// cylinder's span clipped to the segment's slab, joined with both end balls.
 ORRERY_HD inline Span capsule_span(Vec3 o, Vec3 d, float r, float h) {

@@ -467,6 +467,11 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
     return best;
 }
 #if !defined(ORRERY_DEVICE_CODE)
+/// Whether the shape test reads a ray in b's own frame (ray_shape's local
+/// origin and direction): every kind but spheres and planes.
+inline bool reads_local_frame(const RayBody& b) {
+    return b.body.shape.kind != phys::ShapeKind::kSphere && b.body.shape.kind != phys::ShapeKind::kPlane;
+}
 /// cast_in over only the bodies ray k's list keeps (lidar_cull.hpp's
 /// candidates `c`, for rays from o), in scene order: the same answer as
 /// cast_in (no target), since a body left out is one ray_body rejects and
@@ -474,18 +479,26 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
 /// it, so its bounding test is ray_body's `beyond` alone, on the projection
 /// the lists made (the same bits). `local[i]` is o in body i's frame (made
 /// once for all the rays from o); `dirs`, when given, keeps ray k's
-/// direction in each body's frame for the world's other agents.
+/// direction in each body's frame for the world's other agents. A listed box
+/// reads its distance from `boxes` (pair `box_pair`, counted up as listed
+/// boxes go by, so every ray of the agent walks the batch in its order).
 inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
-                       const LidarCandidates& c, uint32_t k, const Vec3* local, LocalDirs* dirs) {
+                       const LidarCandidates& c, uint32_t k, const Vec3* local, LocalDirs* dirs, const BoxRays& boxes,
+                       uint32_t& box_pair) {
     Hit best{range, ~0u};
     for (uint64_t listed = c.bodies[k]; listed; listed &= listed - 1) {
         const uint32_t i = uint32_t(__builtin_ctzll(listed));
         const RayBody& b = scene.bodies[i];
-        if (c.proj[i][k] - b.bound > best.t) continue; // bound_misses' beyond
-        const bool turns =
-            b.body.shape.kind != phys::ShapeKind::kSphere && b.body.shape.kind != phys::ShapeKind::kPlane;
-        float t = phys::ray_distance(b.body, o, dir, best.t, hulls, &local[i],
-                                     dirs && turns ? dirs->of(i, k, b.body.q, dir) : nullptr);
+        const bool batched = b.body.shape.kind == phys::ShapeKind::kBox && box_pair < boxes.n;
+        const uint32_t p = b.body.shape.kind == phys::ShapeKind::kBox ? box_pair++ : 0u; // in the batch's order
+        if (c.proj[i][k] - b.bound > best.t) continue;                                   // bound_misses' beyond
+        float t;
+        if (batched) {
+            t = boxes.distance(p) > best.t ? -1.0f : boxes.distance(p); // ray_distance's reach
+        } else {
+            t = phys::ray_distance(b.body, o, dir, best.t, hulls, &local[i],
+                                   dirs && reads_local_frame(b) ? dirs->of(i, k, b.body.q, dir) : nullptr);
+        }
         t = t < 0.0f ? kNoHit : t; // ray_body's miss
         if (t < best.t) best = {t, b.index};
     }
@@ -780,18 +793,29 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
     // The agent's centre in each listed body's frame, once for all its rays
     // (ray_shape's own expression: the same bits as made per ray).
     Vec3 local[64];
+    BoxRays boxes; // the listed (ray, box) pairs' exact tests, made together
     if (c.ok) {
         uint64_t any = 0;
         for (uint32_t k = 0; k < kLidarRays; ++k) any |= c.bodies[k];
         for (; any; any &= any - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(any));
-            const phys::Placed& b = scene.bodies[i].body;
-            if (b.shape.kind != phys::ShapeKind::kSphere && b.shape.kind != phys::ShapeKind::kPlane)
-                local[i] = phys::unrotate(b.q, pose.p - b.x);
+            if (reads_local_frame(scene.bodies[i]))
+                local[i] = phys::unrotate(scene.bodies[i].body.q, pose.p - scene.bodies[i].body.x);
         }
+        for (uint32_t k = 0; k < kLidarRays; ++k)
+            for (uint64_t listed = c.bodies[k]; listed; listed &= listed - 1) {
+                const uint32_t i = uint32_t(__builtin_ctzll(listed));
+                const phys::Placed& b = scene.bodies[i].body;
+                if (b.shape.kind != phys::ShapeKind::kBox) continue;
+                // ray_shape's local direction: the same bits made here, or kept from another agent
+                boxes.push(local[i], cfg.gpu ? phys::unrotate(b.q, dir[k]) : *dirs.of(i, k, b.q, dir[k]), b.shape.dims);
+            }
+        boxes.solve();
     }
+    uint32_t box_pair = 0;
     for (uint32_t k = 0; k < kLidarRays; ++k) {
-        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c, k, local, cfg.gpu ? nullptr : &dirs)
+        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c, k, local, cfg.gpu ? nullptr : &dirs, boxes,
+                                   box_pair)
                      : cast_in(scene, hulls, pose.p, dir[k], range, me);
         out[k] = cfg.gpu && h.index == ~0u ? 0.0f : h.t;
     }

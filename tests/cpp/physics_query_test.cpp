@@ -472,6 +472,45 @@ TEST(PhysicsQueryRay, DistanceAloneIsRayShapesBitForBit) {
     EXPECT_GT(hits, cases / 5) << "rays aimed near the shape (about a quarter hit within reach)";
 }
 
+TEST(PhysicsQueryRay, BranchFreeBoxParamIsBoxSpansBitForBit) {
+    // box_surface_param (hide-and-seek's CPU lidar computes many at once) is
+    // surface_param(box_span(...)) with no branch, and read against a reach it
+    // gives ray_distance's answer for a box: the same bits, hit or miss.
+    Rng rng(3, 1, 4, 1, 5);
+    uint32_t hits = 0, flat = 0, inside = 0, cut_by_reach = 0;
+    const float axis_values[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f};
+    for (uint32_t i = 0; i < 40000; ++i) {
+        Vec3 e{0.05f + rng.uniform() * 2, 0.05f + rng.uniform() * 2, 0.05f + rng.uniform() * 2};
+        Vec3 o{rng.uniform() * 8 - 4, rng.uniform() * 8 - 4, rng.uniform() * 8 - 4};
+        if (i % 7 == 0) o = {o.x * 0.1f, o.y * 0.1f, o.z * 0.1f}; // often inside
+        if (i % 11 == 0) o.x = e.x;                               // on a face's plane
+        Vec3 aim = Vec3{rng.uniform() - 0.5f, rng.uniform() - 0.5f, rng.uniform() - 0.5f} * 2.0f - o;
+        Vec3 d = unit(aim);
+        if (i % 3 == 0) { // axis-parallel components: box_span's flat slabs
+            d.z = axis_values[i % 5];
+            d = unit(d);
+            if (i % 2) d.y = 0.0f;
+        }
+        const float p = phys::detail::box_surface_param(o.x, o.y, o.z, d.x, d.y, d.z, e.x, e.y, e.z);
+        const float q = phys::detail::surface_param(phys::detail::box_span(o, d, e).span);
+        uint32_t a, b;
+        std::memcpy(&a, &p, 4), std::memcpy(&b, &q, 4);
+        ASSERT_EQ(a, b) << i;
+        const float reach = rng.uniform() * 8;
+        const float t = phys::ray_distance(placed(ShapeKind::kBox, e, {0, 0, 0}), o, d, reach);
+        const float read = p < 0.0f || p > reach ? -1.0f : p; // the lidar's reading against its reach
+        std::memcpy(&a, &read, 4), std::memcpy(&b, &t, 4);
+        ASSERT_EQ(a, b) << i;
+        hits += !(t < 0.0f), flat += d.x == 0.0f || d.y == 0.0f || d.z == 0.0f;
+        inside += std::abs(o.x) < e.x && std::abs(o.y) < e.y && std::abs(o.z) < e.z;
+        cut_by_reach += p >= 0.0f && p > reach;
+    }
+    EXPECT_GT(hits, 4000u);
+    EXPECT_GT(flat, 4000u);
+    EXPECT_GT(inside, 1000u);
+    EXPECT_GT(cut_by_reach, 1000u);
+}
+
 TEST(PhysicsQueryWorld, LineOfSightBetweenEveryAgentAndEveryBodyInLanes) {
     // Hide-and-seek's masks: a sight line from each agent's centre to each other body's centre; a
     // batch numbered agent * bodies + body, split over lanes as a lane system would.
