@@ -472,6 +472,14 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
 inline bool reads_local_frame(const RayBody& b) {
     return b.body.shape.kind != phys::ShapeKind::kSphere && b.body.shape.kind != phys::ShapeKind::kPlane;
 }
+/// Whether b is a box in the world's axes (q exactly the identity: the
+/// walls). unrotate(q, v) is then v but for the sign of a zero component,
+/// which box_span never reads (a zero direction component is a flat slab, and
+/// -e - 0 is -e - -0), so its ray tests may take the world-frame ray as it is:
+/// the same distance bits.
+inline bool unturned_box(const phys::Placed& b) {
+    return b.shape.kind == phys::ShapeKind::kBox && b.q.w == 1.0f && b.q.x == 0.0f && b.q.y == 0.0f && b.q.z == 0.0f;
+}
 /// cast_in over only the bodies ray k's list keeps (lidar_cull.hpp's
 /// candidates `c`, for rays from o), in scene order: the same answer as
 /// cast_in (no target), since a body left out is one ray_body rejects and
@@ -799,8 +807,11 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
         for (uint32_t k = 0; k < kLidarRays; ++k) any |= c.bodies[k];
         for (; any; any &= any - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(any));
-            if (reads_local_frame(scene.bodies[i]))
-                local[i] = phys::unrotate(scene.bodies[i].body.q, pose.p - scene.bodies[i].body.x);
+            const phys::Placed& b = scene.bodies[i].body;
+            if (unturned_box(b))
+                local[i] = pose.p - b.x;
+            else if (reads_local_frame(scene.bodies[i]))
+                local[i] = phys::unrotate(b.q, pose.p - b.x);
         }
         for (uint32_t k = 0; k < kLidarRays; ++k)
             for (uint64_t listed = c.bodies[k]; listed; listed &= listed - 1) {
@@ -808,7 +819,10 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
                 const phys::Placed& b = scene.bodies[i].body;
                 if (b.shape.kind != phys::ShapeKind::kBox) continue;
                 // ray_shape's local direction: the same bits made here, or kept from another agent
-                boxes.push(local[i], cfg.gpu ? phys::unrotate(b.q, dir[k]) : *dirs.of(i, k, b.q, dir[k]), b.shape.dims);
+                const Vec3 d = unturned_box(b) ? dir[k]
+                               : cfg.gpu       ? phys::unrotate(b.q, dir[k])
+                                               : *dirs.of(i, k, b.q, dir[k]);
+                boxes.push(local[i], d, b.shape.dims);
             }
         boxes.solve();
     }
