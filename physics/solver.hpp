@@ -698,42 +698,6 @@ ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& 
 }
 #endif
 
-// A whole-warp team makes its points 32 pairs at a time, each point finding
-// its pair among the round's by five shuffles of the pairs' first points,
-// where pair_of_point searched every pair in memory for each point (on the
-// GPU the pairs are step scratch in global memory, a chain of dependent
-// loads). The same pair for each point, so the same bytes
-// (ORRERY_PHYS_WARP_MAKE=0, an NVRTC define: the search).
-#ifndef ORRERY_PHYS_WARP_MAKE
-#define ORRERY_PHYS_WARP_MAKE 1
-#endif
-#if defined(__CUDA_ARCH__)
-/// make_contacts for every point on a whole-warp team (l.count == 32): point
-/// q's pair is the last whose first point is at or before q (pair_of_point's),
-/// found among the round's 32 pairs, since the pairs after them start past
-/// the round's points.
-ORRERY_HD inline void make_points_warp(const StepBuffers& s, const Params& prm, const Lanes& l) {
-    const uint32_t np = s.pairs.size(), points = s.contacts.size();
-    for (uint32_t base = 0; base < np; base += 32) {
-        const uint32_t k = base + l.lane;
-        const uint32_t first = k < np ? s.pairs[k].first : ~0u; // lanes past the pairs are never chosen
-        const uint32_t from = min_of(__shfl_sync(l.mask, first, 0), points);
-        const uint32_t to = base + 32 < np ? min_of(s.pairs[base + 32].first, points) : points;
-        for (uint32_t at = from; at < to; at += 32) { // the same trip count on every lane
-            const uint32_t q = at + l.lane;
-            uint32_t j = 0;
-            for (uint32_t step = 16; step > 0; step >>= 1) {
-                const uint32_t f = __shfl_sync(l.mask, first, j + step);
-                if (f <= q) j += step;
-            }
-            if (q < to)
-                make_contacts(s, s.pairs[base + j], s.manifolds[base + j], q - s.pairs[base + j].first,
-                              q - s.pairs[base + j].first + 1, prm);
-        }
-    }
-}
-#endif
-
 /// Box2D's soft constraint coefficients for a spring of `hertz` and damping
 /// ratio `zeta` stepped by h (Erin Catto, "Solver2D", 2024).
 struct Softness {
@@ -1105,12 +1069,7 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
         for (uint32_t k = 0; k < s.pairs.size(); ++k)
             if (s.pairs[k].count > 0) make_contacts(s, s.pairs[k], s.manifolds[k], 0, s.pairs[k].count, prm);
     } else {
-        bool points_by_warp = false;
-#if defined(__CUDA_ARCH__) && ORRERY_PHYS_WARP_MAKE
-        points_by_warp = l.count == 32;
-        if (points_by_warp) make_points_warp(s, prm, l);
-#endif
-        for (uint32_t q = l.lane; q < s.contacts.size() && !points_by_warp; q += l.count) {
+        for (uint32_t q = l.lane; q < s.contacts.size(); q += l.count) {
             const uint32_t k = pair_of_point(s, q), i = q - s.pairs[k].first;
             make_contacts(s, s.pairs[k], s.manifolds[k], i, i + 1, prm);
         }
