@@ -121,6 +121,13 @@ ORRERY_HD inline float box_surface_param(float ox, float oy, float oz, float dx,
     return dead ? -1.0f : (enter >= 0.0f ? enter : exit);
 }
 
+/// Whether q is exactly the identity (a body in the world's axes: the walls).
+/// unrotate(q, v) is then v but for the sign of a zero component, which
+/// box_span never reads (a zero direction component is a flat slab, and
+/// -e - 0 is -e - -0), so a box's ray test may take the world-frame ray as it
+/// is: the same bits (the CPU's ray tests do; physics_query_test checks).
+ORRERY_HD inline bool unturned(Quat q) { return q.w == 1.0f && q.x == 0.0f && q.y == 0.0f && q.z == 0.0f; }
+
 /// Capsule of radius r around the segment z in [-h, h] (its own frame): the
 /// cylinder's span clipped to the segment's slab, joined with both end balls.
 ORRERY_HD inline Span capsule_span(Vec3 o, Vec3 d, float r, float h) {
@@ -199,7 +206,13 @@ ORRERY_HD inline ShapeHit ray_shape_impl(const Placed& s, Vec3 o, Vec3 d, float 
         return {true, t, rotate(s.q, normalize_or(p - axis, -ld))};
     }
     case ShapeKind::kBox: {
-        Vec3 lo = local_origin ? *local_origin : unrotate(s.q, o - s.x), ld = local_dir ? *local_dir : unrotate(s.q, d);
+#if defined(__CUDA_ARCH__)
+        const bool as_is = false; // the GPU's rays turn every box (one code path for its lanes)
+#else
+        const bool as_is = unturned(s.q);
+#endif
+        Vec3 lo = local_origin ? *local_origin : as_is ? o - s.x : unrotate(s.q, o - s.x);
+        Vec3 ld = local_dir ? *local_dir : as_is ? d : unrotate(s.q, d);
         SlabSpan sl = box_span(lo, ld, s.shape.dims, max_distance);
         float t = surface_param(sl.span);
         if (t < 0.0f || t > max_distance) return miss;

@@ -472,13 +472,10 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
 inline bool reads_local_frame(const RayBody& b) {
     return b.body.shape.kind != phys::ShapeKind::kSphere && b.body.shape.kind != phys::ShapeKind::kPlane;
 }
-/// Whether b is a box in the world's axes (q exactly the identity: the
-/// walls). unrotate(q, v) is then v but for the sign of a zero component,
-/// which box_span never reads (a zero direction component is a flat slab, and
-/// -e - 0 is -e - -0), so its ray tests may take the world-frame ray as it is:
-/// the same distance bits.
+/// Whether b is a box in the world's axes, whose ray tests may take the
+/// world-frame ray as it is (phys::detail::unturned: the same bits).
 inline bool unturned_box(const phys::Placed& b) {
-    return b.shape.kind == phys::ShapeKind::kBox && b.q.w == 1.0f && b.q.x == 0.0f && b.q.y == 0.0f && b.q.z == 0.0f;
+    return b.shape.kind == phys::ShapeKind::kBox && phys::detail::unturned(b.q);
 }
 /// cast_in over only the bodies ray k's list keeps (lidar_cull.hpp's
 /// candidates `c`, for rays from o), in scene order: the same answer as

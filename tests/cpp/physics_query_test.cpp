@@ -475,7 +475,9 @@ TEST(PhysicsQueryRay, DistanceAloneIsRayShapesBitForBit) {
 TEST(PhysicsQueryRay, BranchFreeBoxParamIsBoxSpansBitForBit) {
     // box_surface_param (hide-and-seek's CPU lidar computes many at once) is
     // surface_param(box_span(...)) with no branch, and read against a reach it
-    // gives ray_distance's answer for a box: the same bits, hit or miss.
+    // gives ray_distance's answer for a box: the same bits, hit or miss. An
+    // unturned box's ray taken as it is (the host's shortcut) gives the bits
+    // of the ray turned by the identity.
     Rng rng(3, 1, 4, 1, 5);
     uint32_t hits = 0, flat = 0, inside = 0, cut_by_reach = 0;
     const float axis_values[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.5f};
@@ -491,13 +493,20 @@ TEST(PhysicsQueryRay, BranchFreeBoxParamIsBoxSpansBitForBit) {
             d = unit(d);
             if (i % 2) d.y = 0.0f;
         }
+        const Vec3 at{float(i % 3) - 1.0f, 0.25f * float(i % 5), 0.0f}; // the box's place, unturned
+        const Vec3 ow = o + at;
+        o = ow - at; // the origin in the box's frame, as ray_shape makes it
         const float p = phys::detail::box_surface_param(o.x, o.y, o.z, d.x, d.y, d.z, e.x, e.y, e.z);
         const float q = phys::detail::surface_param(phys::detail::box_span(o, d, e).span);
         uint32_t a, b;
         std::memcpy(&a, &p, 4), std::memcpy(&b, &q, 4);
         ASSERT_EQ(a, b) << i;
         const float reach = rng.uniform() * 8;
-        const float t = phys::ray_distance(placed(ShapeKind::kBox, e, {0, 0, 0}), o, d, reach);
+        const float t = phys::ray_distance(placed(ShapeKind::kBox, e, at), ow, d, reach); // the host: the ray as it is
+        const Vec3 lo = phys::unrotate(kId, ow - at), ld = phys::unrotate(kId, d);        // the rotation's own bits
+        const float turned = phys::ray_distance(placed(ShapeKind::kBox, e, at), ow, d, reach, {}, &lo, &ld);
+        std::memcpy(&a, &t, 4), std::memcpy(&b, &turned, 4);
+        ASSERT_EQ(a, b) << i;
         const float read = p < 0.0f || p > reach ? -1.0f : p; // the lidar's reading against its reach
         std::memcpy(&a, &read, 4), std::memcpy(&b, &t, 4);
         ASSERT_EQ(a, b) << i;
