@@ -439,13 +439,14 @@ template <class F> ORRERY_HD void walk_pairs(uint32_t n, uint32_t lo, uint32_t h
 
 /// Broadphase into s.pairs, in pair order: each lane tests a contiguous run
 /// of the pairs, counts what it keeps, and after a sync writes them from its
-/// offset (a lone lane writes as it tests: one walk). Ends with a sync.
+/// offset (on the host a lone lane writes as it tests: one walk). Ends with a sync.
 ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const Lanes& l) {
     const uint32_t n = s.bodies.size(), total = n > 1 ? n * (n - 1) / 2 : 0u;
     const uint32_t team = min_of(l.count, kMaxSolverLanes);
     const bool works = l.lane < team;
     // total < 2^23 (max_bodies <= 4096) and team <= 32: the products fit in 32 bits.
     const uint32_t lo = total * min_of(l.lane, team) / team, hi = total * min_of(l.lane + 1, team) / team;
+#if !defined(__CUDA_ARCH__) // the GPU's kernel keeps one path (its code size decides its speed)
     if (l.count == 1) {
         uint32_t at = 0;
         walk_pairs(n, 0, total, [&](uint32_t i, uint32_t j) {
@@ -456,6 +457,7 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
         s.pairs.resize(at);
         return;
     }
+#endif
     uint32_t* per_lane = s.colouring->lane_pairs;
     if (works) {
         uint32_t kept = 0;
