@@ -1049,15 +1049,6 @@ ORRERY_HD inline void begin_bodies(const StepBuffers& s, const Params& prm, cons
     }
 }
 
-// A team's points learn their pair before they are made: each pair's lane
-// writes the pair's index into its points' slots (in `separation`, exact as
-// a float below 2^24; make_contacts then overwrites the slot), where each
-// point searched every pair in memory (pair_of_point; ORRERY_PHYS_POINT_PAIRS=0,
-// an NVRTC or compiler define). The same pair for each point, so the same bytes.
-#ifndef ORRERY_PHYS_POINT_PAIRS
-#define ORRERY_PHYS_POINT_PAIRS 1
-#endif
-
 /// Pairs, their manifolds, the colour order and the contact points, each
 /// phase shared by the lanes and ended by a sync (order_constraints on lane 0).
 /// The narrowphase runs once, a pair per lane, keeping each manifold (step
@@ -1090,15 +1081,8 @@ ORRERY_HD inline void find_contacts(const StepBuffers& s, const Params& prm, con
         for (uint32_t k = 0; k < s.pairs.size(); ++k)
             if (s.pairs[k].count > 0) make_contacts(s, s.pairs[k], s.manifolds[k], 0, s.pairs[k].count, prm);
     } else {
-        const bool marked = ORRERY_PHYS_POINT_PAIRS && s.pairs.capacity() < (1u << 24); // the same on every lane
-        if (marked) {
-            for (uint32_t k = l.lane; k < s.pairs.size(); k += l.count)
-                for (uint32_t i = 0; i < s.pairs[k].count; ++i) s.contacts[s.pairs[k].first + i].separation = float(k);
-        }
-        l.sync();
         for (uint32_t q = l.lane; q < s.contacts.size(); q += l.count) {
-            const uint32_t k = marked ? uint32_t(s.contacts[q].separation) : pair_of_point(s, q);
-            const uint32_t i = q - s.pairs[k].first;
+            const uint32_t k = pair_of_point(s, q), i = q - s.pairs[k].first;
             make_contacts(s, s.pairs[k], s.manifolds[k], i, i + 1, prm);
         }
     }
