@@ -108,7 +108,7 @@ ORRERY_HD inline void slab_step(float o, float d, float e, float& enter, float& 
 /// the early exits kept as a flag, the same float operations in the same
 /// order, so the same bits (physics_query_test checks), for loops over many
 /// rays that the compiler runs several to a vector instruction (hide-and-seek's
-/// CPU lidar, envs/hide_and_seek/lidar_cull.hpp). < 0: no surface ahead.
+/// CPU lidar, through physics/ray_batch.hpp's BoxRays). < 0: no surface ahead.
 /// Reach r is the caller's: box_span(o, d, e, r)'s early exit drops only spans
 /// entered past r, so reading a value > r as a miss gives ray_shape's answer.
 ORRERY_HD inline float box_surface_param(float ox, float oy, float oz, float dx, float dy, float dz, float ex, float ey,

@@ -18,6 +18,7 @@
 #include "gpu_support.hpp"
 #include "physics/module.hpp"
 #include "physics/query.hpp"
+#include "physics/ray_batch.hpp"
 
 namespace {
 using namespace orrery;
@@ -518,6 +519,37 @@ TEST(PhysicsQueryRay, BranchFreeBoxParamIsBoxSpansBitForBit) {
     EXPECT_GT(flat, 4000u);
     EXPECT_GT(inside, 1000u);
     EXPECT_GT(cut_by_reach, 1000u);
+}
+
+TEST(PhysicsQueryRay, BoxBatchGivesTheScalarTestsBits) {
+    // Rays against boxes four to a vector (BoxRays, hide-and-seek's CPU lidar): each the
+    // scalar box_surface_param's bits, for any count (the last vector's unused
+    // lanes are not read), and past the capacity the pairs are left to the ray loop.
+    Rng rng(9, 8, 7, 6, 5);
+    for (uint32_t n : {1u, 3u, 4u, 37u, phys::BoxRays::kCapacity, phys::BoxRays::kCapacity + 5}) {
+        phys::BoxRays batch;
+        std::vector<float> want;
+        for (uint32_t p = 0; p < n; ++p) {
+            Vec3 e{0.05f + rng.uniform() * 3, 0.05f + rng.uniform() * 3, 0.05f + rng.uniform() * 0.5f};
+            Vec3 o{rng.uniform() * 12 - 6, rng.uniform() * 12 - 6, rng.uniform() * 2 - 1};
+            float a = rng.uniform() * 6.2831853f;
+            Vec3 d{std::cos(a), std::sin(a), 0.0f}; // the lidar's level rays: z is a flat slab
+            if (p % 5 == 0) d = {1.0f, 0.0f, 0.0f};
+            batch.push(o, d, e);
+            want.push_back(phys::detail::box_surface_param(o.x, o.y, o.z, d.x, d.y, d.z, e.x, e.y, e.z));
+        }
+        batch.solve();
+        ASSERT_EQ(batch.n, std::min(n, phys::BoxRays::kCapacity));
+        uint32_t hits = 0;
+        for (uint32_t p = 0; p < batch.n; ++p) {
+            const float got = batch.distance(p);
+            uint32_t a, b;
+            std::memcpy(&a, &got, 4), std::memcpy(&b, &want[p], 4);
+            ASSERT_EQ(a, b) << n << " pairs, pair " << p;
+            hits += got >= 0.0f;
+        }
+        if (n >= 37) { EXPECT_GT(hits, 0u) << n; }
+    }
 }
 
 TEST(PhysicsQueryWorld, LineOfSightBetweenEveryAgentAndEveryBodyInLanes) {
