@@ -127,6 +127,15 @@ ORRERY_HD inline float box_surface_param(float ox, float oy, float oz, float dx,
 /// -e - 0 is -e - -0), so a box's ray test may take the world-frame ray as it
 /// is: the same bits (the CPU's ray tests do; physics_query_test checks).
 ORRERY_HD inline bool unturned(Quat q) { return q.w == 1.0f && q.x == 0.0f && q.y == 0.0f && q.z == 0.0f; }
+/// v in the frame of a box turned by q, as its ray test reads it:
+/// unrotate(q, v), or on the host v as it is when q is unturned (the same
+/// distance bits). The GPU keeps one path for its lanes.
+ORRERY_HD inline Vec3 into_box_frame(Quat q, Vec3 v) {
+#if !defined(__CUDA_ARCH__)
+    if (unturned(q)) return v;
+#endif
+    return unrotate(q, v);
+}
 
 /// Capsule of radius r around the segment z in [-h, h] (its own frame): the
 /// cylinder's span clipped to the segment's slab, joined with both end balls.
@@ -206,13 +215,8 @@ ORRERY_HD inline ShapeHit ray_shape_impl(const Placed& s, Vec3 o, Vec3 d, float 
         return {true, t, rotate(s.q, normalize_or(p - axis, -ld))};
     }
     case ShapeKind::kBox: {
-#if defined(__CUDA_ARCH__)
-        const bool as_is = false; // the GPU's rays turn every box (one code path for its lanes)
-#else
-        const bool as_is = unturned(s.q);
-#endif
-        Vec3 lo = local_origin ? *local_origin : as_is ? o - s.x : unrotate(s.q, o - s.x);
-        Vec3 ld = local_dir ? *local_dir : as_is ? d : unrotate(s.q, d);
+        Vec3 lo = local_origin ? *local_origin : into_box_frame(s.q, o - s.x);
+        Vec3 ld = local_dir ? *local_dir : into_box_frame(s.q, d);
         SlabSpan sl = box_span(lo, ld, s.shape.dims, max_distance);
         float t = surface_param(sl.span);
         if (t < 0.0f || t > max_distance) return miss;

@@ -446,15 +446,18 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
     const bool works = l.lane < team;
     // total < 2^23 (max_bodies <= 4096) and team <= 32: the products fit in 32 bits.
     const uint32_t lo = total * min_of(l.lane, team) / team, hi = total * min_of(l.lane + 1, team) / team;
-#if !defined(__CUDA_ARCH__) // the GPU's kernel keeps one path (its code size decides its speed)
-    if (l.count == 1) {
-        uint32_t at = 0;
-        walk_pairs(n, 0, total, [&](uint32_t i, uint32_t j) {
+    // Writes the pairs kept of from..to - 1 from slot `at` on; returns the slot after them.
+    auto keep = [&](uint32_t at, uint32_t from, uint32_t to) {
+        walk_pairs(n, from, to, [&](uint32_t i, uint32_t j) {
             if (!may_touch(s.bodies[i], s.bodies[j], prm.margin)) return;
             if (at < s.pairs.capacity()) s.pairs[at].a = i, s.pairs[at].b = j;
             ++at;
         });
-        s.pairs.resize(at);
+        return at;
+    };
+#if !defined(__CUDA_ARCH__) // the GPU's kernel keeps one path (its code size decides its speed)
+    if (l.count == 1) {
+        s.pairs.resize(keep(0, 0, total));
         return;
     }
 #endif
@@ -467,12 +470,7 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
     l.sync();
     uint32_t at = 0, all = 0;
     for (uint32_t k = 0; k < team; ++k) at += k < l.lane ? per_lane[k] : 0u, all += per_lane[k];
-    if (works)
-        walk_pairs(n, lo, hi, [&](uint32_t i, uint32_t j) {
-            if (!may_touch(s.bodies[i], s.bodies[j], prm.margin)) return;
-            if (at < s.pairs.capacity()) s.pairs[at].a = i, s.pairs[at].b = j;
-            ++at;
-        });
+    if (works) keep(at, lo, hi);
     if (l.lane == 0) s.pairs.resize(all); // past the capacity: kBufferOverflow, the first max_pairs kept
     l.sync();
 }

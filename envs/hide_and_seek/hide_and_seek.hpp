@@ -472,11 +472,6 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
 inline bool reads_local_frame(const RayBody& b) {
     return b.body.shape.kind != phys::ShapeKind::kSphere && b.body.shape.kind != phys::ShapeKind::kPlane;
 }
-/// Whether b is a box in the world's axes, whose ray tests may take the
-/// world-frame ray as it is (phys::detail::unturned: the same bits).
-inline bool unturned_box(const phys::Placed& b) {
-    return b.shape.kind == phys::ShapeKind::kBox && phys::detail::unturned(b.q);
-}
 /// cast_in over only the bodies ray k's list keeps (lidar_cull.hpp's
 /// candidates `c`, for rays from o), in scene order: the same answer as
 /// cast_in (no target), since a body left out is one ray_body rejects and
@@ -494,9 +489,10 @@ inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3
     for (uint64_t listed = c.bodies[k]; listed; listed &= listed - 1) {
         const uint32_t i = uint32_t(__builtin_ctzll(listed));
         const RayBody& b = scene.bodies[i];
-        const bool batched = b.body.shape.kind == phys::ShapeKind::kBox && box_pair < boxes.n;
-        const uint32_t p = b.body.shape.kind == phys::ShapeKind::kBox ? box_pair++ : 0u; // in the batch's order
-        if (c.proj[i][k] - b.bound > best.t) continue;                                   // bound_misses' beyond
+        const bool box = b.body.shape.kind == phys::ShapeKind::kBox;
+        const uint32_t p = box ? box_pair++ : 0u; // in the batch's order
+        const bool batched = box && p < boxes.n;
+        if (c.proj[i][k] - b.bound > best.t) continue; // bound_misses' beyond
         float t;
         if (batched) {
             t = boxes.distance(p) > best.t ? -1.0f : boxes.distance(p); // ray_distance's reach
@@ -805,8 +801,8 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
         for (; any; any &= any - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(any));
             const phys::Placed& b = scene.bodies[i].body;
-            if (unturned_box(b))
-                local[i] = pose.p - b.x;
+            if (b.shape.kind == phys::ShapeKind::kBox)
+                local[i] = phys::detail::into_box_frame(b.q, pose.p - b.x);
             else if (reads_local_frame(scene.bodies[i]))
                 local[i] = phys::unrotate(b.q, pose.p - b.x);
         }
@@ -816,9 +812,8 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
                 const phys::Placed& b = scene.bodies[i].body;
                 if (b.shape.kind != phys::ShapeKind::kBox) continue;
                 // ray_shape's local direction: the same bits made here, or kept from another agent
-                const Vec3 d = unturned_box(b) ? dir[k]
-                               : cfg.gpu       ? phys::unrotate(b.q, dir[k])
-                                               : *dirs.of(i, k, b.q, dir[k]);
+                const Vec3 d = cfg.gpu || phys::detail::unturned(b.q) ? phys::detail::into_box_frame(b.q, dir[k])
+                                                                      : *dirs.of(i, k, b.q, dir[k]);
                 boxes.push(local[i], d, b.shape.dims);
             }
         boxes.solve();
