@@ -5,18 +5,12 @@
 // vector instruction, so the same bits.
 
 #include "physics/query.hpp"
+#include "physics/simd.hpp"
 
 namespace phys {
 using orrery::int32_t;
 
 namespace detail {
-/// Four floats, or four lane masks (-1 or 0), of one vector register
-/// (GCC's and Clang's vector extensions; SSE2 on x86-64, NEON on Arm).
-using V4f = float __attribute__((vector_size(16)));
-using V4i = int32_t __attribute__((vector_size(16)));
-/// m ? a : b per lane.
-inline V4f pick(V4i m, V4f a, V4f b) { return V4f((m & V4i(a)) | (~m & V4i(b))); }
-
 /// box_surface_param for four rays at once: the same operations
 /// on each lane (IEEE per lane, as the scalar ones), so the same bits.
 inline void slab_step4(V4f o, V4f d, V4f e, V4f& enter, V4f& exit, V4i& dead) {

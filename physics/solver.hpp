@@ -1013,6 +1013,20 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
 #define ORRERY_PHYS_USED_COLOURS 1
 #endif
 
+// One CPU lane solves a colour's pairs four at a time (solve_batch.hpp's
+// solve_colour4, included at the end): the same bits. ORRERY_PHYS_BATCH_SOLVE=0
+// (a compiler define) keeps the pair-by-pair loop.
+#ifndef ORRERY_PHYS_BATCH_SOLVE
+#define ORRERY_PHYS_BATCH_SOLVE 1
+#endif
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+// Kept out of line (a template, as GCC warns of an inline function that is
+// not to be inlined): inlined into step_bodies, it crowded GCC out of
+// inlining rotate and the quaternion product in the integrate passes (-8 %).
+template <class Buffers>
+[[gnu::noinline]] void solve_colour4(const Buffers& s, uint32_t b, uint32_t e, Pass pass, const PassParams& pp);
+#endif
+
 /// One pass over the constraints, colour by colour: a colour's constraints
 /// share no dynamic body, so the lanes take them at once and the order among
 /// them changes no bit; the last colour's run on lane 0 in order. A sync
@@ -1029,6 +1043,13 @@ ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const Pa
         if (b >= e) continue;
 #endif
         const bool serial = c == kColours;
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+        if (l.count == 1 && !serial && (pass == Pass::kSolve || pass == Pass::kRelax)) {
+            solve_colour4(s, b, e, pass, pp);
+            l.sync();
+            continue;
+        }
+#endif
         for (uint32_t i = b + (serial ? 0u : l.lane); i < e && (!serial || l.lane == 0); i += serial ? 1u : l.count)
             pass_constraint(s, s.order[i], pass, pp);
         l.sync();
@@ -1423,3 +1444,6 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
 } // namespace phys
 
 #include "physics/joint.hpp"
+#if !defined(ORRERY_DEVICE_CODE)
+#include "physics/solve_batch.hpp"
+#endif

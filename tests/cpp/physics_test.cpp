@@ -706,6 +706,103 @@ TEST(PhysicsLanes, NoColourSharesADynamicBodyAndTheOverflowColourIsUsed) {
     EXPECT_GE(contacts, 12u + 11u);             // each ball on the plane and on its neighbour
 }
 
+/// Random solver state for one colour: a static body, a kinematic one and
+/// dynamic ones (some unable to tip), each dynamic body in at most one pair,
+/// 1 to 4 points a pair, impulses with zeros of both signs.
+struct ColourRig {
+    OwnBuffer<phys::Bodies> bodies{64};
+    OwnBuffer<phys::Contacts> contacts{256};
+    OwnBuffer<phys::ContactCache> cache{1};
+    OwnBuffer<phys::Joints> joints{1};
+    OwnBuffer<phys::Pairs> pairs{64};
+    OwnBuffer<phys::Manifolds> manifolds{1};
+    OwnBuffer<phys::SolveOrder> order{64};
+    phys::Colouring colouring{};
+    phys::StepBuffers buffers() {
+        return {bodies.b, contacts.b, cache.b, joints.b, pairs.b, manifolds.b, order.b, &colouring};
+    }
+    explicit ColourRig(uint32_t seed, uint32_t npairs) {
+        std::mt19937 rng(seed);
+        auto u = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
+        auto vec = [&](float r) { return Vec3{u(-r, r), u(-r, r), u(-r, r)}; };
+        auto unit = [&] { return phys::normalize_or(vec(1.0f), Vec3{0, 0, 1}); };
+        auto body = [&](phys::BodyKind kind) {
+            phys::SolverBody b{};
+            b.kind = kind;
+            b.material = {u(0, 1), u(0, 1), u(0, 1), 0};
+            b.x = vec(3), b.x0 = b.x + (kind == phys::BodyKind::kStatic ? Vec3{0, 0, 0} : vec(0.1f));
+            b.turn[0] = {1, 0, 0}, b.turn[1] = {0, 1, 0}, b.turn[2] = {0, 0, 1};
+            if (kind != phys::BodyKind::kStatic) {
+                Quat q = phys::normalize({u(-1, 1), u(-1, 1), u(-1, 1), u(-1, 1)});
+                b.turn[0] = phys::rotate(q, {1, 0, 0}), b.turn[1] = phys::rotate(q, {0, 1, 0});
+                b.turn[2] = phys::rotate(q, {0, 0, 1});
+                b.v = vec(2), b.w = vec(3);
+            }
+            if (kind == phys::BodyKind::kDynamic) {
+                b.inv_mass_damped = {u(0, 2), u(0, 2), u(0, 2)};
+                for (Vec3& r : b.inv_inertia_world) r = vec(1);
+                b.locks = rng() % 3 == 0 ? phys::kLockTurnX | phys::kLockTurnY : 0u;
+                if (rng() % 5 == 0) b.v.x = -0.0f, b.w.y = -0.0f;
+            }
+            bodies.b.push(b);
+            return bodies.b.size() - 1;
+        };
+        const uint32_t fixed = body(phys::BodyKind::kStatic), moving = body(phys::BodyKind::kKinematic);
+        for (uint32_t k = 0; k < npairs; ++k) {
+            uint32_t d = body(phys::BodyKind::kDynamic);
+            uint32_t other = rng() % 4 == 0 ? moving : rng() % 4 == 0 ? body(phys::BodyKind::kDynamic) : fixed;
+            phys::Pair p{};
+            p.a = rng() % 2 ? other : d, p.b = p.a == d ? other : d;
+            p.first = contacts.b.size(), p.count = 1 + rng() % 4;
+            for (uint32_t i = 0; i < p.count; ++i) {
+                phys::Contact c{};
+                c.n = unit(), c.t1 = phys::normalize_or(cross(c.n, unit()), Vec3{1, 0, 0});
+                c.ra = vec(0.5f), c.rb = vec(0.5f);
+                c.separation = u(-0.05f, 0.05f);
+                if (rng() % 6 == 0) c.separation = 0.0f;
+                c.normal_mass = u(0.1f, 2), c.t1_mass = u(0.1f, 2), c.t2_mass = u(0.1f, 2);
+                c.normal_impulse = rng() % 4 == 0 ? 0.0f : u(0, 3);
+                c.t1_impulse = rng() % 4 == 0 ? -0.0f : u(-1, 1), c.t2_impulse = u(-1, 1);
+                c.max_normal_impulse = u(0, 1);
+                contacts.b.push(c);
+            }
+            pairs.b.push(p);
+            order.b.push(phys::kPairEntry | (pairs.b.size() - 1));
+        }
+    }
+    std::vector<uint8_t> bytes() const {
+        std::vector<uint8_t> out = bodies.mem;
+        out.insert(out.end(), contacts.mem.begin(), contacts.mem.end());
+        return out;
+    }
+};
+
+TEST(PhysicsSolve, AColourFourPairsAtATimeGivesThePairByPairBits) {
+    // The host's batch (physics/solve_batch.hpp) against pass_constraint on
+    // each pair in order: colours of 1 to 13 pairs (whole batches, leftovers
+    // of mixed point counts, a lone pair), both cones, solve and relax passes.
+    uint32_t cases = 0;
+    for (uint32_t seed = 1; seed <= 60; ++seed)
+        for (phys::FrictionCone cone : {phys::FrictionCone::kPyramid, phys::FrictionCone::kCircle})
+            for (phys::Pass pass : {phys::Pass::kSolve, phys::Pass::kRelax}) {
+                const uint32_t npairs = 1 + seed % 13;
+                ColourRig one(seed, npairs), four(seed, npairs);
+                ASSERT_TRUE(one.bytes() == four.bytes());
+                phys::PassParams pp{};
+                pp.inv_h = 480.0f, pp.push_speed = 3.0f;
+                pp.soft = phys::softness(30.0f, 10.0f, 1.0f / 480.0f);
+                pp.static_soft = phys::softness(60.0f, 10.0f, 1.0f / 480.0f);
+                pp.friction_rule = phys::Combine(seed % 4), pp.friction_cone = cone;
+                for (uint32_t i = 0; i < one.order.b.size(); ++i)
+                    phys::pass_constraint(one.buffers(), one.order.b[i], pass, pp);
+                phys::solve_colour4(four.buffers(), 0, four.order.b.size(), pass, pp);
+                EXPECT_TRUE(one.bytes() == four.bytes()) << "seed " << seed << " pairs " << npairs;
+                EXPECT_FALSE(one.bytes() == ColourRig(seed, npairs).bytes()); // the pass did change something
+                ++cases;
+            }
+    EXPECT_EQ(cases, 240u);
+}
+
 TEST(PhysicsBody, NothingTunnelsThroughAThinWall) {
     // Speculative contacts reach as far as a body moves in a step: a ball or a
     // box at up to 50 m/s (0.5 m a step) stops at a 10 cm wall.

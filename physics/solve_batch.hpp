@@ -1,0 +1,307 @@
+#pragma once
+// Host only (NVRTC never includes it; solver.hpp includes it at its end): a
+// colour's contact pairs solved four at a time on one CPU thread. The pairs
+// of a colour share no dynamic body, so they may be solved in any order, and
+// at once: each lane of a vector instruction takes one pair and runs
+// solve_points' operations in solve_points' order on it (simd.hpp: IEEE per
+// lane), so a batch gives the scalar solve's bits. The GPU solves a colour a
+// pair per lane of its team already; this gives one CPU thread four lanes.
+
+#include <cstddef>
+
+#include "physics/simd.hpp"
+#include "physics/solver.hpp"
+
+#ifndef ORRERY_PHYS_BATCH_MIN
+#define ORRERY_PHYS_BATCH_MIN 1
+#endif
+
+namespace phys {
+
+namespace detail {
+// A SolverBody from v on: v, w, inv_mass_damped, inv_inertia_world (18
+// floats), x, x0 (6, not read here), turn (9), then material: the batch
+// reads them as rows of floats.
+static_assert(offsetof(SolverBody, w) == offsetof(SolverBody, v) + 12 &&
+                  offsetof(SolverBody, inv_mass_damped) == offsetof(SolverBody, v) + 24 &&
+                  offsetof(SolverBody, inv_inertia_world) == offsetof(SolverBody, v) + 36 &&
+                  offsetof(SolverBody, turn) == offsetof(SolverBody, v) + 96 &&
+                  offsetof(SolverBody, material) == offsetof(SolverBody, v) + 132,
+              "the batch reads a body's solver fields as one run of floats");
+// A Contact: n, t1, ra, rb, separation, the three masses, then the four
+// impulses the solve writes (normal, t1, t2, max normal), then approach.
+static_assert(offsetof(Contact, separation) == 48 && offsetof(Contact, normal_impulse) == 64 &&
+                  offsetof(Contact, max_normal_impulse) == 76 && sizeof(Contact) == 84,
+              "the batch reads a contact as one run of floats");
+
+/// One side (a or b) of four pairs: the bodies' velocities and masses per
+/// lane, and which lanes' bodies the constraints move or turn.
+struct Side4 {
+    V3x4 v, w, inv_mass, inertia[3], turn[3];
+    V4i moves;  ///< dynamic: impulses change it (only these are written back)
+    V4i turned; ///< not static: its anchors turn with it (separation_now)
+    bool any_moves, any_turned;
+};
+
+inline const float* solver_floats(const SolverBody& b) { return &b.v.x; }
+
+/// Reads side s of four pairs' bodies. A side whose four bodies are all
+/// static needs only their velocities (nothing moves or turns them).
+inline void gather_side(Side4& s, const SolverBody* const b[4]) {
+    const float* p[4] = {solver_floats(*b[0]), solver_floats(*b[1]), solver_floats(*b[2]), solver_floats(*b[3])};
+    const V4i kind{int32_t(b[0]->kind), int32_t(b[1]->kind), int32_t(b[2]->kind), int32_t(b[3]->kind)};
+    const int32_t dynamic = int32_t(BodyKind::kDynamic), fixed = int32_t(BodyKind::kStatic);
+    s.moves = kind == V4i{dynamic, dynamic, dynamic, dynamic};
+    s.turned = kind != V4i{fixed, fixed, fixed, fixed};
+    s.any_moves = (s.moves[0] | s.moves[1] | s.moves[2] | s.moves[3]) != 0;
+    s.any_turned = (s.turned[0] | s.turned[1] | s.turned[2] | s.turned[3]) != 0;
+    V4f f[20];
+    if (!s.any_turned) { // four static bodies: their velocities alone are read
+        columns<8>(p, f);
+        s.v = {f[0], f[1], f[2]}, s.w = {f[3], f[4], f[5]};
+        return;
+    }
+    columns<20>(p, f);
+    s.v = {f[0], f[1], f[2]}, s.w = {f[3], f[4], f[5]}, s.inv_mass = {f[6], f[7], f[8]};
+    s.inertia[0] = {f[9], f[10], f[11]}, s.inertia[1] = {f[12], f[13], f[14]}, s.inertia[2] = {f[15], f[16], f[17]};
+    const float* t[4] = {p[0] + 24, p[1] + 24, p[2] + 24, p[3] + 24};
+    columns<12>(t, f);
+    s.turn[0] = {f[0], f[1], f[2]}, s.turn[1] = {f[3], f[4], f[5]}, s.turn[2] = {f[6], f[7], f[8]};
+}
+
+/// Writes the velocities of side s back to the lanes' bodies it moves.
+inline void scatter_side(const Side4& s, SolverBody* const b[4]) {
+    for (uint32_t k = 0; k < 4; ++k) {
+        if (!s.moves[k]) continue;
+        b[k]->v = {s.v.x[k], s.v.y[k], s.v.z[k]};
+        b[k]->w = {s.w.x[k], s.w.y[k], s.w.z[k]};
+    }
+}
+
+/// turned(b, r) per lane, or r where the body is static (separation_now).
+inline V3x4 anchor_now(const Side4& s, V3x4 r) {
+    if (!s.any_turned) return r;
+    const V3x4 t{dot(s.turn[0], r), dot(s.turn[1], r), dot(s.turn[2], r)};
+    return all(s.turned) ? t : pick(s.turned, t, r);
+}
+inline V3x4 inertia_times(const Side4& s, V3x4 v) {
+    return {dot(s.inertia[0], v), dot(s.inertia[1], v), dot(s.inertia[2], v)};
+}
+/// apply_impulse on the lanes in `on`.
+inline void apply_impulse4(Side4& a, Side4& b, V4i on, V3x4 p, V3x4 ra, V3x4 rb) {
+    if (a.any_moves) {
+        const V4i m = on & a.moves;
+        const V3x4 v = a.v - mul(a.inv_mass, p), w = a.w - inertia_times(a, cross(ra, p));
+        if (all(m)) {
+            a.v = v, a.w = w;
+        } else {
+            a.v = pick(m, v, a.v), a.w = pick(m, w, a.w);
+        }
+    }
+    if (b.any_moves) {
+        const V4i m = on & b.moves;
+        const V3x4 v = b.v + mul(b.inv_mass, p), w = b.w + inertia_times(b, cross(rb, p));
+        if (all(m)) {
+            b.v = v, b.w = w;
+        } else {
+            b.v = pick(m, v, b.v), b.w = pick(m, w, b.w);
+        }
+    }
+}
+inline V3x4 relative_velocity4(const Side4& a, const Side4& b, V3x4 ra, V3x4 rb) {
+    return (b.v + cross(b.w, rb)) - (a.v + cross(a.w, ra));
+}
+
+/// One point of each lane's pair, as floats per lane.
+struct Point4 {
+    V3x4 n, t1, ra, rb;
+    V4f separation, normal_mass, t1_mass, t2_mass, normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
+};
+inline void gather_point(Point4& c, const Contact* const k[4]) {
+    const float* p[4] = {&k[0]->n.x, &k[1]->n.x, &k[2]->n.x, &k[3]->n.x};
+    V4f f[20];
+    columns<20>(p, f);
+    c.n = {f[0], f[1], f[2]}, c.t1 = {f[3], f[4], f[5]}, c.ra = {f[6], f[7], f[8]}, c.rb = {f[9], f[10], f[11]};
+    c.separation = f[12], c.normal_mass = f[13], c.t1_mass = f[14], c.t2_mass = f[15];
+    c.normal_impulse = f[16], c.t1_impulse = f[17], c.t2_impulse = f[18], c.max_normal_impulse = f[19];
+}
+/// Writes the four impulses of the lanes in `on` back to their points.
+inline void scatter_point(const Point4& c, Contact* const k[4], V4i on) {
+    V4f r0 = c.normal_impulse, r1 = c.t1_impulse, r2 = c.t2_impulse, r3 = c.max_normal_impulse;
+    transpose4(r0, r1, r2, r3);
+    if (on[0]) store4(&k[0]->normal_impulse, r0);
+    if (on[1]) store4(&k[1]->normal_impulse, r1);
+    if (on[2]) store4(&k[2]->normal_impulse, r2);
+    if (on[3]) store4(&k[3]->normal_impulse, r3);
+}
+
+/// What every lane of a pass shares, and what each lane's pair has of its own.
+struct PairLanes {
+    V4f inv_h, push_speed, bias_rate, mass_scale, impulse_scale, mu_s, mu_d;
+    V3x4 moved;
+    bool push;
+};
+
+/// solve_normal on the lanes in `on`.
+inline void solve_normal4(Side4& a, Side4& b, Point4& c, const PairLanes& q, V4i on) {
+    const V4f zero = splat(0.0f), one = splat(1.0f);
+    const V3x4 d = q.moved + (anchor_now(b, c.rb) - anchor_now(a, c.ra));
+    const V4f s = dot(d, c.n) + c.separation;
+    const V4i ahead = s > zero;
+    V4f bias = zero, mass_scale = one, impulse_scale = zero;
+    if (q.push) {
+        bias = max4(q.bias_rate * s, -q.push_speed);
+        mass_scale = q.mass_scale, impulse_scale = q.impulse_scale;
+    }
+    bias = pick(ahead, s * q.inv_h, bias);
+    mass_scale = pick(ahead, one, mass_scale), impulse_scale = unless(ahead, impulse_scale);
+    const V4f vn = dot(relative_velocity4(a, b, c.ra, c.rb), c.n);
+    V4f impulse = -c.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
+    const V4f total = max4(c.normal_impulse + impulse, zero);
+    impulse = total - c.normal_impulse;
+    c.normal_impulse = total; // a lane that is not on keeps what it computes to itself (never written back)
+    c.max_normal_impulse = max4(c.max_normal_impulse, impulse);
+    apply_impulse4(a, b, on, c.n * impulse, c.ra, c.rb);
+}
+
+/// solve_friction on the lanes in `on`, each against its load.
+inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const PairLanes& q, FrictionCone cone,
+                            V4i on) {
+    const V4f zero = splat(0.0f);
+    const V3x4 dv = relative_velocity4(a, b, c.ra, c.rb), t2 = cross(c.n, c.t1);
+    V4f f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
+    if (cone == FrictionCone::kPyramid) {
+        const V4i over = abs4(f1) + abs4(f2) > q.mu_s * load;
+        if (over[0] | over[1] | over[2] | over[3]) { // onto_diamond where over
+            const V4f cap = q.mu_d * load, a1 = abs4(f1), a2 = abs4(f2), t = splat(0.5f) * (a1 + a2 - cap);
+            V4f p1 = a1 - t, p2 = a2 - t;
+            const V4i low1 = p1 < zero;
+            p1 = unless(low1, p1), p2 = pick(low1, cap, p2);
+            const V4i low2 = p2 < zero;
+            p2 = unless(low2, p2), p1 = pick(low2, cap, p1);
+            f1 = pick(over, negate_where(f1 < zero, p1), f1);
+            f2 = pick(over, negate_where(f2 < zero, p2), f2);
+        }
+    } else {
+        for (uint32_t k = 0; k < 4; ++k) { // the circle's square root a lane at a time (math.hpp's sqrt_of)
+            float len = sqrt_of(f1[k] * f1[k] + f2[k] * f2[k]), load_k = load[k];
+            if (len > q.mu_s[k] * load_k) {
+                float scale = len > 0.0f ? q.mu_d[k] * load_k / len : 0.0f;
+                f1[k] = f1[k] * scale, f2[k] = f2[k] * scale;
+            }
+        }
+    }
+    const V3x4 p = c.t1 * (f1 - c.t1_impulse) + t2 * (f2 - c.t2_impulse);
+    c.t1_impulse = f1, c.t2_impulse = f2;
+    apply_impulse4(a, b, on, p, c.ra, c.rb);
+}
+
+/// A static body with nothing on it and a point with no impulse: what a
+/// batch's unused lanes read (they write nothing).
+inline const SolverBody& idle_body() {
+    static const SolverBody b = [] {
+        SolverBody z{};
+        z.kind = BodyKind::kStatic;
+        return z;
+    }();
+    return b;
+}
+inline Contact* idle_points() {
+    static Contact c[kMaxManifold] = {}; // read, never written (no lane is on)
+    return c;
+}
+} // namespace detail
+
+/// solve_points for up to four pairs of one colour at once (pairs[0..count),
+/// count 1 to 4): the bits of solve_points on each pair in turn.
+inline void solve_points4(const StepBuffers& s, const Pair* const pairs[4], uint32_t count, const PassParams& pp,
+                          bool push) {
+    using namespace detail;
+    SolverBody* ab[4];
+    SolverBody* bb[4];
+    Contact* cs[4];
+    uint32_t n[4];
+    V4f count_f;
+    V4i tips;
+    PairLanes q;
+    q.push = push, q.inv_h = splat(pp.inv_h), q.push_speed = splat(pp.push_speed);
+    uint32_t most = 0;
+    for (uint32_t k = 0; k < 4; ++k) {
+        const bool used = k < count;
+        ab[k] = used ? &s.bodies[pairs[k]->a] : const_cast<SolverBody*>(&idle_body());
+        bb[k] = used ? &s.bodies[pairs[k]->b] : const_cast<SolverBody*>(&idle_body());
+        cs[k] = used ? &s.contacts[pairs[k]->first] : idle_points();
+        n[k] = used ? pairs[k]->count : 0u;
+        most = n[k] > most ? n[k] : most;
+        const SolverBody &a = *ab[k], &b = *bb[k];
+        const Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? pp.static_soft : pp.soft;
+        const PairFriction mu = pair_friction(a, b, pp.friction_rule, pp.friction_cone);
+        const Vec3 moved = moved_apart(a, b);
+        q.bias_rate[k] = sf.bias_rate, q.mass_scale[k] = sf.mass_scale, q.impulse_scale[k] = sf.impulse_scale;
+        q.mu_s[k] = mu.s, q.mu_d[k] = mu.d;
+        q.moved.x[k] = moved.x, q.moved.y[k] = moved.y, q.moved.z[k] = moved.z;
+        tips[k] = n[k] > 1 && (cannot_tip(a) || cannot_tip(b)) ? -1 : 0;
+        count_f[k] = float(n[k] > 0 ? n[k] : 1u);
+    }
+    Side4 a, b;
+    gather_side(a, ab);
+    gather_side(b, bb);
+    const V4f lanes_n{float(n[0]), float(n[1]), float(n[2]), float(n[3])};
+    Point4 c[kMaxManifold];
+    V4i on[kMaxManifold];
+    for (uint32_t k = 0; k < most; ++k) {
+        Contact* at[4] = {cs[0] + (k < n[0] ? k : 0), cs[1] + (k < n[1] ? k : 0), cs[2] + (k < n[2] ? k : 0),
+                                cs[3] + (k < n[3] ? k : 0)};
+        gather_point(c[k], at);
+        on[k] = splat(float(k)) < lanes_n;
+        solve_normal4(a, b, c[k], q, on[k]);
+    }
+    // The shared load of a patch under a body that cannot tip: the points'
+    // normal impulses summed in order, over their count.
+    V4f sum = splat(0.0f);
+    for (uint32_t k = 0; k < most; ++k) sum = pick(on[k], sum + c[k].normal_impulse, sum);
+    const V4f mean = sum / count_f;
+    for (uint32_t k = 0; k < most; ++k) {
+        solve_friction4(a, b, c[k], pick(tips, mean, c[k].normal_impulse), q, pp.friction_cone, on[k]);
+        Contact* to[4] = {cs[0] + (k < n[0] ? k : 0), cs[1] + (k < n[1] ? k : 0), cs[2] + (k < n[2] ? k : 0),
+                          cs[3] + (k < n[3] ? k : 0)};
+        scatter_point(c[k], to, on[k]);
+    }
+    scatter_side(a, ab);
+    scatter_side(b, bb);
+}
+
+/// A solve or relax pass over colour entries [b, e) of the order on one
+/// lane: joints one by one, pairs four at a time, those of equal point
+/// counts together (a batch runs as many rounds as its largest pair has
+/// points). The same bits as pass_constraint on each entry in turn.
+template <class Buffers>
+[[gnu::noinline]] void solve_colour4(const Buffers& s, uint32_t b, uint32_t e, Pass pass, const PassParams& pp) {
+    const bool push = pass == Pass::kSolve;
+    const Pair* held[kMaxManifold][4];
+    uint32_t held_n[kMaxManifold] = {};
+    for (uint32_t i = b; i < e; ++i) {
+        const uint32_t entry = s.order[i];
+        if (!(entry & kPairEntry)) {
+            pass_constraint(s, entry, pass, pp);
+            continue;
+        }
+        const Pair& p = s.pairs[entry & ~kPairEntry];
+        if (p.count == 0) continue; // solve_points of no points changes nothing
+        const uint32_t k = (p.count < kMaxManifold ? p.count : kMaxManifold) - 1;
+        held[k][held_n[k]++] = &p;
+        if (held_n[k] == 4) solve_points4(s, held[k], 4, pp, push), held_n[k] = 0;
+    }
+    // What is left, at most three pairs of each count, largest counts first.
+    const Pair* rest[4];
+    uint32_t m = 0;
+    for (uint32_t k = kMaxManifold; k-- > 0;)
+        for (uint32_t j = 0; j < held_n[k]; ++j) {
+            rest[m++] = held[k][j];
+            if (m == 4) solve_points4(s, rest, 4, pp, push), m = 0;
+        }
+    if (m > ORRERY_PHYS_BATCH_MIN) return solve_points4(s, rest, m, pp, push);
+    for (uint32_t j = 0; j < m; ++j) pass_constraint(s, kPairEntry | uint32_t(rest[j] - &s.pairs[0]), pass, pp);
+}
+
+} // namespace phys
