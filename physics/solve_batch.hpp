@@ -165,8 +165,7 @@ inline void solve_normal4(Side4& a, Side4& b, Point4& c, const PairLanes& q, V4i
 }
 
 /// solve_friction on the lanes in `on`, each against its load.
-inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const PairLanes& q, FrictionCone cone,
-                            V4i on) {
+inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const PairLanes& q, FrictionCone cone, V4i on) {
     const V4f zero = splat(0.0f);
     const V3x4 dv = relative_velocity4(a, b, c.ra, c.rb), t2 = cross(c.n, c.t1);
     V4f f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
@@ -251,7 +250,7 @@ inline void solve_points4(const StepBuffers& s, const Pair* const pairs[4], uint
     V4i on[kMaxManifold];
     for (uint32_t k = 0; k < most; ++k) {
         Contact* at[4] = {cs[0] + (k < n[0] ? k : 0), cs[1] + (k < n[1] ? k : 0), cs[2] + (k < n[2] ? k : 0),
-                                cs[3] + (k < n[3] ? k : 0)};
+                          cs[3] + (k < n[3] ? k : 0)};
         gather_point(c[k], at);
         on[k] = splat(float(k)) < lanes_n;
         solve_normal4(a, b, c[k], q, on[k]);
@@ -302,6 +301,93 @@ template <class Buffers>
         }
     if (m > ORRERY_PHYS_BATCH_MIN) return solve_points4(s, rest, m, pp, push);
     for (uint32_t j = 0; j < m; ++j) pass_constraint(s, kPairEntry | uint32_t(rest[j] - &s.pairs[0]), pass, pp);
+}
+
+namespace detail {
+static_assert(offsetof(SolverBody, x) == offsetof(SolverBody, v) + 72 &&
+                  offsetof(SolverBody, q0) == offsetof(SolverBody, q) + 16,
+              "the positions batch reads x, then q and q0, as runs of floats");
+
+/// A quaternion per lane, and math.hpp's operations on it (in their order).
+struct Q4 {
+    V4f w, x, y, z;
+};
+inline Q4 operator*(Q4 a, Q4 b) {
+    return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
+            a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+}
+inline Q4 conj(Q4 q) { return {q.w, -q.x, -q.y, -q.z}; }
+inline V4f sqrt4(V4f x) {
+    V4f r;
+    for (uint32_t k = 0; k < 4; ++k) r[k] = sqrt_of(x[k]);
+    return r;
+}
+inline Q4 normalize(Q4 q) {
+    const V4f l = sqrt4(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z), s = splat(1.0f) / l;
+    const V4i tiny = l < splat(1e-12f);
+    const V4f zero = splat(0.0f);
+    return {pick(tiny, splat(1.0f), q.w * s), pick(tiny, zero, q.x * s), pick(tiny, zero, q.y * s),
+            pick(tiny, zero, q.z * s)};
+}
+inline V3x4 rotate(Q4 q, V3x4 v) {
+    const V3x4 u{q.x, q.y, q.z}, t = cross(u, v) * splat(2.0f);
+    return v + t * q.w + cross(u, t);
+}
+inline Q4 integrate(Q4 q, V3x4 w, float h) {
+    const Q4 d = Q4{splat(0.0f), w.x, w.y, w.z} * q;
+    const V4f s = splat(0.5f * h);
+    return normalize({q.w + d.w * s, q.x + d.x * s, q.y + d.y * s, q.z + d.z * s});
+}
+} // namespace detail
+
+/// integrate_positions for four bodies at once (count 1 to 4 of them used):
+/// each lane runs its operations in its order, so the same bits.
+inline void integrate_positions4(SolverBody* const body[4], uint32_t count, float h) {
+    using namespace detail;
+    SolverBody spare{};
+    SolverBody* b[4];
+    for (uint32_t k = 0; k < 4; ++k) b[k] = k < count ? body[k] : &spare;
+    const float* vs[4] = {solver_floats(*b[0]), solver_floats(*b[1]), solver_floats(*b[2]), solver_floats(*b[3])};
+    const float* xs[4] = {vs[0] + 18, vs[1] + 18, vs[2] + 18, vs[3] + 18};
+    const float* qs[4] = {&b[0]->q.w, &b[1]->q.w, &b[2]->q.w, &b[3]->q.w};
+    V4f f[8];
+    columns<8>(vs, f);
+    const V3x4 v{f[0], f[1], f[2]}, w{f[3], f[4], f[5]};
+    columns<4>(xs, f);
+    const V3x4 x = V3x4{f[0], f[1], f[2]} + v * splat(h);
+    columns<8>(qs, f);
+    const Q4 q = integrate(Q4{f[0], f[1], f[2], f[3]}, w, h), q0{f[4], f[5], f[6], f[7]};
+    // set_turn: the rows of q conj(q0), from its columns
+    const Q4 dq = q * conj(q0);
+    const V4f zero = splat(0.0f), one = splat(1.0f);
+    const V3x4 c0 = rotate(dq, {one, zero, zero}), c1 = rotate(dq, {zero, one, zero}),
+               c2 = rotate(dq, {zero, zero, one});
+    // Rows out: x, then turn's 9 floats, as each body lays them out.
+    V4f q_r[4] = {q.w, q.x, q.y, q.z};
+    transpose4(q_r[0], q_r[1], q_r[2], q_r[3]);
+    V4f t_a[4] = {c0.x, c1.x, c2.x, c0.y}, t_b[4] = {c1.y, c2.y, c0.z, c1.z};
+    transpose4(t_a[0], t_a[1], t_a[2], t_a[3]);
+    transpose4(t_b[0], t_b[1], t_b[2], t_b[3]);
+    for (uint32_t k = 0; k < count; ++k) {
+        b[k]->x = {x.x[k], x.y[k], x.z[k]};
+        store4(&b[k]->q.w, q_r[k]);
+        store4(&b[k]->turn[0].x, t_a[k]);
+        store4(&b[k]->turn[1].y, t_b[k]);
+        b[k]->turn[2].z = c2.z[k];
+    }
+}
+
+/// integrate_positions on one lane, four bodies at a time: the same bits.
+template <class Buffer> [[gnu::noinline]] void integrate_positions_host(Buffer bodies, float h) {
+    SolverBody* held[4];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < bodies.size(); ++i) {
+        SolverBody& b = bodies[i];
+        if (b.kind == BodyKind::kStatic || (b.sleep & kAsleep)) continue;
+        held[n++] = &b;
+        if (n == 4) integrate_positions4(held, 4, h), n = 0;
+    }
+    if (n > 0) integrate_positions4(held, n, h);
 }
 
 } // namespace phys

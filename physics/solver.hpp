@@ -17,6 +17,13 @@
 #include <cstdio>
 #endif
 
+// One CPU lane solves a colour's contact pairs, and moves its bodies, four
+// at a time (solve_batch.hpp: the same bits). ORRERY_PHYS_BATCH_SOLVE=0 (a
+// compiler define) keeps the one-at-a-time loops.
+#ifndef ORRERY_PHYS_BATCH_SOLVE
+#define ORRERY_PHYS_BATCH_SOLVE 1
+#endif
+
 namespace phys {
 using orrery::Buffer;
 
@@ -909,8 +916,16 @@ ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float 
     }
 }
 
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+// One CPU lane moves its bodies four at a time (solve_batch.hpp, the same bits).
+template <class Buffer> [[gnu::noinline]] void integrate_positions_host(Buffer bodies, float h);
+#endif
+
 /// Moves a lane's share of the non-static bodies by their velocity.
 ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const Lanes& l) {
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+    if (l.count == 1) return integrate_positions_host(bodies, h);
+#endif
     for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         SolverBody& b = bodies[i];
         if (b.kind == BodyKind::kStatic || (b.sleep & kAsleep)) continue;
@@ -1016,9 +1031,6 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
 // One CPU lane solves a colour's pairs four at a time (solve_batch.hpp's
 // solve_colour4, included at the end): the same bits. ORRERY_PHYS_BATCH_SOLVE=0
 // (a compiler define) keeps the pair-by-pair loop.
-#ifndef ORRERY_PHYS_BATCH_SOLVE
-#define ORRERY_PHYS_BATCH_SOLVE 1
-#endif
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
 // Kept out of line (a template, as GCC warns of an inline function that is
 // not to be inlined): inlined into step_bodies, it crowded GCC out of
