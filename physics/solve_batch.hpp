@@ -1,27 +1,26 @@
 #pragma once
 // Host only (NVRTC never includes it; solver.hpp includes it at its end): a
-// colour's contact pairs solved four at a time on one CPU thread. The pairs
-// of a colour share no dynamic body, so they may be solved in any order, and
-// at once: each lane of a vector instruction takes one pair and runs
-// solve_points' operations in solve_points' order on it (simd.hpp: IEEE per
-// lane), so a batch gives the scalar solve's bits. The GPU solves a colour a
-// pair per lane of its team already; this gives one CPU thread four lanes.
+// colour's contact pairs solved four at a time on one CPU thread, and the
+// bodies moved four at a time. The pairs of a colour share no dynamic body,
+// so they may be solved in any order, and at once: each lane of a vector
+// instruction takes one pair and runs solve_points' operations in
+// solve_points' order on it (simd.hpp: IEEE per lane), so a batch gives the
+// scalar solve's bits. The GPU solves a colour a pair per lane of its team
+// already; this gives one CPU thread four lanes. Bodies move independently,
+// so integrate_positions takes four at once the same way. Measured in
+// docs/benchmarks.md, "A colour's pairs and the bodies' moves four to a vector".
 
 #include <cstddef>
 
 #include "physics/simd.hpp"
 #include "physics/solver.hpp"
 
-#ifndef ORRERY_PHYS_BATCH_MIN
-#define ORRERY_PHYS_BATCH_MIN 1
-#endif
-
 namespace phys {
 
 namespace detail {
 // A SolverBody from v on: v, w, inv_mass_damped, inv_inertia_world (18
-// floats), x, x0 (6, not read here), turn (9), then material: the batch
-// reads them as rows of floats.
+// floats), x, x0 (6: the positions batch's), turn (9), then material: the
+// batches read them as rows of floats.
 static_assert(offsetof(SolverBody, w) == offsetof(SolverBody, v) + 12 &&
                   offsetof(SolverBody, inv_mass_damped) == offsetof(SolverBody, v) + 24 &&
                   offsetof(SolverBody, inv_inertia_world) == offsetof(SolverBody, v) + 36 &&
@@ -299,8 +298,8 @@ template <class Buffers>
             rest[m++] = held[k][j];
             if (m == 4) solve_points4(s, rest, 4, pp, push), m = 0;
         }
-    if (m > ORRERY_PHYS_BATCH_MIN) return solve_points4(s, rest, m, pp, push);
-    for (uint32_t j = 0; j < m; ++j) pass_constraint(s, kPairEntry | uint32_t(rest[j] - &s.pairs[0]), pass, pp);
+    if (m > 1) return solve_points4(s, rest, m, pp, push);
+    if (m == 1) pass_constraint(s, kPairEntry | uint32_t(rest[0] - &s.pairs[0]), pass, pp); // a lone pair
 }
 
 namespace detail {
