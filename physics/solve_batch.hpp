@@ -247,10 +247,10 @@ inline void solve_points4(const StepBuffers& s, const Pair* const pairs[4], uint
     const V4f lanes_n{float(n[0]), float(n[1]), float(n[2]), float(n[3])};
     Point4 c[kMaxManifold];
     V4i on[kMaxManifold];
+    Contact* at[kMaxManifold][4]; // round k's points (a lane past its pair's count reads its first)
     for (uint32_t k = 0; k < most; ++k) {
-        Contact* at[4] = {cs[0] + (k < n[0] ? k : 0), cs[1] + (k < n[1] ? k : 0), cs[2] + (k < n[2] ? k : 0),
-                          cs[3] + (k < n[3] ? k : 0)};
-        gather_point(c[k], at);
+        for (uint32_t j = 0; j < 4; ++j) at[k][j] = cs[j] + (k < n[j] ? k : 0);
+        gather_point(c[k], at[k]);
         on[k] = splat(float(k)) < lanes_n;
         solve_normal4(a, b, c[k], q, on[k]);
     }
@@ -261,9 +261,7 @@ inline void solve_points4(const StepBuffers& s, const Pair* const pairs[4], uint
     const V4f mean = sum / count_f;
     for (uint32_t k = 0; k < most; ++k) {
         solve_friction4(a, b, c[k], pick(tips, mean, c[k].normal_impulse), q, pp.friction_cone, on[k]);
-        Contact* to[4] = {cs[0] + (k < n[0] ? k : 0), cs[1] + (k < n[1] ? k : 0), cs[2] + (k < n[2] ? k : 0),
-                          cs[3] + (k < n[3] ? k : 0)};
-        scatter_point(c[k], to, on[k]);
+        scatter_point(c[k], at[k], on[k]);
     }
     scatter_side(a, ab);
     scatter_side(b, bb);

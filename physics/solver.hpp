@@ -1028,11 +1028,9 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
 #define ORRERY_PHYS_USED_COLOURS 1
 #endif
 
-// One CPU lane solves a colour's pairs four at a time (solve_batch.hpp's
-// solve_colour4, included at the end): the same bits. ORRERY_PHYS_BATCH_SOLVE=0
-// (a compiler define) keeps the pair-by-pair loop.
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
-// Kept out of line (a template, as GCC warns of an inline function that is
+// A solve or relax pass over one colour on one CPU lane (solve_batch.hpp,
+// included at the end). Kept out of line (a template, as GCC warns of an inline function that is
 // not to be inlined): inlined into step_bodies, it crowded GCC out of
 // inlining rotate and the quaternion product in the integrate passes (-8 %).
 template <class Buffers>
@@ -1056,14 +1054,12 @@ ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const Pa
 #endif
         const bool serial = c == kColours;
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
-        if (l.count == 1 && !serial && (pass == Pass::kSolve || pass == Pass::kRelax)) {
+        if (l.count == 1 && !serial && (pass == Pass::kSolve || pass == Pass::kRelax))
             solve_colour4(s, b, e, pass, pp);
-            l.sync();
-            continue;
-        }
+        else
 #endif
-        for (uint32_t i = b + (serial ? 0u : l.lane); i < e && (!serial || l.lane == 0); i += serial ? 1u : l.count)
-            pass_constraint(s, s.order[i], pass, pp);
+            for (uint32_t i = b + (serial ? 0u : l.lane); i < e && (!serial || l.lane == 0); i += serial ? 1u : l.count)
+                pass_constraint(s, s.order[i], pass, pp);
         l.sync();
     }
 }

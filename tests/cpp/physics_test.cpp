@@ -713,14 +713,8 @@ struct ColourRig {
     OwnBuffer<phys::Bodies> bodies{64};
     OwnBuffer<phys::Contacts> contacts{256};
     OwnBuffer<phys::ContactCache> cache{1};
-    OwnBuffer<phys::Joints> joints{1};
-    OwnBuffer<phys::Pairs> pairs{64};
-    OwnBuffer<phys::Manifolds> manifolds{1};
-    OwnBuffer<phys::SolveOrder> order{64};
-    phys::Colouring colouring{};
-    phys::StepBuffers buffers() {
-        return {bodies.b, contacts.b, cache.b, joints.b, pairs.b, manifolds.b, order.b, &colouring};
-    }
+    Scratch scratch; // its pairs and order hold the colour
+    phys::StepBuffers buffers() { return scratch.with(bodies.b, contacts.b, cache.b); }
     explicit ColourRig(uint32_t seed, uint32_t npairs) {
         std::mt19937 rng(seed);
         auto u = [&](float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng); };
@@ -766,8 +760,8 @@ struct ColourRig {
                 c.max_normal_impulse = u(0, 1);
                 contacts.b.push(c);
             }
-            pairs.b.push(p);
-            order.b.push(phys::kPairEntry | (pairs.b.size() - 1));
+            scratch.pairs.b.push(p);
+            scratch.order.b.push(phys::kPairEntry | (scratch.pairs.b.size() - 1));
         }
     }
     std::vector<uint8_t> bytes() const {
@@ -793,9 +787,9 @@ TEST(PhysicsSolve, AColourFourPairsAtATimeGivesThePairByPairBits) {
                 pp.soft = phys::softness(30.0f, 10.0f, 1.0f / 480.0f);
                 pp.static_soft = phys::softness(60.0f, 10.0f, 1.0f / 480.0f);
                 pp.friction_rule = phys::Combine(seed % 4), pp.friction_cone = cone;
-                for (uint32_t i = 0; i < one.order.b.size(); ++i)
-                    phys::pass_constraint(one.buffers(), one.order.b[i], pass, pp);
-                phys::solve_colour4(four.buffers(), 0, four.order.b.size(), pass, pp);
+                for (uint32_t i = 0; i < one.scratch.order.b.size(); ++i)
+                    phys::pass_constraint(one.buffers(), one.scratch.order.b[i], pass, pp);
+                phys::solve_colour4(four.buffers(), 0, four.scratch.order.b.size(), pass, pp);
                 EXPECT_TRUE(one.bytes() == four.bytes()) << "seed " << seed << " pairs " << npairs;
                 EXPECT_FALSE(one.bytes() == ColourRig(seed, npairs).bytes()); // the pass did change something
                 ++cases;
