@@ -11,6 +11,7 @@
 // docs/benchmarks.md, "A colour's pairs and the bodies' moves four to a vector".
 
 #include <cstddef>
+#include <vector>
 
 #include "physics/simd.hpp"
 #include "physics/solver.hpp"
@@ -33,20 +34,28 @@ static_assert(offsetof(Contact, separation) == 48 && offsetof(Contact, normal_im
                   offsetof(Contact, max_normal_impulse) == 76 && sizeof(Contact) == 84,
               "the batch reads a contact as one run of floats");
 
-/// One side (a or b) of four pairs: the bodies' velocities and masses per
-/// lane, and which lanes' bodies the constraints move or turn.
-struct Side4 {
-    V3x4 v, w, inv_mass, inertia[3], turn[3];
+/// One side (a or b) of four pairs as it stays through a step: which
+/// lanes' bodies the constraints move or turn, their masses, and the
+/// velocities of a side with no dynamic body (nothing changes those in a
+/// step: integrate_velocities and the impulses move dynamic bodies alone).
+struct SideFixed {
+    V3x4 inv_mass, inertia[3], v, w;
     V4i moves;  ///< dynamic: impulses change it (only these are written back)
     V4i turned; ///< not static: its anchors turn with it (separation_now)
     bool any_moves, any_turned;
 };
+/// A side in one pass: its velocities, its positions against the step's
+/// start and its turn rows now, and what stays (f).
+struct Side4 {
+    const SideFixed* f;
+    V3x4 v, w, x, x0, turn[3];
+};
 
 inline const float* solver_floats(const SolverBody& b) { return &b.v.x; }
 
-/// Reads side s of four pairs' bodies. A side whose four bodies are all
-/// static needs only their velocities (nothing moves or turns them).
-inline void gather_side(Side4& s, const SolverBody* const b[4]) {
+/// What stays of side s of four pairs' bodies. A side whose four bodies are
+/// all static needs only their velocities (nothing moves or turns them).
+inline void fix_side(SideFixed& s, const SolverBody* const b[4]) {
     const float* p[4] = {solver_floats(*b[0]), solver_floats(*b[1]), solver_floats(*b[2]), solver_floats(*b[3])};
     const V4i kind{int32_t(b[0]->kind), int32_t(b[1]->kind), int32_t(b[2]->kind), int32_t(b[3]->kind)};
     const int32_t dynamic = int32_t(BodyKind::kDynamic), fixed = int32_t(BodyKind::kStatic);
@@ -55,7 +64,7 @@ inline void gather_side(Side4& s, const SolverBody* const b[4]) {
     s.any_moves = (s.moves[0] | s.moves[1] | s.moves[2] | s.moves[3]) != 0;
     s.any_turned = (s.turned[0] | s.turned[1] | s.turned[2] | s.turned[3]) != 0;
     V4f f[20];
-    if (!s.any_turned) { // four static bodies: their velocities alone are read
+    if (!s.any_turned) {
         columns<8>(p, f);
         s.v = {f[0], f[1], f[2]}, s.w = {f[3], f[4], f[5]};
         return;
@@ -63,15 +72,34 @@ inline void gather_side(Side4& s, const SolverBody* const b[4]) {
     columns<20>(p, f);
     s.v = {f[0], f[1], f[2]}, s.w = {f[3], f[4], f[5]}, s.inv_mass = {f[6], f[7], f[8]};
     s.inertia[0] = {f[9], f[10], f[11]}, s.inertia[1] = {f[12], f[13], f[14]}, s.inertia[2] = {f[15], f[16], f[17]};
-    const float* t[4] = {p[0] + 24, p[1] + 24, p[2] + 24, p[3] + 24};
-    columns<12>(t, f);
-    s.turn[0] = {f[0], f[1], f[2]}, s.turn[1] = {f[3], f[4], f[5]}, s.turn[2] = {f[6], f[7], f[8]};
+}
+
+/// Side s of four pairs' bodies in this pass: the velocities where a body
+/// moves, the positions (moved_apart's), the turn rows where one turns.
+inline void gather_side(Side4& s, const SideFixed& fixed, const SolverBody* const b[4]) {
+    s.f = &fixed;
+    const float* p[4] = {solver_floats(*b[0]), solver_floats(*b[1]), solver_floats(*b[2]), solver_floats(*b[3])};
+    V4f f[16];
+    if (fixed.any_moves) {
+        columns<8>(p, f);
+        s.v = {f[0], f[1], f[2]}, s.w = {f[3], f[4], f[5]};
+    } else {
+        s.v = fixed.v, s.w = fixed.w;
+    }
+    const float* x[4] = {p[0] + 18, p[1] + 18, p[2] + 18, p[3] + 18}; // x, x0, turn
+    if (fixed.any_turned) {
+        columns<16>(x, f);
+        s.turn[0] = {f[6], f[7], f[8]}, s.turn[1] = {f[9], f[10], f[11]}, s.turn[2] = {f[12], f[13], f[14]};
+    } else {
+        columns<8>(x, f);
+    }
+    s.x = {f[0], f[1], f[2]}, s.x0 = {f[3], f[4], f[5]};
 }
 
 /// Writes the velocities of side s back to the lanes' bodies it moves.
 inline void scatter_side(const Side4& s, SolverBody* const b[4]) {
     for (uint32_t k = 0; k < 4; ++k) {
-        if (!s.moves[k]) continue;
+        if (!s.f->moves[k]) continue;
         b[k]->v = {s.v.x[k], s.v.y[k], s.v.z[k]};
         b[k]->w = {s.w.x[k], s.w.y[k], s.w.z[k]};
     }
@@ -79,27 +107,27 @@ inline void scatter_side(const Side4& s, SolverBody* const b[4]) {
 
 /// turned(b, r) per lane, or r where the body is static (separation_now).
 inline V3x4 anchor_now(const Side4& s, V3x4 r) {
-    if (!s.any_turned) return r;
+    if (!s.f->any_turned) return r;
     const V3x4 t{dot(s.turn[0], r), dot(s.turn[1], r), dot(s.turn[2], r)};
-    return all(s.turned) ? t : pick(s.turned, t, r);
+    return all(s.f->turned) ? t : pick(s.f->turned, t, r);
 }
 inline V3x4 inertia_times(const Side4& s, V3x4 v) {
-    return {dot(s.inertia[0], v), dot(s.inertia[1], v), dot(s.inertia[2], v)};
+    return {dot(s.f->inertia[0], v), dot(s.f->inertia[1], v), dot(s.f->inertia[2], v)};
 }
 /// apply_impulse on the lanes in `on`.
 inline void apply_impulse4(Side4& a, Side4& b, V4i on, V3x4 p, V3x4 ra, V3x4 rb) {
-    if (a.any_moves) {
-        const V4i m = on & a.moves;
-        const V3x4 v = a.v - mul(a.inv_mass, p), w = a.w - inertia_times(a, cross(ra, p));
+    if (a.f->any_moves) {
+        const V4i m = on & a.f->moves;
+        const V3x4 v = a.v - mul(a.f->inv_mass, p), w = a.w - inertia_times(a, cross(ra, p));
         if (all(m)) {
             a.v = v, a.w = w;
         } else {
             a.v = pick(m, v, a.v), a.w = pick(m, w, a.w);
         }
     }
-    if (b.any_moves) {
-        const V4i m = on & b.moves;
-        const V3x4 v = b.v + mul(b.inv_mass, p), w = b.w + inertia_times(b, cross(rb, p));
+    if (b.f->any_moves) {
+        const V4i m = on & b.f->moves;
+        const V3x4 v = b.v + mul(b.f->inv_mass, p), w = b.w + inertia_times(b, cross(rb, p));
         if (all(m)) {
             b.v = v, b.w = w;
         } else {
@@ -111,18 +139,29 @@ inline V3x4 relative_velocity4(const Side4& a, const Side4& b, V3x4 ra, V3x4 rb)
     return (b.v + cross(b.w, rb)) - (a.v + cross(a.w, ra));
 }
 
-/// One point of each lane's pair, as floats per lane.
-struct Point4 {
+/// One point of each lane's pair as it stays through a step.
+struct PointFixed {
     V3x4 n, t1, ra, rb;
-    V4f separation, normal_mass, t1_mass, t2_mass, normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
+    V4f separation, normal_mass, t1_mass, t2_mass;
 };
-inline void gather_point(Point4& c, const Contact* const k[4]) {
+/// One point of each lane's pair in a pass: its impulses, and what stays (f).
+struct Point4 {
+    const PointFixed* f;
+    V4f normal_impulse, t1_impulse, t2_impulse, max_normal_impulse;
+};
+inline void fix_point(PointFixed& c, const Contact* const k[4]) {
     const float* p[4] = {&k[0]->n.x, &k[1]->n.x, &k[2]->n.x, &k[3]->n.x};
-    V4f f[20];
-    columns<20>(p, f);
+    V4f f[16];
+    columns<16>(p, f);
     c.n = {f[0], f[1], f[2]}, c.t1 = {f[3], f[4], f[5]}, c.ra = {f[6], f[7], f[8]}, c.rb = {f[9], f[10], f[11]};
     c.separation = f[12], c.normal_mass = f[13], c.t1_mass = f[14], c.t2_mass = f[15];
-    c.normal_impulse = f[16], c.t1_impulse = f[17], c.t2_impulse = f[18], c.max_normal_impulse = f[19];
+}
+inline void gather_point(Point4& c, const PointFixed& fixed, const Contact* const k[4]) {
+    c.f = &fixed;
+    const float* p[4] = {&k[0]->normal_impulse, &k[1]->normal_impulse, &k[2]->normal_impulse, &k[3]->normal_impulse};
+    V4f f[4];
+    columns<4>(p, f);
+    c.normal_impulse = f[0], c.t1_impulse = f[1], c.t2_impulse = f[2], c.max_normal_impulse = f[3];
 }
 /// Writes the four impulses of the lanes in `on` back to their points.
 inline void scatter_point(const Point4& c, Contact* const k[4], V4i on) {
@@ -134,44 +173,63 @@ inline void scatter_point(const Point4& c, Contact* const k[4], V4i on) {
     if (on[3]) store4(&k[3]->normal_impulse, r3);
 }
 
-/// What every lane of a pass shares, and what each lane's pair has of its own.
-struct PairLanes {
-    V4f inv_h, push_speed, bias_rate, mass_scale, impulse_scale, mu_s, mu_d;
+/// Up to four pairs of one colour as they stay through a step: their bodies
+/// and points, each lane's softness, friction and whether its patch shares
+/// its load, both sides' masses and the points' geometry. Planned once a
+/// step (plan_points4); each solve and relax pass then reads only the
+/// velocities, positions, turns and impulses (solve_points4).
+struct Batch4 {
+    SolverBody* ab[4];
+    SolverBody* bb[4];
+    Contact* at[kMaxManifold][4]; ///< round k's points (a lane past its pair's count reads its first)
+    uint32_t most;                ///< rounds: the largest pair's point count
+    V4i on[kMaxManifold];         ///< the lanes whose pair has a point in round k
+    V4i tips;                     ///< the lanes whose patch shares its load (cannot_tip)
+    V4f count_f, bias_rate, mass_scale, impulse_scale, mu_s, mu_d;
+    SideFixed a, b;
+    PointFixed c[kMaxManifold];
+};
+
+/// What every lane of a pass shares, and how far each lane's bodies moved apart.
+struct PassLanes {
+    V4f inv_h, push_speed;
     V3x4 moved;
     bool push;
 };
 
 /// solve_normal on the lanes in `on`.
-inline void solve_normal4(Side4& a, Side4& b, Point4& c, const PairLanes& q, V4i on) {
+inline void solve_normal4(Side4& a, Side4& b, Point4& c, const Batch4& B, const PassLanes& q, V4i on) {
     const V4f zero = splat(0.0f), one = splat(1.0f);
-    const V3x4 d = q.moved + (anchor_now(b, c.rb) - anchor_now(a, c.ra));
-    const V4f s = dot(d, c.n) + c.separation;
+    const PointFixed& f = *c.f;
+    const V3x4 d = q.moved + (anchor_now(b, f.rb) - anchor_now(a, f.ra));
+    const V4f s = dot(d, f.n) + f.separation;
     const V4i ahead = s > zero;
     V4f bias = zero, mass_scale = one, impulse_scale = zero;
     if (q.push) {
-        bias = max4(q.bias_rate * s, -q.push_speed);
-        mass_scale = q.mass_scale, impulse_scale = q.impulse_scale;
+        bias = max4(B.bias_rate * s, -q.push_speed);
+        mass_scale = B.mass_scale, impulse_scale = B.impulse_scale;
     }
     bias = pick(ahead, s * q.inv_h, bias);
     mass_scale = pick(ahead, one, mass_scale), impulse_scale = unless(ahead, impulse_scale);
-    const V4f vn = dot(relative_velocity4(a, b, c.ra, c.rb), c.n);
-    V4f impulse = -c.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
+    const V4f vn = dot(relative_velocity4(a, b, f.ra, f.rb), f.n);
+    V4f impulse = -f.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
     const V4f total = max4(c.normal_impulse + impulse, zero);
     impulse = total - c.normal_impulse;
     c.normal_impulse = total; // a lane that is not on keeps what it computes to itself (never written back)
     c.max_normal_impulse = max4(c.max_normal_impulse, impulse);
-    apply_impulse4(a, b, on, c.n * impulse, c.ra, c.rb);
+    apply_impulse4(a, b, on, f.n * impulse, f.ra, f.rb);
 }
 
 /// solve_friction on the lanes in `on`, each against its load.
-inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const PairLanes& q, FrictionCone cone, V4i on) {
+inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const Batch4& B, FrictionCone cone, V4i on) {
     const V4f zero = splat(0.0f);
-    const V3x4 dv = relative_velocity4(a, b, c.ra, c.rb), t2 = cross(c.n, c.t1);
-    V4f f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
+    const PointFixed& f = *c.f;
+    const V3x4 dv = relative_velocity4(a, b, f.ra, f.rb), t2 = cross(f.n, f.t1);
+    V4f f1 = c.t1_impulse - f.t1_mass * dot(dv, f.t1), f2 = c.t2_impulse - f.t2_mass * dot(dv, t2);
     if (cone == FrictionCone::kPyramid) {
-        const V4i over = abs4(f1) + abs4(f2) > q.mu_s * load;
+        const V4i over = abs4(f1) + abs4(f2) > B.mu_s * load;
         if (over[0] | over[1] | over[2] | over[3]) { // onto_diamond where over
-            const V4f cap = q.mu_d * load, a1 = abs4(f1), a2 = abs4(f2), t = splat(0.5f) * (a1 + a2 - cap);
+            const V4f cap = B.mu_d * load, a1 = abs4(f1), a2 = abs4(f2), t = splat(0.5f) * (a1 + a2 - cap);
             V4f p1 = a1 - t, p2 = a2 - t;
             const V4i low1 = p1 < zero;
             p1 = unless(low1, p1), p2 = pick(low1, cap, p2);
@@ -183,15 +241,15 @@ inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const PairL
     } else {
         for (uint32_t k = 0; k < 4; ++k) { // the circle's square root a lane at a time (math.hpp's sqrt_of)
             float len = sqrt_of(f1[k] * f1[k] + f2[k] * f2[k]), load_k = load[k];
-            if (len > q.mu_s[k] * load_k) {
-                float scale = len > 0.0f ? q.mu_d[k] * load_k / len : 0.0f;
+            if (len > B.mu_s[k] * load_k) {
+                float scale = len > 0.0f ? B.mu_d[k] * load_k / len : 0.0f;
                 f1[k] = f1[k] * scale, f2[k] = f2[k] * scale;
             }
         }
     }
-    const V3x4 p = c.t1 * (f1 - c.t1_impulse) + t2 * (f2 - c.t2_impulse);
+    const V3x4 p = f.t1 * (f1 - c.t1_impulse) + t2 * (f2 - c.t2_impulse);
     c.t1_impulse = f1, c.t2_impulse = f2;
-    apply_impulse4(a, b, on, p, c.ra, c.rb);
+    apply_impulse4(a, b, on, p, f.ra, f.rb);
 }
 
 /// A static body with nothing on it and a point with no impulse: what a
@@ -210,94 +268,155 @@ inline Contact* idle_points() {
 }
 } // namespace detail
 
-/// solve_points for up to four pairs of one colour at once (pairs[0..count),
-/// count 1 to 4): the bits of solve_points on each pair in turn.
-inline void solve_points4(const StepBuffers& s, const Pair* const pairs[4], uint32_t count, const PassParams& pp,
-                          bool push) {
+/// Plans up to four pairs of one colour (pairs[0..count), count 1 to 4) for
+/// solve_points4: what stays of them through the step.
+inline void plan_points4(detail::Batch4& B, const StepBuffers& s, const Pair* const pairs[4], uint32_t count,
+                         const PassParams& pp) {
     using namespace detail;
-    SolverBody* ab[4];
-    SolverBody* bb[4];
     Contact* cs[4];
     uint32_t n[4];
-    V4f count_f;
-    V4i tips;
-    PairLanes q;
-    q.push = push, q.inv_h = splat(pp.inv_h), q.push_speed = splat(pp.push_speed);
-    uint32_t most = 0;
+    B.most = 0;
     for (uint32_t k = 0; k < 4; ++k) {
         const bool used = k < count;
-        ab[k] = used ? &s.bodies[pairs[k]->a] : const_cast<SolverBody*>(&idle_body());
-        bb[k] = used ? &s.bodies[pairs[k]->b] : const_cast<SolverBody*>(&idle_body());
+        B.ab[k] = used ? &s.bodies[pairs[k]->a] : const_cast<SolverBody*>(&idle_body());
+        B.bb[k] = used ? &s.bodies[pairs[k]->b] : const_cast<SolverBody*>(&idle_body());
         cs[k] = used ? &s.contacts[pairs[k]->first] : idle_points();
         n[k] = used ? pairs[k]->count : 0u;
-        most = n[k] > most ? n[k] : most;
-        const SolverBody &a = *ab[k], &b = *bb[k];
+        B.most = n[k] > B.most ? n[k] : B.most;
+        const SolverBody &a = *B.ab[k], &b = *B.bb[k];
         const Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? pp.static_soft : pp.soft;
         const PairFriction mu = pair_friction(a, b, pp.friction_rule, pp.friction_cone);
-        const Vec3 moved = moved_apart(a, b);
-        q.bias_rate[k] = sf.bias_rate, q.mass_scale[k] = sf.mass_scale, q.impulse_scale[k] = sf.impulse_scale;
-        q.mu_s[k] = mu.s, q.mu_d[k] = mu.d;
-        q.moved.x[k] = moved.x, q.moved.y[k] = moved.y, q.moved.z[k] = moved.z;
-        tips[k] = n[k] > 1 && (cannot_tip(a) || cannot_tip(b)) ? -1 : 0;
-        count_f[k] = float(n[k] > 0 ? n[k] : 1u);
+        B.bias_rate[k] = sf.bias_rate, B.mass_scale[k] = sf.mass_scale, B.impulse_scale[k] = sf.impulse_scale;
+        B.mu_s[k] = mu.s, B.mu_d[k] = mu.d;
+        B.tips[k] = n[k] > 1 && (cannot_tip(a) || cannot_tip(b)) ? -1 : 0;
+        B.count_f[k] = float(n[k] > 0 ? n[k] : 1u);
     }
-    Side4 a, b;
-    gather_side(a, ab);
-    gather_side(b, bb);
+    fix_side(B.a, B.ab);
+    fix_side(B.b, B.bb);
     const V4f lanes_n{float(n[0]), float(n[1]), float(n[2]), float(n[3])};
+    for (uint32_t k = 0; k < B.most; ++k) {
+        for (uint32_t j = 0; j < 4; ++j) B.at[k][j] = cs[j] + (k < n[j] ? k : 0);
+        fix_point(B.c[k], B.at[k]);
+        B.on[k] = splat(float(k)) < lanes_n;
+    }
+}
+
+/// solve_points for a planned batch of pairs: the bits of solve_points on
+/// each pair in turn.
+inline void solve_points4(const detail::Batch4& B, const PassParams& pp, bool push) {
+    using namespace detail;
+    Side4 a, b;
+    gather_side(a, B.a, B.ab);
+    gather_side(b, B.b, B.bb);
+    PassLanes q;
+    q.push = push, q.inv_h = splat(pp.inv_h), q.push_speed = splat(pp.push_speed);
+    q.moved = (b.x - b.x0) - (a.x - a.x0); // moved_apart, per lane
     Point4 c[kMaxManifold];
-    V4i on[kMaxManifold];
-    Contact* at[kMaxManifold][4]; // round k's points (a lane past its pair's count reads its first)
-    for (uint32_t k = 0; k < most; ++k) {
-        for (uint32_t j = 0; j < 4; ++j) at[k][j] = cs[j] + (k < n[j] ? k : 0);
-        gather_point(c[k], at[k]);
-        on[k] = splat(float(k)) < lanes_n;
-        solve_normal4(a, b, c[k], q, on[k]);
+    for (uint32_t k = 0; k < B.most; ++k) {
+        gather_point(c[k], B.c[k], B.at[k]);
+        solve_normal4(a, b, c[k], B, q, B.on[k]);
     }
     // The shared load of a patch under a body that cannot tip: the points'
     // normal impulses summed in order, over their count.
     V4f sum = splat(0.0f);
-    for (uint32_t k = 0; k < most; ++k) sum = pick(on[k], sum + c[k].normal_impulse, sum);
-    const V4f mean = sum / count_f;
-    for (uint32_t k = 0; k < most; ++k) {
-        solve_friction4(a, b, c[k], pick(tips, mean, c[k].normal_impulse), q, pp.friction_cone, on[k]);
-        scatter_point(c[k], at[k], on[k]);
+    for (uint32_t k = 0; k < B.most; ++k) sum = pick(B.on[k], sum + c[k].normal_impulse, sum);
+    const V4f mean = sum / B.count_f;
+    for (uint32_t k = 0; k < B.most; ++k) {
+        solve_friction4(a, b, c[k], pick(B.tips, mean, c[k].normal_impulse), B, pp.friction_cone, B.on[k]);
+        scatter_point(c[k], B.at[k], B.on[k]);
     }
-    scatter_side(a, ab);
-    scatter_side(b, bb);
+    scatter_side(a, B.ab);
+    scatter_side(b, B.bb);
 }
 
-/// A solve or relax pass over colour entries [b, e) of the order on one
-/// lane: joints one by one, pairs four at a time, those of equal point
-/// counts together (a batch runs as many rounds as its largest pair has
-/// points). The same bits as pass_constraint on each entry in turn.
-template <class Buffers>
-[[gnu::noinline]] void solve_colour4(const Buffers& s, uint32_t b, uint32_t e, Pass pass, const PassParams& pp) {
-    const bool push = pass == Pass::kSolve;
+/// solve_points for up to four pairs of one colour at once, planned here.
+inline void solve_points4(const StepBuffers& s, const Pair* const pairs[4], uint32_t count, const PassParams& pp,
+                          bool push) {
+    detail::Batch4 B;
+    plan_points4(B, s, pairs, count, pp);
+    solve_points4(B, pp, push);
+}
+
+/// Calls four(pairs, m) for colour entries [b, e)'s pairs with points, up to
+/// four at a time, those of equal point counts together (what is left
+/// largest counts first), and single(entry) for each joint and a lone pair.
+/// Which pairs go together changes no bit: each lane is its own pair.
+template <class Buffers, class Four, class Single>
+void batch_colour(const Buffers& s, uint32_t b, uint32_t e, Four&& four, Single&& single) {
     const Pair* held[kMaxManifold][4];
     uint32_t held_n[kMaxManifold] = {};
     for (uint32_t i = b; i < e; ++i) {
         const uint32_t entry = s.order[i];
         if (!(entry & kPairEntry)) {
-            pass_constraint(s, entry, pass, pp);
+            single(entry);
             continue;
         }
         const Pair& p = s.pairs[entry & ~kPairEntry];
         if (p.count == 0) continue; // solve_points of no points changes nothing
         const uint32_t k = (p.count < kMaxManifold ? p.count : kMaxManifold) - 1;
         held[k][held_n[k]++] = &p;
-        if (held_n[k] == 4) solve_points4(s, held[k], 4, pp, push), held_n[k] = 0;
+        if (held_n[k] == 4) four(held[k], 4u), held_n[k] = 0;
     }
-    // What is left, at most three pairs of each count, largest counts first.
     const Pair* rest[4];
     uint32_t m = 0;
     for (uint32_t k = kMaxManifold; k-- > 0;)
         for (uint32_t j = 0; j < held_n[k]; ++j) {
             rest[m++] = held[k][j];
-            if (m == 4) solve_points4(s, rest, 4, pp, push), m = 0;
+            if (m == 4) four(rest, 4u), m = 0;
         }
-    if (m > 1) return solve_points4(s, rest, m, pp, push);
-    if (m == 1) pass_constraint(s, kPairEntry | uint32_t(rest[0] - &s.pairs[0]), pass, pp); // a lone pair
+    if (m > 1) four(rest, m);
+    if (m == 1) single(kPairEntry | uint32_t(rest[0] - &s.pairs[0])); // a lone pair
+}
+
+/// A solve or relax pass over colour entries [b, e) of the order on one
+/// lane: joints and a lone pair one by one, pairs four at a time
+/// (batch_colour). The same bits as pass_constraint on each entry in turn.
+template <class Buffers>
+[[gnu::noinline]] void solve_colour4(const Buffers& s, uint32_t b, uint32_t e, Pass pass, const PassParams& pp) {
+    const bool push = pass == Pass::kSolve;
+    batch_colour(
+        s, b, e, [&](const Pair* const* pairs, uint32_t m) { solve_points4(s, pairs, m, pp, push); },
+        [&](uint32_t entry) { pass_constraint(s, entry, pass, pp); });
+}
+
+/// Every colour's batches (but the serial colour's) for one step on one
+/// lane, made once after the colouring (plan_colours) and run by each solve
+/// and relax pass (solve_planned): the same bits as solve_colour4.
+struct BatchPlan {
+    std::vector<detail::Batch4> batches; ///< colour c's: [batch_first[c], batch_first[c + 1])
+    std::vector<uint32_t> singles;       ///< its joints and lone pair: [single_first[c], single_first[c + 1])
+    uint32_t batch_first[kColours + 1], single_first[kColours + 1];
+};
+
+/// Plans the step's colours in use into this thread's plan (one lane runs
+/// one world's step at a time, so one plan a thread serves each in turn).
+template <class Buffers> [[gnu::noinline]] const BatchPlan* plan_colours(const Buffers& s, const PassParams& pp) {
+    static thread_local BatchPlan plan;
+    plan.batches.clear(), plan.singles.clear();
+    const uint32_t* begin = s.colouring->begin;
+    for (uint32_t c = 0; c <= kColours; ++c) {
+        plan.batch_first[c] = uint32_t(plan.batches.size()), plan.single_first[c] = uint32_t(plan.singles.size());
+        if (c == kColours || !(pp.colours >> c & 1u)) continue;
+        batch_colour(
+            s, begin[c], min_of(begin[c + 1], s.order.size()),
+            [&](const Pair* const* pairs, uint32_t m) {
+                plan.batches.emplace_back();
+                plan_points4(plan.batches.back(), s, pairs, m, pp);
+            },
+            [&](uint32_t entry) { plan.singles.push_back(entry); });
+    }
+    return &plan;
+}
+
+/// A solve or relax pass over colour c (not the serial one) from the step's
+/// plan: its joints and lone pair, then its batches.
+template <class Buffers>
+[[gnu::noinline]] void solve_planned(const BatchPlan& plan, uint32_t c, const Buffers& s, Pass pass,
+                                     const PassParams& pp) {
+    const bool push = pass == Pass::kSolve;
+    for (uint32_t i = plan.single_first[c]; i < plan.single_first[c + 1]; ++i)
+        pass_constraint(s, plan.singles[i], pass, pp);
+    for (uint32_t i = plan.batch_first[c]; i < plan.batch_first[c + 1]; ++i) solve_points4(plan.batches[i], pp, push);
 }
 
 namespace detail {

@@ -963,6 +963,9 @@ inline constexpr uint32_t kWorldBody = 0xFFFFFFFFu; ///< Joint::ib when b is the
 /// What a pass over the constraints does to each.
 enum class Pass : uint32_t { kWarmStart, kSolve, kRelax, kRestitution };
 /// A step's constants for the passes.
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+struct BatchPlan; // solve_batch.hpp
+#endif
 struct PassParams {
     float inv_h;
     Softness soft, static_soft, joint_soft;
@@ -970,6 +973,9 @@ struct PassParams {
     Combine friction_rule, restitution_rule;
     FrictionCone friction_cone;
     uint32_t colours; ///< bit c set when colour c (0..kColours) has constraints: colours_in_use
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+    const BatchPlan* plan; ///< one CPU lane's batches of the step (solve_batch.hpp), or null
+#endif
 };
 
 /// The colours of the step's order that hold constraints, as pass_constraints
@@ -1035,6 +1041,11 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
 // inlining rotate and the quaternion product in the integrate passes (-8 %).
 template <class Buffers>
 [[gnu::noinline]] void solve_colour4(const Buffers& s, uint32_t b, uint32_t e, Pass pass, const PassParams& pp);
+// The same from batches planned once a step (plan_colours after the colouring).
+template <class Buffers> [[gnu::noinline]] const BatchPlan* plan_colours(const Buffers& s, const PassParams& pp);
+template <class Buffers>
+[[gnu::noinline]] void solve_planned(const BatchPlan& plan, uint32_t c, const Buffers& s, Pass pass,
+                                     const PassParams& pp);
 #endif
 
 /// One pass over the constraints, colour by colour: a colour's constraints
@@ -1055,7 +1066,7 @@ ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const Pa
         const bool serial = c == kColours;
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
         if (l.count == 1 && !serial && (pass == Pass::kSolve || pass == Pass::kRelax))
-            solve_colour4(s, b, e, pass, pp);
+            pp.plan ? solve_planned(*pp.plan, c, s, pass, pp) : solve_colour4(s, b, e, pass, pp);
         else
 #endif
             for (uint32_t i = b + (serial ? 0u : l.lane); i < e && (!serial || l.lane == 0); i += serial ? 1u : l.count)
@@ -1348,6 +1359,9 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pp.friction_rule = prm.friction_rule, pp.restitution_rule = prm.restitution_rule;
     pp.friction_cone = prm.friction_cone;
     pp.colours = colours_in_use(s);
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+    if (l.count == 1) pp.plan = plan_colours(s, pp); // the solve and relax passes' batches, once a step
+#endif
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
         l.align(); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
