@@ -75,17 +75,23 @@ inline void fix_side(SideFixed& s, const SolverBody* const b[4]) {
 }
 
 /// Side s of four pairs' bodies in this pass: the velocities where a body
-/// moves, the positions (moved_apart's), the turn rows where one turns.
-inline void gather_side(Side4& s, const SideFixed& fixed, const SolverBody* const b[4]) {
+/// moves (the warm start reads no more).
+inline void gather_velocities(Side4& s, const SideFixed& fixed, const SolverBody* const b[4]) {
     s.f = &fixed;
+    if (!fixed.any_moves) {
+        s.v = fixed.v, s.w = fixed.w;
+        return;
+    }
+    const float* p[4] = {solver_floats(*b[0]), solver_floats(*b[1]), solver_floats(*b[2]), solver_floats(*b[3])};
+    V4f f[8];
+    columns<8>(p, f);
+    s.v = {f[0], f[1], f[2]}, s.w = {f[3], f[4], f[5]};
+}
+/// The same, then the positions (moved_apart's) and the turn rows where one turns.
+inline void gather_side(Side4& s, const SideFixed& fixed, const SolverBody* const b[4]) {
+    gather_velocities(s, fixed, b);
     const float* p[4] = {solver_floats(*b[0]), solver_floats(*b[1]), solver_floats(*b[2]), solver_floats(*b[3])};
     V4f f[16];
-    if (fixed.any_moves) {
-        columns<8>(p, f);
-        s.v = {f[0], f[1], f[2]}, s.w = {f[3], f[4], f[5]};
-    } else {
-        s.v = fixed.v, s.w = fixed.w;
-    }
     const float* x[4] = {p[0] + 18, p[1] + 18, p[2] + 18, p[3] + 18}; // x, x0, turn
     if (fixed.any_turned) {
         columns<16>(x, f);
@@ -329,6 +335,24 @@ inline void solve_points4(const detail::Batch4& B, const PassParams& pp, bool pu
     scatter_side(b, B.bb);
 }
 
+/// warm_start_points for a planned batch of pairs: the bits of
+/// warm_start_points on each pair in turn.
+inline void warm_start4(const detail::Batch4& B) {
+    using namespace detail;
+    Side4 a, b;
+    gather_velocities(a, B.a, B.ab);
+    gather_velocities(b, B.b, B.bb);
+    for (uint32_t k = 0; k < B.most; ++k) {
+        Point4 c;
+        gather_point(c, B.c[k], B.at[k]);
+        const PointFixed& f = B.c[k];
+        const V3x4 p = f.n * c.normal_impulse + f.t1 * c.t1_impulse + cross(f.n, f.t1) * c.t2_impulse;
+        apply_impulse4(a, b, B.on[k], p, f.ra, f.rb);
+    }
+    scatter_side(a, B.ab);
+    scatter_side(b, B.bb);
+}
+
 /// solve_points for up to four pairs of one colour at once, planned here.
 inline void solve_points4(const StepBuffers& s, const Pair* const pairs[4], uint32_t count, const PassParams& pp,
                           bool push) {
@@ -408,15 +432,16 @@ template <class Buffers> [[gnu::noinline]] const BatchPlan* plan_colours(const B
     return &plan;
 }
 
-/// A solve or relax pass over colour c (not the serial one) from the step's
-/// plan: its joints and lone pair, then its batches.
+/// A warm-start, solve or relax pass over colour c (not the serial one) from
+/// the step's plan: its joints and lone pair, then its batches.
 template <class Buffers>
 [[gnu::noinline]] void solve_planned(const BatchPlan& plan, uint32_t c, const Buffers& s, Pass pass,
                                      const PassParams& pp) {
     const bool push = pass == Pass::kSolve;
     for (uint32_t i = plan.single_first[c]; i < plan.single_first[c + 1]; ++i)
         pass_constraint(s, plan.singles[i], pass, pp);
-    for (uint32_t i = plan.batch_first[c]; i < plan.batch_first[c + 1]; ++i) solve_points4(plan.batches[i], pp, push);
+    for (uint32_t i = plan.batch_first[c]; i < plan.batch_first[c + 1]; ++i)
+        pass == Pass::kWarmStart ? warm_start4(plan.batches[i]) : solve_points4(plan.batches[i], pp, push);
 }
 
 namespace detail {

@@ -1065,8 +1065,10 @@ ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const Pa
 #endif
         const bool serial = c == kColours;
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
-        if (l.count == 1 && !serial && (pass == Pass::kSolve || pass == Pass::kRelax))
-            pp.plan ? solve_planned(*pp.plan, c, s, pass, pp) : solve_colour4(s, b, e, pass, pp);
+        if (l.count == 1 && !serial && pp.plan && pass != Pass::kRestitution)
+            solve_planned(*pp.plan, c, s, pass, pp);
+        else if (l.count == 1 && !serial && (pass == Pass::kSolve || pass == Pass::kRelax))
+            solve_colour4(s, b, e, pass, pp);
         else
 #endif
             for (uint32_t i = b + (serial ? 0u : l.lane); i < e && (!serial || l.lane == 0); i += serial ? 1u : l.count)
@@ -1360,7 +1362,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     pp.friction_cone = prm.friction_cone;
     pp.colours = colours_in_use(s);
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
-    if (l.count == 1) pp.plan = plan_colours(s, pp); // the solve and relax passes' batches, once a step
+    if (l.count == 1) pp.plan = plan_colours(s, pp); // the warm-start, solve and relax passes' batches, once a step
 #endif
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
         l.align(); // and start each substep together: one instruction fetch serves them all

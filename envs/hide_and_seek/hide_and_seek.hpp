@@ -519,6 +519,21 @@ struct SightRay {
     Vec3 o, dir;
     float range;
 };
+/// sight_ray for scene entries pa and pb (either null: missing from the scene).
+ORRERY_HD inline SightRay sight_between(const Config& cfg, const RayBody* pa, const RayBody* pb) {
+    SightRay no{0, {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}, 0.0f};
+    if (!pa || !pb) return no;
+    Vec3 d = pb->body.x - pa->body.x;
+    Quat q = pa->body.q; // facing: the body's +x axis (agents turn about z only)
+    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y), dist = phys::length(d);
+    if (cfg.gpu) { // gpu_hideseek: the body's +y, the cone in 3-D
+        if (phys::dot(phys::rotate(q, {0.0f, 1.0f, 0.0f}), d) < kCosHalfCone * dist) return no;
+    } else if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) {
+        return no;
+    }
+    if (dist <= 0.0f) return {1, {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}, 0.0f};
+    return {-1, pa->body.x, d * (1.0f / dist), dist + 1.0f};
+}
 ORRERY_HD inline SightRay sight_ray(const Ctx& ctx, SceneView scene, uint32_t a, uint32_t b) {
     const RayBody* pa = nullptr;
     const RayBody* pb = nullptr;
@@ -528,18 +543,7 @@ ORRERY_HD inline SightRay sight_ray(const Ctx& ctx, SceneView scene, uint32_t a,
         if (index == a) pa = &scene.bodies[i];
         if (index == b) pb = &scene.bodies[i];
     }
-    SightRay no{0, {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}, 0.0f};
-    if (!pa || !pb) return no;
-    Vec3 d = pb->body.x - pa->body.x;
-    Quat q = pa->body.q; // facing: the body's +x axis (agents turn about z only)
-    float planar = phys::sqrt_of(d.x * d.x + d.y * d.y), dist = phys::length(d);
-    if (ctx.config<Config>().gpu) { // gpu_hideseek: the body's +y, the cone in 3-D
-        if (phys::dot(phys::rotate(q, {0.0f, 1.0f, 0.0f}), d) < kCosHalfCone * dist) return no;
-    } else if ((q.w * q.w - q.z * q.z) * d.x + 2.0f * q.w * q.z * d.y < kCosHalfCone * planar) {
-        return no;
-    }
-    if (dist <= 0.0f) return {1, {0.0f, 0.0f, 0.0f}, {0.0f, 0.0f, 0.0f}, 0.0f};
-    return {-1, pa->body.x, d * (1.0f / dist), dist + 1.0f};
+    return sight_between(ctx.config<Config>(), pa, pb);
 }
 
 /// Whether agent `a` sees body `b` (as of the last gather_scene): b's centre
@@ -716,6 +720,23 @@ ORRERY_HD inline Vec3 lidar_dir(const Config& cfg, Quat q, uint32_t k) {
     return cfg.gpu ? phys::rotate(q, {-sc.s, sc.c, 0.0f}) : Vec3{sc.c, sc.s, 0.0f};
 }
 
+/// The entity index of the body that agent `row`'s line-of-sight entry j
+/// (its mask slots in order: the other agents', the boxes', the ramps')
+/// looks at, or ~0u for an empty slot (the entry reads 0).
+ORRERY_HD inline uint32_t sight_target(const Ctx& ctx, uint32_t row, uint32_t j) {
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t agent_slots = cfg.off_ab - cfg.off_aa, box_slots = cfg.off_ar - cfg.off_ab;
+    if (j < agent_slots) { // the other agents in row order, skipping this one
+        uint32_t other = j < row ? j : j + 1;
+        if (other >= cfg.agents || ctx.at<Agent, Team>(other).value == kAbsent) return ~0u;
+        return row_entity<Agent>(ctx, other).index;
+    }
+    j -= agent_slots;
+    uint32_t obj = j < box_slots ? j : cfg.max_boxes + (j - box_slots);
+    if ((j < box_slots && j >= cfg.max_boxes) || ctx.at<Object, Piece>(obj).kind == kNoPiece) return ~0u;
+    return row_entity<Object>(ctx, obj).index;
+}
+
 /// Entry `k` of agent `row`'s ray block (Config's off_lidar to off_ar +
 /// ramps: lidar, then the masks of the other agents' slots, boxes' slots and
 /// ramps), written by itself: one lidar ray or one line of sight, 0 for an
@@ -736,17 +757,8 @@ ORRERY_HD inline void observe_ray(const Ctx& ctx, SceneView scene, const phys::H
         dir = lidar_dir(cfg, pose.q, k);
         range = cfg.gpu ? kGpuLidarRange : kLidarRange;
     } else {
-        uint32_t j = k - kLidarRays, agent_slots = cfg.off_ab - cfg.off_aa, box_slots = cfg.off_ar - cfg.off_ab;
-        if (j < agent_slots) { // the other agents in row order, skipping this one
-            uint32_t other = j < row ? j : j + 1;
-            if (other >= cfg.agents || ctx.at<Agent, Team>(other).value == kAbsent) return;
-            target = row_entity<Agent>(ctx, other).index;
-        } else {
-            j -= agent_slots;
-            uint32_t obj = j < box_slots ? j : cfg.max_boxes + (j - box_slots);
-            if ((j < box_slots && j >= cfg.max_boxes) || ctx.at<Object, Piece>(obj).kind == kNoPiece) return;
-            target = row_entity<Object>(ctx, obj).index;
-        }
+        target = sight_target(ctx, row, k - kLidarRays);
+        if (target == ~0u) return;
         SightRay s = sight_ray(ctx, scene, me, target);
         if (s.answer >= 0) {
             out = s.answer == 1 ? 1.0f : 0.0f;
@@ -826,6 +838,82 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
         out[k] = cfg.gpu && h.index == ~0u ? 0.0f : h.t;
     }
 }
+
+/// Agent `row`'s line-of-sight entries, as observe_ray writes them (the same
+/// bytes). Its rays all start at its centre, so each body's offset from it
+/// (and its frame's view of it) is made once for all of them, the bounding
+/// tests of a ray run over every body in one loop (bound_misses' arithmetic,
+/// which the compiler runs four bodies a vector instruction), and cast_in's
+/// walk visits only the bodies that pass, in scene order, stopping where it
+/// would (the target met and not first).
+inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet& hulls, uint32_t row) {
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t per = cfg.off_ar + cfg.ramps - cfg.off_lidar, n = scene.n;
+    const uint32_t me = row_entity<Agent>(ctx, row).index;
+    const RayBody* bodies = scene.bodies;
+    const RayBody* pa = nullptr;
+    for (uint32_t i = 0; i < n && !pa; ++i)
+        if (bodies[i].index == me) pa = &bodies[i];
+    if (ctx.at<Agent, Team>(row).value == kAbsent || !pa || n > 64) {
+        for (uint32_t k = kLidarRays; k < per; ++k) observe_ray(ctx, scene, hulls, row, k);
+        return;
+    }
+    float* out = &ctx.array_at<Obs>(archetype_id<Agent>, row)[cfg.off_lidar];
+    const Vec3 o = pa->body.x;
+    float mx[64], my[64], mz[64], mm[64], bound[64];
+    for (uint32_t i = 0; i < n; ++i) { // misses_bound's m and dot(m, m)
+        const Vec3 m = bodies[i].body.x - o;
+        mx[i] = m.x, my[i] = m.y, mz[i] = m.z, mm[i] = phys::dot(m, m), bound[i] = bodies[i].bound;
+    }
+    Vec3 local[64]; // o in body i's frame (ray_shape's own expression), made when first needed
+    uint64_t made = 0;
+    for (uint32_t k = kLidarRays; k < per; ++k) {
+        const uint32_t target = sight_target(ctx, row, k - kLidarRays);
+        out[k] = 0.0f;
+        if (target == ~0u) continue;
+        const RayBody* pb = nullptr;
+        for (uint32_t i = 0; i < n && !pb; ++i)
+            if (bodies[i].index == target) pb = &bodies[i];
+        const SightRay s = sight_between(cfg, pa, pb);
+        if (s.answer >= 0) {
+            out[k] = s.answer == 1 ? 1.0f : 0.0f;
+            continue;
+        }
+        const Vec3 dir = s.dir;
+        float proj[64];
+        uint32_t keep[64];
+        for (uint32_t i = 0; i < n; ++i) { // phys::dot(m, dir), term by term; the first hit's bound is the range
+            proj[i] = mx[i] * dir.x + my[i] * dir.y + mz[i] * dir.z;
+            keep[i] = bound_misses(proj[i], mm[i], bound[i], s.range) ? 0u : 1u;
+        }
+        uint64_t listed = 0;
+        for (uint32_t i = 0; i < n; ++i) listed |= uint64_t(keep[i]) << i;
+        Hit best{s.range, ~0u};
+        for (; listed; listed &= listed - 1) {
+            const uint32_t i = uint32_t(__builtin_ctzll(listed));
+            const RayBody& b = bodies[i];
+            if (b.index == me) continue;
+            if (proj[i] - b.bound > best.t) { // bound_misses' beyond, against the nearest hit so far
+                if (b.index == target) break;
+                continue;
+            }
+            const Vec3* lo = nullptr;
+            if (reads_local_frame(b)) {
+                if (!(made >> i & 1u))
+                    local[i] = b.body.shape.kind == phys::ShapeKind::kBox
+                                   ? phys::detail::into_box_frame(b.body.q, o - b.body.x)
+                                   : phys::unrotate(b.body.q, o - b.body.x),
+                    made |= uint64_t(1) << i;
+                lo = &local[i];
+            }
+            float t = phys::ray_distance(b.body, o, dir, best.t, hulls, lo);
+            t = t < 0.0f ? kNoHit : t; // ray_body's miss
+            if (t < best.t) best = {t, b.index};
+            if (b.index == target && best.index != target) break;
+        }
+        out[k] = best.index == target ? 1.0f : 0.0f;
+    }
+}
 #endif
 
 /// An observation node's work spread over a world's lanes: every ray entry
@@ -844,7 +932,7 @@ template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lan
         for (uint32_t row = 0; row < cfg.agents; ++row) {
             if (!live_row<Agent>(ctx, row)) continue;
             observe_lidar(ctx, scene, hulls, row, dirs);
-            for (uint32_t k = kLidarRays; k < per; ++k) observe_ray(ctx, scene, hulls, row, k);
+            observe_sights(ctx, scene, hulls, row);
         }
         for (uint32_t row = 0; row < cfg.agents; ++row)
             if (live_row<Agent>(ctx, row)) rest(ctx, row);
