@@ -492,14 +492,19 @@ inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3
         const bool box = b.body.shape.kind == phys::ShapeKind::kBox;
         const uint32_t p = box ? box_pair++ : 0u; // in the batch's order
         const bool batched = box && p < boxes.n;
-        if (c.proj[i][k] - b.bound > best.t) continue; // bound_misses' beyond
-        float t;
+        const bool beyond = c.proj[i][k] - b.bound > best.t; // bound_misses' beyond
         if (batched) {
-            t = boxes.distance(p) > best.t ? -1.0f : boxes.distance(p); // ray_distance's reach
-        } else {
-            t = phys::ray_distance(b.body, o, dir, best.t, hulls, &local[i],
-                                   dirs && reads_local_frame(b) ? dirs->of(i, k, b.body.q, dir) : nullptr);
+            // The branches below, as one condition taken by selects (a batched
+            // box's beyond and nearer tests follow no pattern): a distance past
+            // best is ray_distance's reach, < 0 its miss.
+            const float d = boxes.distance(p);
+            const bool take = !beyond & (d >= 0.0f) & (d < best.t);
+            best.t = take ? d : best.t, best.index = take ? b.index : best.index;
+            continue;
         }
+        if (beyond) continue;
+        float t = phys::ray_distance(b.body, o, dir, best.t, hulls, &local[i],
+                                     dirs && reads_local_frame(b) ? dirs->of(i, k, b.body.q, dir) : nullptr);
         t = t < 0.0f ? kNoHit : t; // ray_body's miss
         if (t < best.t) best = {t, b.index};
     }
