@@ -848,9 +848,10 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
 /// bytes). Its rays all start at its centre, so each body's offset from it
 /// (and its frame's view of it) is made once for all of them, the bounding
 /// tests of a ray run over every body in one loop (bound_misses' arithmetic,
-/// which the compiler runs four bodies a vector instruction), and cast_in's
-/// walk visits only the bodies that pass, in scene order, stopping where it
-/// would (the target met and not first).
+/// which the compiler runs four bodies a vector instruction), the listed
+/// (ray, box) pairs' exact tests four to a vector (BoxRays, as the lidar's),
+/// and cast_in's walk visits only the bodies that pass, in scene order,
+/// stopping where it would (the target met and not first).
 inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet& hulls, uint32_t row) {
     const Config& cfg = ctx.config<Config>();
     const uint32_t per = cfg.off_ar + cfg.ramps - cfg.off_lidar, n = scene.n;
@@ -859,19 +860,41 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
     const RayBody* pa = nullptr;
     for (uint32_t i = 0; i < n && !pa; ++i)
         if (bodies[i].index == me) pa = &bodies[i];
-    if (ctx.at<Agent, Team>(row).value == kAbsent || !pa || n > 64) {
+    constexpr uint32_t kMaxSights = 32;
+    if (ctx.at<Agent, Team>(row).value == kAbsent || !pa || n > 64 || per - kLidarRays > kMaxSights) {
         for (uint32_t k = kLidarRays; k < per; ++k) observe_ray(ctx, scene, hulls, row, k);
         return;
     }
     float* out = &ctx.array_at<Obs>(archetype_id<Agent>, row)[cfg.off_lidar];
     const Vec3 o = pa->body.x;
     float mx[64], my[64], mz[64], mm[64], bound[64];
+    uint64_t box_bodies = 0;
     for (uint32_t i = 0; i < n; ++i) { // misses_bound's m and dot(m, m)
         const Vec3 m = bodies[i].body.x - o;
         mx[i] = m.x, my[i] = m.y, mz[i] = m.z, mm[i] = phys::dot(m, m), bound[i] = bodies[i].bound;
+        if (bodies[i].body.shape.kind == phys::ShapeKind::kBox && bodies[i].index != me) box_bodies |= uint64_t(1) << i;
     }
     Vec3 local[64]; // o in body i's frame (ray_shape's own expression), made when first needed
     uint64_t made = 0;
+    auto local_of = [&](uint32_t i) {
+        const phys::Placed& b = bodies[i].body;
+        if (!(made >> i & 1u))
+            local[i] = b.shape.kind == phys::ShapeKind::kBox ? phys::detail::into_box_frame(b.q, o - b.x)
+                                                             : phys::unrotate(b.q, o - b.x),
+            made |= uint64_t(1) << i;
+        return &local[i];
+    };
+    // The rays to cast: each one's target, direction, range, bodies listed
+    // and their projections, and its first pair in the box batch.
+    struct Ray {
+        uint32_t k, target, first_box;
+        uint64_t listed;
+        Vec3 dir;
+        float range;
+    } rays[kMaxSights];
+    float proj[kMaxSights][64];
+    uint32_t cast = 0;
+    BoxRays boxes;
     for (uint32_t k = kLidarRays; k < per; ++k) {
         const uint32_t target = sight_target(ctx, row, k - kLidarRays);
         out[k] = 0.0f;
@@ -884,39 +907,47 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
             out[k] = s.answer == 1 ? 1.0f : 0.0f;
             continue;
         }
-        const Vec3 dir = s.dir;
-        float proj[64];
+        Ray& r = rays[cast];
+        float* pr = proj[cast++];
+        r = {k, target, boxes.n, 0, s.dir, s.range};
         uint32_t keep[64];
         for (uint32_t i = 0; i < n; ++i) { // phys::dot(m, dir), term by term; the first hit's bound is the range
-            proj[i] = mx[i] * dir.x + my[i] * dir.y + mz[i] * dir.z;
-            keep[i] = bound_misses(proj[i], mm[i], bound[i], s.range) ? 0u : 1u;
+            pr[i] = mx[i] * r.dir.x + my[i] * r.dir.y + mz[i] * r.dir.z;
+            keep[i] = bound_misses(pr[i], mm[i], bound[i], s.range) ? 0u : 1u;
         }
-        uint64_t listed = 0;
-        for (uint32_t i = 0; i < n; ++i) listed |= uint64_t(keep[i]) << i;
-        Hit best{s.range, ~0u};
-        for (; listed; listed &= listed - 1) {
+        for (uint32_t i = 0; i < n; ++i) r.listed |= uint64_t(keep[i]) << i;
+        for (uint64_t listed = r.listed & box_bodies; listed; listed &= listed - 1) {
+            const uint32_t i = uint32_t(__builtin_ctzll(listed));
+            const phys::Placed& b = bodies[i].body;
+            boxes.push(*local_of(i), phys::detail::into_box_frame(b.q, r.dir), b.shape.dims);
+        }
+    }
+    boxes.solve();
+    for (uint32_t c = 0; c < cast; ++c) {
+        const Ray& r = rays[c];
+        const float* pr = proj[c];
+        Hit best{r.range, ~0u};
+        uint32_t box_pair = r.first_box; // in the batch's order
+        for (uint64_t listed = r.listed; listed; listed &= listed - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(listed));
             const RayBody& b = bodies[i];
             if (b.index == me) continue;
-            if (proj[i] - b.bound > best.t) { // bound_misses' beyond, against the nearest hit so far
-                if (b.index == target) break;
-                continue;
+            const bool beyond = pr[i] - b.bound > best.t; // bound_misses' beyond, against the nearest hit so far
+            const bool box = box_bodies >> i & 1u;
+            const uint32_t p = box ? box_pair++ : 0u;
+            if (box && p < boxes.n) { // cast_listed's select: not beyond, not a miss, nearer
+                const float d = boxes.distance(p);
+                const bool take = !beyond & (d >= 0.0f) & (d < best.t);
+                best.t = take ? d : best.t, best.index = take ? b.index : best.index;
+            } else if (!beyond) {
+                float t =
+                    phys::ray_distance(b.body, o, r.dir, best.t, hulls, reads_local_frame(b) ? local_of(i) : nullptr);
+                t = t < 0.0f ? kNoHit : t; // ray_body's miss
+                if (t < best.t) best = {t, b.index};
             }
-            const Vec3* lo = nullptr;
-            if (reads_local_frame(b)) {
-                if (!(made >> i & 1u))
-                    local[i] = b.body.shape.kind == phys::ShapeKind::kBox
-                                   ? phys::detail::into_box_frame(b.body.q, o - b.body.x)
-                                   : phys::unrotate(b.body.q, o - b.body.x),
-                    made |= uint64_t(1) << i;
-                lo = &local[i];
-            }
-            float t = phys::ray_distance(b.body, o, dir, best.t, hulls, lo);
-            t = t < 0.0f ? kNoHit : t; // ray_body's miss
-            if (t < best.t) best = {t, b.index};
-            if (b.index == target && best.index != target) break;
+            if (b.index == r.target && best.index != r.target) break;
         }
-        out[k] = best.index == target ? 1.0f : 0.0f;
+        out[r.k] = best.index == r.target ? 1.0f : 0.0f;
     }
 }
 #endif

@@ -935,8 +935,9 @@ std::vector<uint8_t> obs_bytes(const Ctx& ctx) {
 }
 
 // The CPU's one-lane observe casts each agent's lidar through its candidate
-// lists (lidar_cull.hpp); with two lanes every ray tests every body, as on the
-// GPU. Both variants, many random worlds and steps, through resets: the same
+// lists (lidar_cull.hpp) and its lines of sight together (observe_sights, box
+// tests batched); with two lanes every ray tests every body, as on the GPU.
+// Both variants, many random worlds and steps, through resets: the same
 // bytes, and the lists do leave most bodies out.
 TEST(HideAndSeekObservations, CulledLidarGivesTheFullScansBytesInBothVariants) {
     for (const char* variant : {"openai", "gpu_hideseek"}) {
