@@ -147,7 +147,7 @@ inline V3x4 relative_velocity4(const Side4& a, const Side4& b, V3x4 ra, V3x4 rb)
 
 /// One point of each lane's pair as it stays through a step.
 struct PointFixed {
-    V3x4 n, t1, ra, rb;
+    V3x4 n, t1, t2, ra, rb; ///< t2: contact_t2, cross(n, t1)
     V4f separation, normal_mass, t1_mass, t2_mass;
 };
 /// One point of each lane's pair in a pass: its impulses, and what stays (f).
@@ -161,6 +161,7 @@ inline void fix_point(PointFixed& c, const Contact* const k[4]) {
     columns<16>(p, f);
     c.n = {f[0], f[1], f[2]}, c.t1 = {f[3], f[4], f[5]}, c.ra = {f[6], f[7], f[8]}, c.rb = {f[9], f[10], f[11]};
     c.separation = f[12], c.normal_mass = f[13], c.t1_mass = f[14], c.t2_mass = f[15];
+    c.t2 = cross(c.n, c.t1);
 }
 inline void gather_point(Point4& c, const PointFixed& fixed, const Contact* const k[4]) {
     c.f = &fixed;
@@ -230,7 +231,7 @@ inline void solve_normal4(Side4& a, Side4& b, Point4& c, const Batch4& B, const 
 inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const Batch4& B, FrictionCone cone, V4i on) {
     const V4f zero = splat(0.0f);
     const PointFixed& f = *c.f;
-    const V3x4 dv = relative_velocity4(a, b, f.ra, f.rb), t2 = cross(f.n, f.t1);
+    const V3x4 dv = relative_velocity4(a, b, f.ra, f.rb), t2 = f.t2;
     V4f f1 = c.t1_impulse - f.t1_mass * dot(dv, f.t1), f2 = c.t2_impulse - f.t2_mass * dot(dv, t2);
     if (cone == FrictionCone::kPyramid) {
         const V4i over = abs4(f1) + abs4(f2) > B.mu_s * load;
@@ -346,19 +347,11 @@ inline void warm_start4(const detail::Batch4& B) {
         Point4 c;
         gather_point(c, B.c[k], B.at[k]);
         const PointFixed& f = B.c[k];
-        const V3x4 p = f.n * c.normal_impulse + f.t1 * c.t1_impulse + cross(f.n, f.t1) * c.t2_impulse;
+        const V3x4 p = f.n * c.normal_impulse + f.t1 * c.t1_impulse + f.t2 * c.t2_impulse;
         apply_impulse4(a, b, B.on[k], p, f.ra, f.rb);
     }
     scatter_side(a, B.ab);
     scatter_side(b, B.bb);
-}
-
-/// solve_points for up to four pairs of one colour at once, planned here.
-inline void solve_points4(const StepBuffers& s, const Pair* const pairs[4], uint32_t count, const PassParams& pp,
-                          bool push) {
-    detail::Batch4 B;
-    plan_points4(B, s, pairs, count, pp);
-    solve_points4(B, pp, push);
 }
 
 /// Calls four(pairs, m) for colour entries [b, e)'s pairs with points, up to
@@ -393,13 +386,18 @@ void batch_colour(const Buffers& s, uint32_t b, uint32_t e, Four&& four, Single&
 }
 
 /// A solve or relax pass over colour entries [b, e) of the order on one
-/// lane: joints and a lone pair one by one, pairs four at a time
-/// (batch_colour). The same bits as pass_constraint on each entry in turn.
-template <class Buffers>
-[[gnu::noinline]] void solve_colour4(const Buffers& s, uint32_t b, uint32_t e, Pass pass, const PassParams& pp) {
+/// lane, planned here: solve_planned's work for one colour, which
+/// PhysicsSolve's colour test compares with pass_constraint on each entry in
+/// turn (the same bits).
+template <class Buffers> void solve_colour4(const Buffers& s, uint32_t b, uint32_t e, Pass pass, const PassParams& pp) {
     const bool push = pass == Pass::kSolve;
     batch_colour(
-        s, b, e, [&](const Pair* const* pairs, uint32_t m) { solve_points4(s, pairs, m, pp, push); },
+        s, b, e,
+        [&](const Pair* const* pairs, uint32_t m) {
+            detail::Batch4 batch;
+            plan_points4(batch, s, pairs, m, pp);
+            solve_points4(batch, pp, push);
+        },
         [&](uint32_t entry) { pass_constraint(s, entry, pass, pp); });
 }
 
@@ -418,9 +416,9 @@ template <class Buffers> [[gnu::noinline]] const BatchPlan* plan_colours(const B
     static thread_local BatchPlan plan;
     plan.batches.clear(), plan.singles.clear();
     const uint32_t* begin = s.colouring->begin;
-    for (uint32_t c = 0; c <= kColours; ++c) {
+    for (uint32_t c = 0; c < kColours; ++c) {
         plan.batch_first[c] = uint32_t(plan.batches.size()), plan.single_first[c] = uint32_t(plan.singles.size());
-        if (c == kColours || !(pp.colours >> c & 1u)) continue;
+        if (!(pp.colours >> c & 1u)) continue;
         batch_colour(
             s, begin[c], min_of(begin[c + 1], s.order.size()),
             [&](const Pair* const* pairs, uint32_t m) {
@@ -429,6 +427,8 @@ template <class Buffers> [[gnu::noinline]] const BatchPlan* plan_colours(const B
             },
             [&](uint32_t entry) { plan.singles.push_back(entry); });
     }
+    plan.batch_first[kColours] = uint32_t(plan.batches.size()),
+    plan.single_first[kColours] = uint32_t(plan.singles.size());
     return &plan;
 }
 

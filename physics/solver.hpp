@@ -1035,13 +1035,12 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
 #endif
 
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
-// A solve or relax pass over one colour on one CPU lane (solve_batch.hpp,
-// included at the end). Kept out of line (a template, as GCC warns of an inline function that is
-// not to be inlined): inlined into step_bodies, it crowded GCC out of
-// inlining rotate and the quaternion product in the integrate passes (-8 %).
-template <class Buffers>
-[[gnu::noinline]] void solve_colour4(const Buffers& s, uint32_t b, uint32_t e, Pass pass, const PassParams& pp);
-// The same from batches planned once a step (plan_colours after the colouring).
+// One CPU lane's warm-start, solve and relax passes over a colour, four pairs
+// at a time from batches planned once a step (solve_batch.hpp, included at
+// the end; plan_colours after the colouring). Kept out of line (templates, as
+// GCC warns of an inline function that is not to be inlined): inlined into
+// step_bodies, the batch crowded GCC out of inlining rotate and the
+// quaternion product in the integrate passes (-8 %).
 template <class Buffers> [[gnu::noinline]] const BatchPlan* plan_colours(const Buffers& s, const PassParams& pp);
 template <class Buffers>
 [[gnu::noinline]] void solve_planned(const BatchPlan& plan, uint32_t c, const Buffers& s, Pass pass,
@@ -1065,10 +1064,8 @@ ORRERY_HD inline void pass_constraints(const StepBuffers& s, Pass pass, const Pa
 #endif
         const bool serial = c == kColours;
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
-        if (l.count == 1 && !serial && pp.plan && pass != Pass::kRestitution)
+        if (pp.plan && !serial && pass != Pass::kRestitution) // pp.plan: one lane (step_bodies)
             solve_planned(*pp.plan, c, s, pass, pp);
-        else if (l.count == 1 && !serial && (pass == Pass::kSolve || pass == Pass::kRelax))
-            solve_colour4(s, b, e, pass, pp);
         else
 #endif
             for (uint32_t i = b + (serial ? 0u : l.lane); i < e && (!serial || l.lane == 0); i += serial ? 1u : l.count)

@@ -472,6 +472,22 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
 inline bool reads_local_frame(const RayBody& b) {
     return b.body.shape.kind != phys::ShapeKind::kSphere && b.body.shape.kind != phys::ShapeKind::kPlane;
 }
+/// o in body b's frame, as the shape test makes it (ray_shape's local
+/// origin: into_box_frame for a box, unrotate otherwise), for a caller
+/// casting many rays from o.
+inline Vec3 origin_in_frame(const phys::Placed& b, Vec3 o) {
+    return b.shape.kind == phys::ShapeKind::kBox ? phys::detail::into_box_frame(b.q, o - b.x)
+                                                 : phys::unrotate(b.q, o - b.x);
+}
+/// A batched box's distance d (BoxRays) taken into best in a walk's turn:
+/// cast_in's branches (its bound beyond best, a distance past best being
+/// ray_distance's reach, < 0 its miss, then nearer) as one condition taken
+/// by selects, since a box's tests follow no pattern. The same answer for
+/// every value, -0 and NaN included.
+inline void take_box(Hit& best, float d, bool beyond, uint32_t index) {
+    const bool take = !beyond & (d >= 0.0f) & (d < best.t);
+    best.t = take ? d : best.t, best.index = take ? index : best.index;
+}
 /// cast_in over only the bodies ray k's list keeps (lidar_cull.hpp's
 /// candidates `c`, for rays from o), in scene order: the same answer as
 /// cast_in (no target), since a body left out is one ray_body rejects and
@@ -494,12 +510,7 @@ inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3
         const bool batched = box && p < boxes.n;
         const bool beyond = c.proj[i][k] - b.bound > best.t; // bound_misses' beyond
         if (batched) {
-            // The branches below, as one condition taken by selects (a batched
-            // box's beyond and nearer tests follow no pattern): a distance past
-            // best is ray_distance's reach, < 0 its miss.
-            const float d = boxes.distance(p);
-            const bool take = !beyond & (d >= 0.0f) & (d < best.t);
-            best.t = take ? d : best.t, best.index = take ? b.index : best.index;
+            take_box(best, boxes.distance(p), beyond, b.index);
             continue;
         }
         if (beyond) continue;
@@ -818,10 +829,7 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
         for (; any; any &= any - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(any));
             const phys::Placed& b = scene.bodies[i].body;
-            if (b.shape.kind == phys::ShapeKind::kBox)
-                local[i] = phys::detail::into_box_frame(b.q, pose.p - b.x);
-            else if (reads_local_frame(scene.bodies[i]))
-                local[i] = phys::unrotate(b.q, pose.p - b.x);
+            if (reads_local_frame(scene.bodies[i])) local[i] = origin_in_frame(b, pose.p);
         }
         for (uint32_t k = 0; k < kLidarRays; ++k)
             for (uint64_t listed = c.bodies[k]; listed; listed &= listed - 1) {
@@ -872,16 +880,13 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
     for (uint32_t i = 0; i < n; ++i) { // misses_bound's m and dot(m, m)
         const Vec3 m = bodies[i].body.x - o;
         mx[i] = m.x, my[i] = m.y, mz[i] = m.z, mm[i] = phys::dot(m, m), bound[i] = bodies[i].bound;
-        if (bodies[i].body.shape.kind == phys::ShapeKind::kBox && bodies[i].index != me) box_bodies |= uint64_t(1) << i;
+        if (bodies[i].body.shape.kind == phys::ShapeKind::kBox) box_bodies |= uint64_t(1) << i;
     }
+    const uint64_t others = ~(uint64_t(1) << (pa - bodies)); // cast_in skips the caster (listed once)
     Vec3 local[64]; // o in body i's frame (ray_shape's own expression), made when first needed
     uint64_t made = 0;
     auto local_of = [&](uint32_t i) {
-        const phys::Placed& b = bodies[i].body;
-        if (!(made >> i & 1u))
-            local[i] = b.shape.kind == phys::ShapeKind::kBox ? phys::detail::into_box_frame(b.q, o - b.x)
-                                                             : phys::unrotate(b.q, o - b.x),
-            made |= uint64_t(1) << i;
+        if (!(made >> i & 1u)) local[i] = origin_in_frame(bodies[i].body, o), made |= uint64_t(1) << i;
         return &local[i];
     };
     // The rays to cast: each one's target, direction, range, bodies listed
@@ -916,6 +921,7 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
             keep[i] = bound_misses(pr[i], mm[i], bound[i], s.range) ? 0u : 1u;
         }
         for (uint32_t i = 0; i < n; ++i) r.listed |= uint64_t(keep[i]) << i;
+        r.listed &= others;
         for (uint64_t listed = r.listed & box_bodies; listed; listed &= listed - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(listed));
             const phys::Placed& b = bodies[i].body;
@@ -931,14 +937,11 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
         for (uint64_t listed = r.listed; listed; listed &= listed - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(listed));
             const RayBody& b = bodies[i];
-            if (b.index == me) continue;
             const bool beyond = pr[i] - b.bound > best.t; // bound_misses' beyond, against the nearest hit so far
             const bool box = box_bodies >> i & 1u;
             const uint32_t p = box ? box_pair++ : 0u;
-            if (box && p < boxes.n) { // cast_listed's select: not beyond, not a miss, nearer
-                const float d = boxes.distance(p);
-                const bool take = !beyond & (d >= 0.0f) & (d < best.t);
-                best.t = take ? d : best.t, best.index = take ? b.index : best.index;
+            if (box && p < boxes.n) {
+                take_box(best, boxes.distance(p), beyond, b.index);
             } else if (!beyond) {
                 float t =
                     phys::ray_distance(b.body, o, r.dir, best.t, hulls, reads_local_frame(b) ? local_of(i) : nullptr);
