@@ -2,14 +2,42 @@
 // an atomic counter during one, so uneven items balance themselves. A worker
 // reads the pass (function, item count) under the lock and joins only while
 // items remain, so a late wake-up never reaches into the next pass.
+//
+// A thread out of work spins for a short while (kSpinMicros) before it
+// sleeps, the workers for the next pass and the caller for the workers' last
+// items: a stepping loop's passes follow each other within microseconds, and
+// a sleeping thread (a halted vCPU on a virtual machine) took long enough to
+// wake that two threads stepped hide-and-seek 5 % slower than two processes
+// (docs/perf-notes.md row 82). Spinning only delays the sleep: what a thread
+// does next is decided under the lock, as before.
 
 #include "engine/cpu/thread_pool.hpp"
 
+#include <chrono>
 #include <system_error>
 
 #include "engine/error.hpp"
 
 namespace orrery {
+
+namespace {
+inline void cpu_pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+}
+} // namespace
+
+template <class Done> bool ThreadPool::spin_until(Done&& done) {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::microseconds(kSpinMicros);
+    for (uint32_t turn = 1;; ++turn) {
+        if (done()) return true;
+        if (turn % 64 == 0 && std::chrono::steady_clock::now() >= until) return false;
+        cpu_pause();
+    }
+}
 
 ThreadPool::ThreadPool(uint32_t threads) {
     if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
@@ -30,6 +58,7 @@ void ThreadPool::start_workers(uint32_t threads) {
         workers_.emplace_back([this, i] {
             uint64_t seen = 0;
             for (;;) {
+                spin_until([&] { return generation_.load(std::memory_order_acquire) != seen; });
                 std::unique_lock<std::mutex> lock(mu_);
                 wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
                 if (stop_) return;
@@ -83,6 +112,7 @@ void ThreadPool::parallel_for(uint32_t n, const Work& fn) {
     }
     wake_.notify_all();
     drain(fn, n, 0);
+    spin_until([&] { return busy_.load(std::memory_order_acquire) == 0; });
     std::unique_lock<std::mutex> lock(mu_);
     // Workers that woke late find no items left and leave at once.
     done_.wait(lock, [&] { return busy_ == 0 && next_.load() >= n_; });

@@ -34,16 +34,23 @@ class ThreadPool {
     void start_workers(uint32_t threads);
     void stop_and_join();
     void drain(const Work& fn, uint32_t n, uint32_t worker);
+    /// Spins (a pause a turn) until done() or about kSpinMicros pass; true if done.
+    template <class Done> static bool spin_until(Done&& done);
+    /// How long a thread that runs out of work spins before it sleeps: about
+    /// the gap between two passes of a stepping loop, far below a sleep's wake-up.
+    static constexpr int64_t kSpinMicros = 200;
 
     std::vector<std::thread> workers_;
     std::mutex mu_;
     std::condition_variable wake_, done_;
-    uint64_t generation_ = 0;
+    // generation_ and busy_ change under mu_; they are atomic only so that a
+    // spinning thread may read them without it (every decision is retaken under mu_).
+    std::atomic<uint64_t> generation_{0};
     bool stop_ = false;
     const Work* fn_ = nullptr;
     uint32_t n_ = 0;
     std::atomic<uint32_t> next_{0};
-    uint32_t busy_ = 0;
+    std::atomic<uint32_t> busy_{0};
 };
 
 } // namespace orrery
