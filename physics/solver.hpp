@@ -444,6 +444,33 @@ template <class F> ORRERY_HD void walk_pairs(uint32_t n, uint32_t lo, uint32_t h
     }
 }
 
+#if !defined(__CUDA_ARCH__)
+/// find_pairs on one host lane, for up to 64 bodies: body i meets every later
+/// body when it is awake, else only the later awake ones (may_touch keeps no
+/// pair with neither awake: walls, the floor, locked and sleeping bodies),
+/// and each reach test adds its answer to the slot count with no branch. The
+/// same pairs in the same order as the walk over every pair; returns their
+/// count (past the capacity only the first capacity() are written).
+inline uint32_t find_pairs_host(const StepBuffers& s, const Params& prm) {
+    const uint32_t n = s.bodies.size(), cap = s.pairs.capacity();
+    uint64_t woke = 0;
+    for (uint32_t i = 0; i < n; ++i) woke |= uint64_t(awake(s.bodies[i])) << i;
+    const uint64_t all = n == 64 ? ~uint64_t(0) : (uint64_t(1) << n) - 1;
+    uint32_t at = 0;
+    for (uint32_t i = 0; i + 1 < n; ++i) {
+        const SolverBody& a = s.bodies[i];
+        const uint64_t later = all & (~uint64_t(0) << i << 1);
+        for (uint64_t meets = later & (awake(a) ? all : woke); meets; meets &= meets - 1) {
+            const uint32_t j = uint32_t(__builtin_ctzll(meets));
+            const bool kept = within_reach(a, s.bodies[j], prm.margin);
+            if (at < cap) s.pairs[at].a = i, s.pairs[at].b = j; // the next free slot: a pair not kept is overwritten
+            at += kept;
+        }
+    }
+    return at;
+}
+#endif
+
 /// Broadphase into s.pairs, in pair order: each lane tests a contiguous run
 /// of the pairs, counts what it keeps, and after a sync writes them from its
 /// offset (on the host a lone lane writes as it tests: one walk). Ends with a sync.
@@ -464,7 +491,7 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
     };
 #if !defined(__CUDA_ARCH__) // the GPU's kernel keeps one path (its code size decides its speed)
     if (l.count == 1) {
-        s.pairs.resize(keep(0, 0, total));
+        s.pairs.resize(n <= 64 ? find_pairs_host(s, prm) : keep(0, 0, total));
         return;
     }
 #endif
