@@ -24,7 +24,7 @@ namespace {
 /// each on a page of its own), so with 4 KB pages a batch past the TLB's reach
 /// spends time in page walks: 2 MB pages made hide-and-seek's CPU step about
 /// 2 % faster at 1,024 worlds and Overcooked's 7.5 % at 65,536
-/// (docs/perf-notes.md row 81). The advice is only
+/// (docs/perf-notes.md row 82). The advice is only
 /// that: where the kernel declines it (THP off, no Linux) the pages stay 4 KB
 /// and nothing else changes, so its result is not an error.
 uint8_t* allocate_worlds(size_t& bytes) {

@@ -8,7 +8,7 @@
 // items: a stepping loop's passes follow each other within microseconds, and
 // a sleeping thread (a halted vCPU on a virtual machine) took long enough to
 // wake that two threads stepped hide-and-seek 5 % slower than two processes
-// (docs/perf-notes.md row 82). Spinning only delays the sleep: what a thread
+// (docs/perf-notes.md row 85). Spinning only delays the sleep: what a thread
 // does next is decided under the lock, as before.
 
 #include "engine/cpu/thread_pool.hpp"
