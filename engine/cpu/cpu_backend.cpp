@@ -113,9 +113,21 @@ CpuBackend::CpuBackend(const EnvSpec& spec, const Plan& plan, const StorageLayou
         std::memset(scratch_, 0, pool);
         storage_.scratch = scratch_;
     }
-    // Chunks small enough to balance across threads, large enough to amortise the call.
-    uint32_t t = pool_.threads();
-    chunk_ = std::max(1u, std::min(256u, num_worlds_ / (t * 8) + 1));
+    // Chunks small enough to balance across threads, large enough to amortise
+    // the node calls. One thread takes equal chunks (at most 256 worlds, for
+    // the cache). More take guided ones, claimed in order: each 1/(2 x
+    // threads) of the worlds left, from 1 to 256, so a pass ends on small
+    // chunks and no thread waits out another's large last one (two threads,
+    // 256 hide-and-seek worlds: docs/perf-notes.md row 89), while a cheap
+    // env's step keeps large chunks for most of its worlds.
+    const uint32_t t = pool_.threads();
+    starts_.push_back(0);
+    for (uint32_t b = 0; b < num_worlds_;) {
+        const uint32_t left = num_worlds_ - b;
+        const uint32_t n = t == 1 ? num_worlds_ / 8 + 1 : (left + 2 * t - 1) / (2 * t);
+        b += std::min(left, std::max(1u, std::min(256u, n)));
+        starts_.push_back(b);
+    }
 }
 
 CpuBackend::~CpuBackend() {
@@ -135,12 +147,8 @@ Backend::ScratchPool CpuBackend::scratch_pool() const {
 std::string CpuBackend::describe() const { return "cpu (" + std::to_string(pool_.threads()) + " threads)"; }
 
 void CpuBackend::run(const std::vector<Op>& ops) {
-    uint32_t chunks = (num_worlds_ + chunk_ - 1) / chunk_;
-    pool_.parallel_for(chunks, [&](uint32_t c, uint32_t worker) {
-        uint32_t b = c * chunk_;
-        uint32_t e = std::min(num_worlds_, b + chunk_);
-        run_ops(ops, b, e, worker);
-    });
+    pool_.parallel_for(chunks(),
+                       [&](uint32_t c, uint32_t worker) { run_ops(ops, starts_[c], starts_[c + 1], worker); });
 }
 
 void CpuBackend::run_reading(const std::vector<Op>& ops, const InputSource& in, const std::vector<OutputCopy>& outs) {
@@ -156,10 +164,8 @@ void CpuBackend::run_reading(const std::vector<Op>& ops, const InputSource& in, 
     bool split = in.bytes % num_worlds_ == 0 && apart(in.source, in.column, in.bytes);
     for (const OutputCopy& o : outs) split = split && o.bytes % num_worlds_ == 0 && apart(o.dst, o.column, o.bytes);
     if (!split) return Backend::run_reading(ops, in, outs);
-    uint32_t chunks = (num_worlds_ + chunk_ - 1) / chunk_;
-    pool_.parallel_for(chunks, [&](uint32_t c, uint32_t worker) {
-        uint32_t b = c * chunk_;
-        uint32_t e = std::min(num_worlds_, b + chunk_);
+    pool_.parallel_for(chunks(), [&](uint32_t c, uint32_t worker) {
+        const uint32_t b = starts_[c], e = starts_[c + 1];
         auto share = [&](size_t bytes) { return std::pair{bytes / num_worlds_ * b, bytes / num_worlds_ * (e - b)}; };
         if (in.source != in.column) {
             auto [at, n] = share(in.bytes);

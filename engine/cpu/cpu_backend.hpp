@@ -53,7 +53,9 @@ class CpuBackend final : public Backend {
     std::vector<uint8_t> config_;
     Storage storage_;
     uint32_t num_worlds_ = 0;
-    uint32_t chunk_ = 1;
+    /// Chunk c of a pass is the worlds [starts_[c], starts_[c + 1]).
+    std::vector<uint32_t> starts_;
+    uint32_t chunks() const { return uint32_t(starts_.size()) - 1; }
 };
 
 } // namespace orrery
