@@ -27,13 +27,13 @@ namespace {
 /// (docs/perf-notes.md row 82). The advice is only
 /// that: where the kernel declines it (THP off, no Linux) the pages stay 4 KB
 /// and nothing else changes, so its result is not an error.
-uint8_t* allocate_worlds(size_t& bytes) {
+uint8_t* allocate_worlds(size_t bytes) {
     constexpr size_t kHuge = size_t(2) << 20;
     if (bytes < 2 * kHuge) return static_cast<uint8_t*>(std::aligned_alloc(64, bytes ? bytes : 64));
-    bytes = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p = std::aligned_alloc(kHuge, bytes);
+    const size_t whole = (bytes + kHuge - 1) / kHuge * kHuge; // aligned_alloc: a multiple of the alignment
+    void* p = std::aligned_alloc(kHuge, whole);
 #if defined(MADV_HUGEPAGE)
-    if (p) (void)madvise(p, bytes, MADV_HUGEPAGE);
+    if (p) (void)madvise(p, whole, MADV_HUGEPAGE);
 #endif
     return static_cast<uint8_t*>(p);
 }
