@@ -18,11 +18,16 @@ rooms; its default 8 substeps of 9.4 ms, where MuJoCo takes 15 of 5 ms) through 
 observation (30 lidar rays and the visibility masks per agent), rewards and
 auto-reset, which MuJoCo's number does not include.
 
-    python bench/mujoco_hideseek.py [--threads 1,2] [--worlds 256] [--steps 100] [--json FILE]
+    python bench/mujoco_hideseek.py [--threads 1,2] [--worlds 256] [--steps 100] [--rounds 3] [--json FILE]
 
 Prints env-steps/s for each and the ratio per thread (issue #14 asks Orrery's
 CPU backend >= 20 x CPU MuJoCo on this scene, #15 >= 50,000 env-steps/s on
-the 2-core machine).
+the 2-core machine). The measurements go in rounds: each round steps MuJoCo
+and Orrery at every thread count back to back (the order reversed every other
+round), and a round's ratio divides by that round's MuJoCo figure. A shared
+machine's speed drifts by 10-20 % within an hour, and the two engines drift
+together, so the median of the rounds' ratios is steadier than one ratio of
+two runs minutes apart; the summary gives it with the rounds' range.
 """
 
 from __future__ import annotations
@@ -101,7 +106,7 @@ def scene_xml():
                         bodies="\n".join(agents + objects), welds="\n".join(welds), motors="\n".join(motors))
 
 
-def mujoco_env_steps_per_s(steps=2400, warmup=48, horizon=240, seed=0):
+def mujoco_env_steps_per_s(steps=1200, warmup=48, horizon=240, seed=0):
     """Env steps per second of one thread stepping the scene, and the mean contact count."""
     import mujoco
     import numpy as np
@@ -119,8 +124,7 @@ def mujoco_env_steps_per_s(steps=2400, warmup=48, horizon=240, seed=0):
         if k % horizon == 0:
             mujoco.mj_resetData(model, data)
         data.ctrl[:] = ctrl[k]
-        for _ in range(15):
-            mujoco.mj_step(model, data)
+        mujoco.mj_step(model, data, nstep=15)  # one call per env step: no Python between substeps
         contacts += data.ncon if k >= warmup else 0
         if not np.all(np.isfinite(data.qpos)):
             raise RuntimeError(f"MuJoCo's state is not finite at env step {k}")
@@ -138,30 +142,60 @@ def orrery_env_steps_per_s(threads, worlds, steps):
             return json.load(f)[0]["env_steps_per_s"]
 
 
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--threads", default="1,2", help="Orrery's CPU thread counts (MuJoCo runs one thread)")
     p.add_argument("--worlds", type=int, default=256)
     p.add_argument("--steps", type=int, default=100, help="Orrery's timed steps per run")
-    p.add_argument("--mujoco-steps", type=int, default=2400)
+    p.add_argument("--mujoco-steps", type=int, default=1200, help="MuJoCo's timed env steps per round")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of back-to-back measurements")
     p.add_argument("--json", default="", help="write the results here")
     args = p.parse_args(argv)
+    if args.rounds < 1:
+        p.error(f"--rounds is {args.rounds}; expected at least 1")
     import mujoco
 
+    threads = [int(x) for x in args.threads.split(",")]
     rows = []
-    mj, ncon = mujoco_env_steps_per_s(args.mujoco_steps)
-    print(f"MuJoCo {mujoco.__version__}, 1 thread: {mj:,.0f} env-steps/s (physics only; {ncon:.1f} contacts)")
-    rows.append({"engine": "mujoco", "version": mujoco.__version__, "threads": 1, "env_steps_per_s": mj,
-                 "contacts": ncon})
-    for t in [int(x) for x in args.threads.split(",")]:
-        orr = orrery_env_steps_per_s(t, args.worlds, args.steps)
-        print(f"Orrery, {t} thread(s), {args.worlds} worlds: {orr:,.0f} env-steps/s (full env); "
-              f"{orr / t / mj:.1f} x MuJoCo per thread")
-        rows.append({"engine": "orrery", "threads": t, "worlds": args.worlds, "env_steps_per_s": orr,
-                     "per_thread_ratio": orr / t / mj})
+    for r in range(args.rounds):
+        work = [None] + threads  # None: MuJoCo
+        for what in (work if r % 2 == 0 else work[::-1]):
+            if what is None:
+                mj, ncon = mujoco_env_steps_per_s(args.mujoco_steps)
+                rows.append({"round": r, "engine": "mujoco", "version": mujoco.__version__, "threads": 1,
+                             "env_steps_per_s": mj, "contacts": ncon})
+                print(f"round {r}: MuJoCo {mujoco.__version__}, 1 thread: {mj:,.0f} env-steps/s "
+                      f"(physics only; {ncon:.1f} contacts)")
+            else:
+                orr = orrery_env_steps_per_s(what, args.worlds, args.steps)
+                rows.append({"round": r, "engine": "orrery", "threads": what, "worlds": args.worlds,
+                             "env_steps_per_s": orr})
+                print(f"round {r}: Orrery, {what} thread(s), {args.worlds} worlds: {orr:,.0f} env-steps/s (full env)")
+        mj = next(x["env_steps_per_s"] for x in rows if x["round"] == r and x["engine"] == "mujoco")
+        for x in rows:
+            if x["round"] == r and x["engine"] == "orrery":
+                x["per_thread_ratio"] = x["env_steps_per_s"] / x["threads"] / mj
+    summary = []
+    mjs = [x["env_steps_per_s"] for x in rows if x["engine"] == "mujoco"]
+    print(f"MuJoCo over {args.rounds} round(s): median {median(mjs):,.0f} env-steps/s "
+          f"({min(mjs):,.0f}-{max(mjs):,.0f})")
+    for t in threads:
+        mine = [x for x in rows if x["engine"] == "orrery" and x["threads"] == t]
+        speeds, ratios = [x["env_steps_per_s"] for x in mine], [x["per_thread_ratio"] for x in mine]
+        summary.append({"threads": t, "median_env_steps_per_s": median(speeds),
+                        "median_per_thread_ratio": median(ratios), "min_ratio": min(ratios),
+                        "max_ratio": max(ratios)})
+        print(f"Orrery, {t} thread(s): median {median(speeds):,.0f} env-steps/s; "
+              f"{median(ratios):.1f} x MuJoCo per thread (rounds {min(ratios):.1f}-{max(ratios):.1f})")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"cpu": os.cpu_count(), "rows": rows}, f, indent=1)
+            json.dump({"cpu": os.cpu_count(), "rounds": args.rounds, "rows": rows, "summary": summary}, f, indent=1)
 
 
 if __name__ == "__main__":
