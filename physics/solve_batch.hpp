@@ -7,8 +7,9 @@
 // solve_points' order on it (simd.hpp: IEEE per lane), so a batch gives the
 // scalar solve's bits. The GPU solves a colour a pair per lane of its team
 // already; this gives one CPU thread four lanes. Bodies move independently,
-// so integrate_positions takes four at once the same way. Measured in
-// docs/benchmarks.md, "A colour's pairs and the bodies' moves four to a vector".
+// so integrate_positions and integrate_velocities take four at once the same
+// way. Measured in docs/benchmarks.md, "A colour's pairs and the bodies' moves
+// four to a vector" and "The bodies' velocities four to a vector".
 
 #include <cstddef>
 #include <vector>
@@ -529,6 +530,90 @@ template <class Buffer> [[gnu::noinline]] void integrate_positions_host(Buffer b
         if (n == 4) integrate_positions4(held, 4, h), n = 0;
     }
     if (n > 0) integrate_positions4(held, n, h);
+}
+
+namespace detail {
+static_assert(offsetof(SolverBody, inv_mass) == offsetof(SolverBody, q) + 32 &&
+                  offsetof(SolverBody, inv_inertia) == offsetof(SolverBody, q) + 44 &&
+                  offsetof(SolverBody, force) == offsetof(SolverBody, q) + 56 &&
+                  offsetof(SolverBody, torque) == offsetof(SolverBody, q) + 68 &&
+                  offsetof(SolverBody, lin_damping) == offsetof(SolverBody, q) + 88 &&
+                  offsetof(SolverBody, ang_damping) == offsetof(SolverBody, q) + 92 &&
+                  offsetof(SolverBody, axis_rate) == offsetof(SolverBody, q) + 96 &&
+                  offsetof(SolverBody, axis_angular) == offsetof(SolverBody, q) + 108 &&
+                  offsetof(SolverBody, still) == offsetof(SolverBody, q) + 128,
+              "the velocities batch reads q to axis_angular as one run of floats (and two more words)");
+
+/// free_axes(locks, shift) per lane.
+inline V3x4 free_axes4(V4i locks, int32_t shift) {
+    const V4f zero = splat(0.0f), one = splat(1.0f);
+    const V4i z{0, 0, 0, 0};
+    return {pick(((locks >> shift) & 1) != z, zero, one), pick(((locks >> (shift + 1)) & 1) != z, zero, one),
+            pick(((locks >> (shift + 2)) & 1) != z, zero, one)};
+}
+/// math.hpp's nonzero per lane.
+inline V4i nonzero4(V3x4 a) {
+    const V4f zero = splat(0.0f);
+    return (a.x != zero) | (a.y != zero) | (a.z != zero);
+}
+} // namespace detail
+
+/// integrate_velocities' step of a body (damp_axes included) for four
+/// bodies at once (count 1 to 4 of them used): each lane runs its
+/// operations in their order, so the same bits. The branches become
+/// selects: a lane computes both sides and keeps the one its body takes
+/// (a division by a zero inertia or a no-op damping is dropped unread).
+/// Measured in docs/benchmarks.md, "The bodies' velocities four to a vector".
+inline void integrate_velocities4(SolverBody* const body[4], uint32_t count, Vec3 g, float h) {
+    using namespace detail;
+    SolverBody spare{};
+    SolverBody* b[4];
+    for (uint32_t k = 0; k < 4; ++k) b[k] = k < count ? body[k] : &spare;
+    const float* vs[4] = {solver_floats(*b[0]), solver_floats(*b[1]), solver_floats(*b[2]), solver_floats(*b[3])};
+    const float* ws[4] = {vs[0] + 8, vs[1] + 8, vs[2] + 8, vs[3] + 8}; // from inv_mass_damped.z: the world inertia
+    const float* qs[4] = {&b[0]->q.w, &b[1]->q.w, &b[2]->q.w, &b[3]->q.w};
+    V4f f[8], W[12], r[32];
+    columns<8>(vs, f);
+    columns<12>(ws, W);
+    columns<32>(qs, r);
+    const V4f zero = splat(0.0f), one = splat(1.0f), hh = splat(h);
+    const V4i locks{int32_t(b[0]->locks), int32_t(b[1]->locks), int32_t(b[2]->locks), int32_t(b[3]->locks)};
+    const V3x4 lin = free_axes4(locks, 0), ang = free_axes4(locks, 3);
+    const Q4 q{r[0], r[1], r[2], r[3]};
+    const V3x4 inv_mass{r[8], r[9], r[10]}, ii{r[11], r[12], r[13]}, force{r[14], r[15], r[16]};
+    const V3x4 torque{r[17], r[18], r[19]}, rate{r[24], r[25], r[26]}, d{r[27], r[28], r[29]};
+    const V4f lin_damping = r[22], ang_damping = r[23];
+    const V3x4 G{splat(g.x), splat(g.y), splat(g.z)};
+    V3x4 v{f[0], f[1], f[2]}, w{f[3], f[4], f[5]};
+    v = mul((v + (G + mul(inv_mass, force)) * hh) * (one / (one + hh * lin_damping)), lin);
+    const Q4 qc = conj(q);
+    const V3x4 wl = rotate(qc, w);
+    const V3x4 iw{pick(ii.x > zero, wl.x / ii.x, zero), pick(ii.y > zero, wl.y / ii.y, zero),
+                  pick(ii.z > zero, wl.z / ii.z, zero)};
+    const V3x4 tl = rotate(qc, torque) - cross(wl, iw);
+    w = mul((w + rotate(q, mul(ii, tl)) * hh) * (one / (one + hh * ang_damping)), ang);
+    // damp_axes
+    v = pick(nonzero4(rate), V3x4{v.x / (one + hh * rate.x), v.y / (one + hh * rate.y), v.z / (one + hh * rate.z)}, v);
+    const V3x4 m = mul(d, w) * hh;
+    const V3x4 row0{W[1], W[2], W[3]}, row1{W[4], W[5], W[6]}, row2{W[7], W[8], W[9]};
+    w = pick(nonzero4(d), w - V3x4{dot(row0, m), dot(row1, m), dot(row2, m)}, w);
+    for (uint32_t k = 0; k < count; ++k) {
+        b[k]->v = {v.x[k], v.y[k], v.z[k]};
+        b[k]->w = {w.x[k], w.y[k], w.z[k]};
+    }
+}
+
+/// integrate_velocities on one lane, four awake bodies at a time: the same bits.
+template <class Buffer> [[gnu::noinline]] void integrate_velocities_host(Buffer bodies, Vec3 g, float h) {
+    SolverBody* held[4];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < bodies.size(); ++i) {
+        SolverBody& b = bodies[i];
+        if (!awake(b)) continue;
+        held[n++] = &b;
+        if (n == 4) integrate_velocities4(held, 4, g, h), n = 0;
+    }
+    if (n > 0) integrate_velocities4(held, n, g, h);
 }
 
 } // namespace phys

@@ -925,9 +925,17 @@ ORRERY_HD inline void damp_axes(SolverBody& b, float h) {
     b.w -= inv_inertia_times(b, mul(d, b.w) * h);
 }
 
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+// One CPU lane moves its bodies' velocities four at a time (solve_batch.hpp, the same bits).
+template <class Buffer> [[gnu::noinline]] void integrate_velocities_host(Buffer bodies, Vec3 g, float h);
+#endif
+
 /// Gravity, forces, torques (less the gyroscopic term) and damping of a
 /// lane's share of the dynamic bodies; locked axes keep no velocity.
 ORRERY_HD inline void integrate_velocities(Buffer<Bodies> bodies, Vec3 g, float h, const Lanes& l = Lanes{}) {
+#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
+    if (l.count == 1) return integrate_velocities_host(bodies, g, h);
+#endif
     for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         SolverBody& b = bodies[i];
         if (!awake(b)) continue;
