@@ -20,14 +20,22 @@ auto-reset, which MuJoCo's number does not include.
 
     python bench/mujoco_hideseek.py [--threads 1,2] [--worlds 256] [--steps 100] [--rounds 3] [--json FILE]
 
-Prints env-steps/s for each and the ratio per thread (issue #14 asks Orrery's
-CPU backend >= 20 x CPU MuJoCo on this scene, #15 >= 50,000 env-steps/s on
-the 2-core machine). The measurements go in rounds: each round steps MuJoCo
-and Orrery at every thread count back to back (the order reversed every other
-round), and a round's ratio divides by that round's MuJoCo figure. A shared
-machine's speed drifts by 10-20 % within an hour, and the two engines drift
-together, so the median of the rounds' ratios is steadier than one ratio of
-two runs minutes apart; the summary gives it with the rounds' range.
+Prints env-steps/s for each and two ratios (issue #14 asks Orrery's CPU
+backend >= 20 x CPU MuJoCo on this scene, #15 >= 50,000 env-steps/s on the
+2-core machine):
+
+- per thread against MuJoCo alone: Orrery's env-steps/s over its threads,
+  over one MuJoCo process's on an otherwise idle machine;
+- against MuJoCo on as many cores: that many one-thread MuJoCo processes
+  stepping side by side, their env-steps/s summed (MuJoCo's use of the same
+  cores, which share caches, memory and clock as Orrery's threads do).
+
+The measurements go in rounds: each round steps MuJoCo and Orrery at every
+count back to back (the order reversed every other round), and a round's
+ratios divide by that round's MuJoCo figures. A shared machine's speed drifts
+by 10-20 % within an hour and the two engines drift together, so the median
+of the rounds' ratios is steadier than one ratio of two runs minutes apart;
+the summary gives it with the rounds' range.
 """
 
 from __future__ import annotations
@@ -131,6 +139,33 @@ def mujoco_env_steps_per_s(steps=1200, warmup=48, horizon=240, seed=0):
     return steps / (time.perf_counter() - t0), contacts / steps
 
 
+def _mujoco_worker(barrier, steps, out):
+    barrier.wait()
+    out.put(mujoco_env_steps_per_s(steps))
+
+
+def mujoco_side_by_side(processes, steps):
+    """MuJoCo on `processes` cores at once: as many processes, each stepping
+    its own copy of the scene from a shared start, and their env-steps/s
+    summed (the machine's MuJoCo throughput with that many cores busy), with
+    the mean contact count."""
+    if processes == 1:
+        return mujoco_env_steps_per_s(steps)
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    barrier, out = ctx.Barrier(processes), ctx.Queue()
+    procs = [ctx.Process(target=_mujoco_worker, args=(barrier, steps, out)) for _ in range(processes)]
+    for q in procs:
+        q.start()
+    results = [out.get() for _ in procs]
+    for q in procs:
+        q.join()
+        if q.exitcode != 0:
+            raise RuntimeError(f"a MuJoCo process exited with code {q.exitcode}")
+    return sum(r for r, _ in results), sum(c for _, c in results) / processes
+
+
 def orrery_env_steps_per_s(threads, worlds, steps):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "bench.json")
@@ -150,7 +185,8 @@ def median(xs):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--threads", default="1,2", help="Orrery's CPU thread counts (MuJoCo runs one thread)")
+    p.add_argument("--threads", default="1,2",
+                   help="Orrery's CPU thread counts; MuJoCo runs as many one-thread processes at once")
     p.add_argument("--worlds", type=int, default=256)
     p.add_argument("--steps", type=int, default=100, help="Orrery's timed steps per run")
     p.add_argument("--mujoco-steps", type=int, default=1200, help="MuJoCo's timed env steps per round")
@@ -164,35 +200,46 @@ def main(argv=None):
     threads = [int(x) for x in args.threads.split(",")]
     rows = []
     for r in range(args.rounds):
-        work = [None] + threads  # None: MuJoCo
-        for what in (work if r % 2 == 0 else work[::-1]):
-            if what is None:
-                mj, ncon = mujoco_env_steps_per_s(args.mujoco_steps)
-                rows.append({"round": r, "engine": "mujoco", "version": mujoco.__version__, "threads": 1,
+        work = [("mujoco", t) for t in sorted({1, *threads})] + [("orrery", t) for t in threads]
+        for engine, t in (work if r % 2 == 0 else work[::-1]):
+            if engine == "mujoco":
+                mj, ncon = mujoco_side_by_side(t, args.mujoco_steps)
+                rows.append({"round": r, "engine": "mujoco", "version": mujoco.__version__, "threads": t,
                              "env_steps_per_s": mj, "contacts": ncon})
-                print(f"round {r}: MuJoCo {mujoco.__version__}, 1 thread: {mj:,.0f} env-steps/s "
+                print(f"round {r}: MuJoCo {mujoco.__version__}, {t} process(es) of 1 thread: {mj:,.0f} env-steps/s "
                       f"(physics only; {ncon:.1f} contacts)")
             else:
-                orr = orrery_env_steps_per_s(what, args.worlds, args.steps)
-                rows.append({"round": r, "engine": "orrery", "threads": what, "worlds": args.worlds,
+                orr = orrery_env_steps_per_s(t, args.worlds, args.steps)
+                rows.append({"round": r, "engine": "orrery", "threads": t, "worlds": args.worlds,
                              "env_steps_per_s": orr})
-                print(f"round {r}: Orrery, {what} thread(s), {args.worlds} worlds: {orr:,.0f} env-steps/s (full env)")
-        mj = next(x["env_steps_per_s"] for x in rows if x["round"] == r and x["engine"] == "mujoco")
+                print(f"round {r}: Orrery, {t} thread(s), {args.worlds} worlds: {orr:,.0f} env-steps/s (full env)")
+
+        def mujoco_at(t):
+            return next(x["env_steps_per_s"] for x in rows if x["round"] == r and x["engine"] == "mujoco"
+                        and x["threads"] == t)
+
         for x in rows:
             if x["round"] == r and x["engine"] == "orrery":
-                x["per_thread_ratio"] = x["env_steps_per_s"] / x["threads"] / mj
+                # per thread against MuJoCo alone on one core, and against
+                # MuJoCo with as many cores busy as Orrery has threads
+                x["per_thread_ratio"] = x["env_steps_per_s"] / x["threads"] / mujoco_at(1)
+                x["same_cores_ratio"] = x["env_steps_per_s"] / mujoco_at(x["threads"])
     summary = []
-    mjs = [x["env_steps_per_s"] for x in rows if x["engine"] == "mujoco"]
-    print(f"MuJoCo over {args.rounds} round(s): median {median(mjs):,.0f} env-steps/s "
-          f"({min(mjs):,.0f}-{max(mjs):,.0f})")
+    for t in sorted({1, *threads}):
+        mjs = [x["env_steps_per_s"] for x in rows if x["engine"] == "mujoco" and x["threads"] == t]
+        print(f"MuJoCo, {t} process(es), over {args.rounds} round(s): median {median(mjs):,.0f} env-steps/s "
+              f"({min(mjs):,.0f}-{max(mjs):,.0f})")
     for t in threads:
         mine = [x for x in rows if x["engine"] == "orrery" and x["threads"] == t]
-        speeds, ratios = [x["env_steps_per_s"] for x in mine], [x["per_thread_ratio"] for x in mine]
+        speeds = [x["env_steps_per_s"] for x in mine]
+        ratios, same = [x["per_thread_ratio"] for x in mine], [x["same_cores_ratio"] for x in mine]
         summary.append({"threads": t, "median_env_steps_per_s": median(speeds),
                         "median_per_thread_ratio": median(ratios), "min_ratio": min(ratios),
-                        "max_ratio": max(ratios)})
+                        "max_ratio": max(ratios), "median_same_cores_ratio": median(same),
+                        "min_same_cores_ratio": min(same), "max_same_cores_ratio": max(same)})
         print(f"Orrery, {t} thread(s): median {median(speeds):,.0f} env-steps/s; "
-              f"{median(ratios):.1f} x MuJoCo per thread (rounds {min(ratios):.1f}-{max(ratios):.1f})")
+              f"{median(ratios):.1f} x MuJoCo per thread against MuJoCo alone (rounds {min(ratios):.1f}-"
+              f"{max(ratios):.1f}); {median(same):.1f} x MuJoCo on {t} core(s) (rounds {min(same):.1f}-{max(same):.1f})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": os.cpu_count(), "rounds": args.rounds, "rows": rows, "summary": summary}, f, indent=1)
