@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from statistics import median
 
 AGENT = """
     <body name="agent{i}" pos="{x} {y} 0.15">
@@ -177,12 +178,6 @@ def orrery_env_steps_per_s(threads, worlds, steps):
             return json.load(f)[0]["env_steps_per_s"]
 
 
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--threads", default="1,2",
@@ -239,7 +234,8 @@ def main(argv=None):
                         "min_same_cores_ratio": min(same), "max_same_cores_ratio": max(same)})
         print(f"Orrery, {t} thread(s): median {median(speeds):,.0f} env-steps/s; "
               f"{median(ratios):.1f} x MuJoCo per thread against MuJoCo alone (rounds {min(ratios):.1f}-"
-              f"{max(ratios):.1f}); {median(same):.1f} x MuJoCo on {t} core(s) (rounds {min(same):.1f}-{max(same):.1f})")
+              f"{max(ratios):.1f}); {median(same):.1f} x MuJoCo on {t} core(s) "
+              f"(rounds {min(same):.1f}-{max(same):.1f})")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"cpu": os.cpu_count(), "rounds": args.rounds, "rows": rows, "summary": summary}, f, indent=1)

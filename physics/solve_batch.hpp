@@ -519,17 +519,25 @@ inline void integrate_positions4(SolverBody* const body[4], uint32_t count, floa
     }
 }
 
-/// integrate_positions on one lane, four bodies at a time: the same bits.
-template <class Buffer> [[gnu::noinline]] void integrate_positions_host(Buffer bodies, float h) {
+/// Calls four(held, count) on the bodies `keep` takes, in order, four at a
+/// time (the last call with the 1 to 4 left).
+template <class Buffer, class Keep, class Four> void in_fours(Buffer bodies, Keep keep, Four four) {
     SolverBody* held[4];
     uint32_t n = 0;
     for (uint32_t i = 0; i < bodies.size(); ++i) {
         SolverBody& b = bodies[i];
-        if (b.kind == BodyKind::kStatic || (b.sleep & kAsleep)) continue;
+        if (!keep(b)) continue;
         held[n++] = &b;
-        if (n == 4) integrate_positions4(held, 4, h), n = 0;
+        if (n == 4) four(held, 4u), n = 0;
     }
-    if (n > 0) integrate_positions4(held, n, h);
+    if (n > 0) four(held, n);
+}
+
+/// integrate_positions on one lane, four bodies at a time: the same bits.
+template <class Buffer> [[gnu::noinline]] void integrate_positions_host(Buffer bodies, float h) {
+    in_fours(
+        bodies, [](const SolverBody& b) { return b.kind != BodyKind::kStatic && !(b.sleep & kAsleep); },
+        [&](SolverBody* const held[4], uint32_t n) { integrate_positions4(held, n, h); });
 }
 
 namespace detail {
@@ -605,15 +613,9 @@ inline void integrate_velocities4(SolverBody* const body[4], uint32_t count, Vec
 
 /// integrate_velocities on one lane, four awake bodies at a time: the same bits.
 template <class Buffer> [[gnu::noinline]] void integrate_velocities_host(Buffer bodies, Vec3 g, float h) {
-    SolverBody* held[4];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < bodies.size(); ++i) {
-        SolverBody& b = bodies[i];
-        if (!awake(b)) continue;
-        held[n++] = &b;
-        if (n == 4) integrate_velocities4(held, 4, g, h), n = 0;
-    }
-    if (n > 0) integrate_velocities4(held, n, g, h);
+    in_fours(
+        bodies, [](const SolverBody& b) { return awake(b); },
+        [&](SolverBody* const held[4], uint32_t n) { integrate_velocities4(held, n, g, h); });
 }
 
 } // namespace phys

@@ -797,6 +797,16 @@ TEST(PhysicsSolve, AColourFourPairsAtATimeGivesThePairByPairBits) {
     EXPECT_EQ(cases, 240u);
 }
 
+/// A body of a random kind (static or kinematic one time in five each, else
+/// dynamic), asleep one time in six, the rest zero: the body-batch tests' mix.
+phys::SolverBody body_of_random_kind(std::mt19937& rng) {
+    phys::SolverBody b{};
+    const uint32_t kind = rng() % 5;
+    b.kind = kind == 0 ? phys::BodyKind::kStatic : kind == 1 ? phys::BodyKind::kKinematic : phys::BodyKind::kDynamic;
+    b.sleep = rng() % 6 == 0 ? phys::kAsleep : 0u;
+    return b;
+}
+
 TEST(PhysicsSolve, BodiesMovedFourAtATimeGetTheOneByOneBits) {
     // integrate_positions on one lane (four bodies a vector) against the
     // plain loop (two lanes' shares, one after the other): dynamic,
@@ -809,12 +819,7 @@ TEST(PhysicsSolve, BodiesMovedFourAtATimeGetTheOneByOneBits) {
         OwnBuffer<phys::Bodies> one(32), four(32);
         const uint32_t n = 1 + seed % 23;
         for (uint32_t i = 0; i < n; ++i) {
-            phys::SolverBody b{};
-            const uint32_t kind = rng() % 5;
-            b.kind = kind == 0   ? phys::BodyKind::kStatic
-                     : kind == 1 ? phys::BodyKind::kKinematic
-                                 : phys::BodyKind::kDynamic;
-            b.sleep = rng() % 6 == 0 ? phys::kAsleep : 0u;
+            phys::SolverBody b = body_of_random_kind(rng);
             b.x = vec(5), b.v = vec(4), b.w = vec(seed % 3 == 0 ? 300.0f : 8.0f);
             b.q = phys::normalize({u(-1, 1), u(-1, 1), u(-1, 1), u(-1, 1)});
             b.q0 = phys::normalize({u(-1, 1), u(-1, 1), u(-1, 1), u(-1, 1)});
@@ -855,12 +860,7 @@ TEST(PhysicsSolve, VelocitiesIntegratedFourAtATimeGetTheOneByOneBits) {
         const uint32_t n = 1 + seed % 23;
         uint32_t awake = 0;
         for (uint32_t i = 0; i < n; ++i) {
-            phys::SolverBody b{};
-            const uint32_t kind = rng() % 5;
-            b.kind = kind == 0   ? phys::BodyKind::kStatic
-                     : kind == 1 ? phys::BodyKind::kKinematic
-                                 : phys::BodyKind::kDynamic;
-            b.sleep = rng() % 6 == 0 ? phys::kAsleep : 0u;
+            phys::SolverBody b = body_of_random_kind(rng);
             b.locks = rng() % 64;
             b.v = vec(4), b.w = vec(seed % 3 == 0 ? 300.0f : 8.0f);
             b.q = phys::normalize({u(-1, 1), u(-1, 1), u(-1, 1), u(-1, 1)});
