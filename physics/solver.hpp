@@ -1512,7 +1512,8 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
     clock.mark(kPhaseGather);
     step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l, &clock, own);
 #if defined(__CUDA_ARCH__) && ORRERY_PHYS_CYCLE_HINT
-    if (l.lane == 0 && own) ctx.cost_hint(own->bucket()); // GPU only: a schedule, no result
+    if (l.lane == 0 && own) // GPU only: a schedule, no result; =2: the mean with the last step's
+        ctx.cost_hint(ORRERY_PHYS_CYCLE_HINT == 2 ? (own->bucket() + ctx.last_cost_hint() + 1u) / 2u : own->bucket());
 #else
     if (l.lane == 0 && ctx.wants_cost_hint()) ctx.cost_hint(step_cost(s)); // GPU only: a schedule, no result
 #endif
