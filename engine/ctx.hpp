@@ -117,8 +117,6 @@ class Ctx : public WorldView {
     /// True where cost_hint is kept (a GPU that orders this env's teams): a
     /// node may skip working out a hint elsewhere.
     ORRERY_HD bool wants_cost_hint() const { return s_->team_cost != nullptr; }
-    /// The hint this world last left (0 where none is kept).
-    ORRERY_HD uint32_t last_cost_hint() const { return wants_cost_hint() ? s_->team_cost[world_] : 0u; }
     /// Moves the hint this world last left by `delta` (kept within 0 to
     /// kCostBuckets - 1): for a node that runs before the ordered one and
     /// changes what its next run costs (a joint made or removed before the

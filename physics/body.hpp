@@ -249,12 +249,6 @@ inline constexpr uint32_t kPairEntry = 0x80000000u;
 #define ORRERY_PHYS_JOINT_COST 16
 #endif
 inline constexpr uint32_t kJointCost = ORRERY_PHYS_JOINT_COST;
-/// ORRERY_PHYS_CYCLE_HINT=1 (an NVRTC define): the GPU's cost hint is the
-/// world's own measured cycles in simulate (OwnCycles) instead of step_cost's
-/// sizes. A schedule, never a result.
-#ifndef ORRERY_PHYS_CYCLE_HINT
-#define ORRERY_PHYS_CYCLE_HINT 0
-#endif
 /// The step's solve order: colour c's constraints are SolveOrder entries
 /// [begin[c], begin[c + 1]), colours 0..kColours (the last the serial one).
 struct Colouring {

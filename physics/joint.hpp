@@ -65,10 +65,9 @@ ORRERY_HD inline Joint limited(Joint j, float lower, float upper) {
 }
 
 // A joint made or removed moves the GPU's cost hint at once
-// (ORRERY_PHYS_JOINT_HINT=0, an NVRTC define: only simulate's own hint;
-// off where the hint is measured cycles, ORRERY_PHYS_CYCLE_HINT).
+// (ORRERY_PHYS_JOINT_HINT=0, an NVRTC define: only simulate's own hint).
 #ifndef ORRERY_PHYS_JOINT_HINT
-#define ORRERY_PHYS_JOINT_HINT (!ORRERY_PHYS_CYCLE_HINT)
+#define ORRERY_PHYS_JOINT_HINT 1
 #endif
 
 /// Appends j to the world's joints. False when j joins a body to itself or

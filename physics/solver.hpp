@@ -1352,39 +1352,6 @@ ORRERY_HD inline void settle_bodies_warp(const StepBuffers& s, const Params& prm
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
 ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity; }
 
-/// GPU with ORRERY_PHYS_CYCLE_HINT: a world's own SM cycles in simulate,
-/// the waits at Lanes::align for the block's other teams left out, as the
-/// cost hint that orders the next step's worlds (EnvSpec::order_teams). The
-/// hint is 8 bits: cycles below 2^17 in steps of 4,096, then 32 steps an
-/// octave (about 3 % apart), 2^24 and more in the last bucket. Elsewhere it
-/// measures nothing and align() is Lanes::align.
-struct OwnCycles {
-#if defined(__CUDA_ARCH__) && ORRERY_PHYS_CYCLE_HINT
-    long long start = clock64(), waited = 0;
-    __device__ void align(const Lanes& l) {
-        const long long t = clock64();
-        l.align();
-        waited += clock64() - t;
-    }
-    __device__ uint32_t bucket() const {
-        const long long own = clock64() - start - waited;
-        const unsigned long long c = own > 0 ? (unsigned long long)own : 0ull;
-        if (c < (1ull << 17)) return uint32_t(c >> 12);
-        const uint32_t e = 63u - uint32_t(__clzll((long long)c)); // 17..63
-        return e >= 24u ? 255u : (e - 16u) * 32u + uint32_t((c >> (e - 5u)) & 31u);
-    }
-#else
-    ORRERY_HD void align(const Lanes& l) { l.align(); }
-#endif
-};
-/// l.align(), its wait left out of own's cycles where there is one.
-ORRERY_HD inline void align(const Lanes& l, OwnCycles* own) {
-    if (own)
-        own->align(l);
-    else
-        l.align();
-}
-
 /// One env step for gathered bodies: remember where each starts, wake the
 /// sleeping bodies a moving one reaches, find contacts, run the substeps
 /// (each pass over the constraints colour by colour), apply restitution,
@@ -1394,7 +1361,7 @@ ORRERY_HD inline void align(const Lanes& l, OwnCycles* own) {
 /// been resolved against the bodies (resolve_joints). Every lane of `l`
 /// calls it; it ends with a sync.
 ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 g, const HullSet& hulls = HullSet{},
-                                  const Lanes& l = Lanes{}, PhaseClock* clock = nullptr, OwnCycles* own = nullptr) {
+                                  const Lanes& l = Lanes{}, PhaseClock* clock = nullptr) {
     begin_bodies(s, prm, l);
     l.sync();
     const bool sleeping = prm.sleep_speed > 0.0f; // the same on every lane
@@ -1413,7 +1380,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     }
     mark(clock, kPhaseBegin);
     find_contacts(s, prm, hulls, l, clock);
-    align(l, own); // the block's teams leave the contact build together (Lanes::align)
+    l.align(); // the block's teams leave the contact build together (Lanes::align)
     float h = prm.dt / float(prm.substeps);
     // Box2D's rule: the contact spring at most a quarter of the substep rate.
     float hertz = min_f(prm.contact_hertz, 0.25f * float(prm.substeps) / prm.dt);
@@ -1430,7 +1397,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     if (l.count == 1) pp.plan = plan_colours(s, pp); // the warm-start, solve and relax passes' batches, once a step
 #endif
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
-        align(l, own); // and start each substep together: one instruction fetch serves them all
+        l.align(); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
@@ -1438,7 +1405,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         pass_constraints(s, Pass::kWarmStart, pp, l);
         mark(clock, kPhaseWarm);
         if (ORRERY_PHYS_ALIGN_PASSES) { // and each pass after the first
-            align(l, own);
+            l.align();
             mark(clock, kPhaseAlign);
         }
         pass_constraints(s, Pass::kSolve, pp, l);
@@ -1447,7 +1414,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         l.sync();
         mark(clock, kPhaseIntegrate);
         if (ORRERY_PHYS_ALIGN_PASSES) {
-            align(l, own);
+            l.align();
             mark(clock, kPhaseAlign);
         }
         for (uint32_t r = 0; r < prm.relax_iterations; ++r) pass_constraints(s, Pass::kRelax, pp, l);
@@ -1499,24 +1466,13 @@ ORRERY_HD inline uint32_t step_cost(const StepBuffers& s) {
 ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
     StepBuffers s = step_buffers(ctx);
     PhaseClock clock;
-#if defined(__CUDA_ARCH__) && ORRERY_PHYS_CYCLE_HINT
-    OwnCycles own_cycles;
-    OwnCycles* own = ctx.wants_cost_hint() ? &own_cycles : nullptr;
-#else
-    OwnCycles* own = nullptr;
-#endif
     gather_bodies(ctx, s.bodies, l);
     l.sync();
     if (l.lane == 0) resolve_joints(s.bodies, s.joints);
     l.sync();
     clock.mark(kPhaseGather);
-    step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l, &clock, own);
-#if defined(__CUDA_ARCH__) && ORRERY_PHYS_CYCLE_HINT
-    if (l.lane == 0 && own) // GPU only: a schedule, no result; =2: the mean with the last step's
-        ctx.cost_hint(ORRERY_PHYS_CYCLE_HINT == 2 ? (own->bucket() + ctx.last_cost_hint() + 1u) / 2u : own->bucket());
-#else
+    step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l, &clock);
     if (l.lane == 0 && ctx.wants_cost_hint()) ctx.cost_hint(step_cost(s)); // GPU only: a schedule, no result
-#endif
     scatter_bodies(ctx, s.bodies, l);
 #if defined(ORRERY_PHYS_CLOCKS)
     l.sync();
