@@ -22,10 +22,16 @@ def main(path):
             if len(cycles) != len(PHASES):
                 continue
             rows.append((sizes, cycles))
+    # Each row's step before in the same world (None for a world's first line): the
+    # GPU orders a step's worlds by what the step before left (Ctx::cost_hint).
+    last, prev = {}, []
+    for r in rows:
+        prev.append(last.get(r[0]["world"]))
+        last[r[0]["world"]] = r
     if not rows:
         print("  no phys-phases lines (built without ORRERY_PHYS_CLOCKS?)")
         return
-    rows = rows[len(rows) // 4 :]
+    rows, prev = rows[len(rows) // 4 :], prev[len(rows) // 4 :]
     n = len(rows)
     mean = [sum(r[1][k] for r in rows) / n for k in range(len(PHASES))]
     total = sum(mean)
@@ -36,15 +42,21 @@ def main(path):
     print("  sizes: " + ", ".join(f"{k} {sum(r[0][k] for r in rows) / n:.1f}" for k in keys))
     for team in (12, 16):
         balance(rows, team)
+    # The same model with keys the GPU can have: the step before's, as its order takes them.
+    lagged = [(r, p) for r, p in zip(rows, prev) if p is not None]
+    if lagged:
+        print(f"  keys from the step before (what the GPU's order can use), {len(lagged)} world-steps:")
+        balance([r for r, _ in lagged], 16, before=[p for _, p in lagged])
 
 
-def balance(rows, team=16, seed=1):
+def balance(rows, team=16, seed=1, before=None):
     """What grouping a block's teams by a cost key could save: a block of
     `team` worlds takes about the sum over phases of its slowest world's own
     cycles (the align phase is the others' wait), so blocks of random worlds
     (as today) and blocks of worlds sorted by each key are compared. A model,
     not a measurement: the aligns come per substep and per pass, where this
-    sums whole steps."""
+    sums whole steps. With `before` (each row's step before in its world),
+    the keys are that step's, as the GPU's order takes them."""
     import random
 
     align = PHASES.index("align")
@@ -76,10 +88,28 @@ def balance(rows, team=16, seed=1):
         **{f"2 points + awake + {j} joints + 4 colours": hint(j) for j in (16, 8, 4, 0)},
         "own cycles (oracle)": lambda s, o: sum(o),
     }
-    for name, key in keys.items():
-        order = sorted(idx, key=lambda i: (key(rows[i][0], own[i]), i))
+    values = {name: [key(r[0], o) for r, o in zip(rows, own)] for name, key in keys.items()}
+    if before is not None:  # the hint's shape and the own cycles of the step before, beside this step's oracle
+        was = [(b[0], [c for k, c in enumerate(b[1]) if k != align]) for b in before]
+        values = {
+            "the step before's 2 points + awake + 16 joints + 4 colours": [hint(16)(*b) for b in was],
+            "the step before's own cycles": [sum(b[1]) for b in was],
+            "own cycles (oracle)": values["own cycles (oracle)"],
+        }
+    this_step = [sum(o) for o in own]
+    for name, v in values.items():
+        order = sorted(idx, key=lambda i: (v[i], i))
         c = cost(order)
-        print(f"  sorted by {name:<42} {c:>12,.0f}  {100 * (base / c - 1):+6.1f} % a block")
+        print(f"  sorted by {name:<58} {c:>12,.0f}  {100 * (base / c - 1):+6.1f} % a block, r {correlation(v, this_step):.2f}")
+
+
+def correlation(a, b):
+    """Pearson's r of two lists (a key against the step's own cycles)."""
+    n = len(a)
+    ma, mb = sum(a) / n, sum(b) / n
+    sab = sum((x - ma) * (y - mb) for x, y in zip(a, b))
+    saa, sbb = sum((x - ma) ** 2 for x in a), sum((y - mb) ** 2 for y in b)
+    return sab / (saa * sbb) ** 0.5 if saa > 0 and sbb > 0 else 0.0
 
 
 if __name__ == "__main__":
