@@ -16,7 +16,9 @@
 # EXTRA_TARGETS adds build targets (their tests join the ctest run).
 # TESTS_EXCLUDE leaves out the GPU tests it matches (ctest -E), e.g. the two
 # slow every-kernel-form comparisons when a call has no time for them.
-# Prints a summary; logs go to $OUT (default ./gpu_call_out).
+# Prints a summary; logs go to $OUT (default ./gpu_call_out), or with PACK=1
+# into the one file $OUT.tar.gz (the phase clocks' lines among them, for
+# `python3 bench/phys_phases.py` here).
 #
 #   bash bench/gpu_call.sh
 #   PARTS="rows watch" LANES="8 32" bash bench/gpu_call.sh
@@ -161,3 +163,9 @@ if want python; then
     grep -E "^(FAILED|ERROR|SKIPPED)" "$OUT/pytest.txt" | head -20
 fi
 at "done"
+# PACK=1: every log in one file, $OUT.tar.gz beside the folder, which goes
+# (the device tool brings back at most 8 files of a call).
+if [ "${PACK:-0}" = 1 ]; then
+    tar czf "$OUT.tar.gz" -C "$(dirname "$OUT")" "$(basename "$OUT")" && rm -rf "$OUT" &&
+        echo "logs: $OUT.tar.gz"
+fi
