@@ -10,6 +10,28 @@ import sys
 PHASES = ["gather", "begin", "pairs", "narrow", "order", "make", "align", "integrate", "warm", "solve", "relax", "end", "scatter"]
 
 
+def own_cycles(row):
+    """A line's cycles of each phase but the align phase (the others' wait)."""
+    align = PHASES.index("align")
+    return [c for k, c in enumerate(row[1]) if k != align]
+
+
+def hint(j):
+    """step_cost's shape (the hint the GPU orders by) with joint weight j."""
+    return lambda s: 2 * s["points"] + s["awake"] + j * s["joints"] + 4 * s["colours"]
+
+
+# Cost keys of a step's sizes.
+SIZE_KEYS = {
+    "rounds": lambda s: s["rounds"],
+    "rounds + serial": lambda s: s["rounds"] + s["serial"],
+    "rounds + 4 joints": lambda s: s["rounds"] + 4 * s["joints"],
+    "colours + serial + 4 joints": lambda s: s["colours"] + s["serial"] + 4 * s["joints"],
+    "points": lambda s: s["points"],
+    **{f"2 points + awake + {j} joints + 4 colours": hint(j) for j in (16, 8, 4, 0)},
+}
+
+
 def main(path):
     rows = []
     with open(path) as f:
@@ -22,15 +44,15 @@ def main(path):
             if len(cycles) != len(PHASES):
                 continue
             rows.append((sizes, cycles))
+    if not rows:
+        print("  no phys-phases lines (built without ORRERY_PHYS_CLOCKS?)")
+        return
     # Each row's step before in the same world (None for a world's first line): the
     # GPU orders a step's worlds by what the step before left (Ctx::cost_hint).
     last, prev = {}, []
     for r in rows:
         prev.append(last.get(r[0]["world"]))
         last[r[0]["world"]] = r
-    if not rows:
-        print("  no phys-phases lines (built without ORRERY_PHYS_CLOCKS?)")
-        return
     rows, prev = rows[len(rows) // 4 :], prev[len(rows) // 4 :]
     n = len(rows)
     mean = [sum(r[1][k] for r in rows) / n for k in range(len(PHASES))]
@@ -40,27 +62,32 @@ def main(path):
         print(f"  {name:<10} {mean[k]:>12,.0f} {100 * mean[k] / total:6.1f} %")
     keys = [k for k in rows[0][0] if k != "world"]
     print("  sizes: " + ", ".join(f"{k} {sum(r[0][k] for r in rows) / n:.1f}" for k in keys))
+    same_step = {name: [key(r[0]) for r in rows] for name, key in SIZE_KEYS.items()}
+    same_step["own cycles (oracle)"] = [sum(own_cycles(r)) for r in rows]
     for team in (12, 16):
-        balance(rows, team)
+        balance(rows, same_step, team)
     # The same model with keys the GPU can have: the step before's, as its order takes them.
     lagged = [(r, p) for r, p in zip(rows, prev) if p is not None]
     if lagged:
         print(f"  keys from the step before (what the GPU's order can use), {len(lagged)} world-steps:")
-        balance([r for r, _ in lagged], 16, before=[p for _, p in lagged])
+        before = {
+            "the step before's 2 points + awake + 16 joints + 4 colours": [hint(16)(p[0]) for _, p in lagged],
+            "the step before's own cycles": [sum(own_cycles(p)) for _, p in lagged],
+            "own cycles (oracle)": [sum(own_cycles(r)) for r, _ in lagged],
+        }
+        balance([r for r, _ in lagged], before, 16)
 
 
-def balance(rows, team=16, seed=1, before=None):
+def balance(rows, keys, team=16, seed=1):
     """What grouping a block's teams by a cost key could save: a block of
     `team` worlds takes about the sum over phases of its slowest world's own
     cycles (the align phase is the others' wait), so blocks of random worlds
-    (as today) and blocks of worlds sorted by each key are compared. A model,
-    not a measurement: the aligns come per substep and per pass, where this
-    sums whole steps. With `before` (each row's step before in its world),
-    the keys are that step's, as the GPU's order takes them."""
+    (as today) and blocks of worlds sorted by each key (name: a value per
+    row) are compared. A model, not a measurement: the aligns come per
+    substep and per pass, where this sums whole steps."""
     import random
 
-    align = PHASES.index("align")
-    own = [[c for k, c in enumerate(r[1]) if k != align] for r in rows]
+    own = [own_cycles(r) for r in rows]
 
     def cost(order):
         total = 0
@@ -74,30 +101,8 @@ def balance(rows, team=16, seed=1, before=None):
     base = cost(idx)
     mean_total = sum(sum(r[1]) for r in rows) / len(rows)
     print(f"  blocks of {team}: measured {mean_total:,.0f} cycles a step; model, random blocks {base:,.0f}")
-
-    def hint(j):
-        return lambda s, o: 2 * s["points"] + s["awake"] + j * s["joints"] + 4 * s["colours"]
-
-    keys = {
-        "rounds": lambda s, o: s["rounds"],
-        "rounds + serial": lambda s, o: s["rounds"] + s["serial"],
-        "rounds + 4 joints": lambda s, o: s["rounds"] + 4 * s["joints"],
-        "colours + serial + 4 joints": lambda s, o: s["colours"] + s["serial"] + 4 * s["joints"],
-        "points": lambda s, o: s["points"],
-        # step_cost's shape (the hint the GPU orders by) with joint weights J
-        **{f"2 points + awake + {j} joints + 4 colours": hint(j) for j in (16, 8, 4, 0)},
-        "own cycles (oracle)": lambda s, o: sum(o),
-    }
-    values = {name: [key(r[0], o) for r, o in zip(rows, own)] for name, key in keys.items()}
-    if before is not None:  # the hint's shape and the own cycles of the step before, beside this step's oracle
-        was = [(b[0], [c for k, c in enumerate(b[1]) if k != align]) for b in before]
-        values = {
-            "the step before's 2 points + awake + 16 joints + 4 colours": [hint(16)(*b) for b in was],
-            "the step before's own cycles": [sum(b[1]) for b in was],
-            "own cycles (oracle)": values["own cycles (oracle)"],
-        }
     this_step = [sum(o) for o in own]
-    for name, v in values.items():
+    for name, v in keys.items():
         order = sorted(idx, key=lambda i: (v[i], i))
         c = cost(order)
         print(f"  sorted by {name:<58} {c:>12,.0f}  {100 * (base / c - 1):+6.1f} % a block, r {correlation(v, this_step):.2f}")
