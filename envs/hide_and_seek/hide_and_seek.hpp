@@ -498,11 +498,14 @@ inline void take_box(Hit& best, float d, bool beyond, uint32_t index) {
 /// direction in each body's frame for the world's other agents. A listed box
 /// reads its distance from `boxes` (pair `box_pair`, counted up as listed
 /// boxes go by, so every ray of the agent walks the batch in its order).
+/// The bodies in `leave` are not walked: `range` is then the nearest hit
+/// among them (nearest_unturned_boxes), and the answer's distance is still
+/// cast_in's (its index is ~0u where one of them is nearest).
 inline Hit cast_listed(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
                        const LidarCandidates& c, uint32_t k, const Vec3* local, LocalDirs* dirs, const BoxRays& boxes,
-                       uint32_t& box_pair) {
+                       uint32_t& box_pair, uint64_t leave = 0) {
     Hit best{range, ~0u};
-    for (uint64_t listed = c.bodies[k]; listed; listed &= listed - 1) {
+    for (uint64_t listed = c.bodies[k] & ~leave; listed; listed &= listed - 1) {
         const uint32_t i = uint32_t(__builtin_ctzll(listed));
         const RayBody& b = scene.bodies[i];
         const bool box = b.body.shape.kind == phys::ShapeKind::kBox;
@@ -819,20 +822,25 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
     const uint32_t me = row_entity<Agent>(ctx, row).index;
     const float range = cfg.gpu ? kGpuLidarRange : kLidarRange;
     const LidarCandidates c = lidar_candidates(scene.bodies, scene.n, pose.p, me, dir);
+    // The world-fixed rays against the unturned boxes (most listed pairs are
+    // walls) with no list walk: each ray's nearest of them first.
+    float first[kLidarRays];
+    const uint64_t fanned =
+        cfg.gpu || !c.ok ? 0 : nearest_unturned_boxes(scene.bodies, scene.n, pose.p, me, dir, c, range, first);
     // The agent's centre in each listed body's frame, once for all its rays
     // (ray_shape's own expression: the same bits as made per ray).
     Vec3 local[64];
-    BoxRays boxes; // the listed (ray, box) pairs' exact tests, made together
+    BoxRays boxes; // the other listed (ray, box) pairs' exact tests, made together
     if (c.ok) {
         uint64_t any = 0;
-        for (uint32_t k = 0; k < kLidarRays; ++k) any |= c.bodies[k];
+        for (uint32_t k = 0; k < kLidarRays; ++k) any |= c.bodies[k] & ~fanned;
         for (; any; any &= any - 1) {
             const uint32_t i = uint32_t(__builtin_ctzll(any));
             const phys::Placed& b = scene.bodies[i].body;
             if (reads_local_frame(scene.bodies[i])) local[i] = origin_in_frame(b, pose.p);
         }
         for (uint32_t k = 0; k < kLidarRays; ++k)
-            for (uint64_t listed = c.bodies[k]; listed; listed &= listed - 1) {
+            for (uint64_t listed = c.bodies[k] & ~fanned; listed; listed &= listed - 1) {
                 const uint32_t i = uint32_t(__builtin_ctzll(listed));
                 const phys::Placed& b = scene.bodies[i].body;
                 if (b.shape.kind != phys::ShapeKind::kBox) continue;
@@ -845,8 +853,8 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
     }
     uint32_t box_pair = 0;
     for (uint32_t k = 0; k < kLidarRays; ++k) {
-        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], range, c, k, local, cfg.gpu ? nullptr : &dirs, boxes,
-                                   box_pair)
+        Hit h = c.ok ? cast_listed(scene, hulls, pose.p, dir[k], fanned ? first[k] : range, c, k, local,
+                                   cfg.gpu ? nullptr : &dirs, boxes, box_pair, fanned)
                      : cast_in(scene, hulls, pose.p, dir[k], range, me);
         out[k] = cfg.gpu && h.index == ~0u ? 0.0f : h.t;
     }

@@ -57,6 +57,62 @@ inline LidarCandidates lidar_candidates(const RayBody* bodies, uint32_t n, Vec3 
     return c;
 }
 
+/// Ray k's nearest hit among the scene's unturned boxes (the walls, and a box
+/// at yaw 0) that `c` lists for it, or `range`, in `first[k]`; returns the
+/// boxes' bits (body i: bit i), which the caller's walk then leaves out.
+/// Rays from o along dir; an unturned box reads them in the world's axes, as
+/// ray_shape does on the host (into_box_frame), so each box's 30 exact tests
+/// are one loop over the rays with no gather: box_surface_param's operations
+/// four rays a vector (slab_step4, as BoxRays), taken where listed, ahead
+/// (>= 0) and nearer. That is cast_in's answer over these boxes in any order:
+/// a listed box's distance, when it beats the nearest so far, is the same
+/// bits whatever the reach, and the bounding test's margin (query_bound)
+/// rejects as beyond only boxes whose distance could not beat it.
+inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o, uint32_t skip,
+                                       const Vec3 (&dir)[kFanRays], const LidarCandidates& c, float range,
+                                       float (&first)[kFanRays]) {
+    using phys::detail::pick, phys::detail::slab_step4, phys::detail::splat, phys::detail::V4f,
+        phys::detail::V4i;
+    constexpr uint32_t kV = (kFanRays + 3) / 4;
+    V4f dx[kV], dy[kV], dz[kV], best[kV];
+    for (uint32_t v = 0; v < kV; ++v)
+        for (uint32_t l = 0; l < 4; ++l) { // lanes past the fan: a plain ray, never taken
+            const uint32_t k = 4 * v + l;
+            const Vec3 d = k < kFanRays ? dir[k] : Vec3{1.0f, 0.0f, 0.0f};
+            dx[v][l] = d.x, dy[v][l] = d.y, dz[v][l] = d.z;
+        }
+    for (V4f& b : best) b = splat(range);
+    const V4f zero = splat(0.0f), none = splat(-1.0f);
+    uint64_t boxes = 0;
+    for (uint32_t i = 0; i < n && c.ok; ++i) {
+        const phys::Placed& b = bodies[i].body;
+        if (b.shape.kind != phys::ShapeKind::kBox || !phys::detail::unturned(b.q) || bodies[i].index == skip)
+            continue;
+        boxes |= uint64_t(1) << i;
+        uint32_t rays = 0; // the rays whose list holds box i
+        for (uint32_t k = 0; k < kFanRays; ++k) rays |= uint32_t(c.bodies[k] >> i & 1u) << k;
+        const Vec3 lo = phys::detail::into_box_frame(b.q, o - b.x); // ray_shape's local origin, the same bits
+        const V4f ox = splat(lo.x), oy = splat(lo.y), oz = splat(lo.z);
+        const V4f ex = splat(b.shape.dims.x), ey = splat(b.shape.dims.y), ez = splat(b.shape.dims.z);
+        for (uint32_t v = 0; v < kV; ++v) {
+            const uint32_t four = rays >> (4 * v) & 0xFu;
+            if (!four) continue;
+            const V4i on{-int32_t(four & 1u), -int32_t(four >> 1 & 1u), -int32_t(four >> 2 & 1u),
+                         -int32_t(four >> 3 & 1u)};
+            V4f enter = zero - phys::detail::kFar, exit = zero + phys::detail::kFar;
+            V4i dead{0, 0, 0, 0};
+            slab_step4(ox, dx[v], ex, enter, exit, dead);
+            slab_step4(oy, dy[v], ey, enter, exit, dead);
+            slab_step4(oz, dz[v], ez, enter, exit, dead);
+            const V4f t = pick(dead, none, pick(enter >= zero, enter, exit));
+            const V4i take = on & (t >= zero) & (t < best[v]);
+            best[v] = pick(take, t, best[v]);
+        }
+    }
+    for (uint32_t k = 0; k < kFanRays; ++k) first[k] = best[k / 4][k % 4];
+    return boxes;
+}
+
 /// Rays along fixed directions (the openai variant's world-fixed lidar, the
 /// same for every agent) in each scene body's frame, each made when a ray
 /// first meets the body's shape test and kept for the world's other agents:
