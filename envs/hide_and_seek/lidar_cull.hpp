@@ -71,8 +71,7 @@ inline LidarCandidates lidar_candidates(const RayBody* bodies, uint32_t n, Vec3 
 inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o, uint32_t skip,
                                        const Vec3 (&dir)[kFanRays], const LidarCandidates& c, float range,
                                        float (&first)[kFanRays]) {
-    using phys::detail::pick, phys::detail::slab_step4, phys::detail::splat, phys::detail::V4f,
-        phys::detail::V4i;
+    using phys::detail::pick, phys::detail::slab_step4, phys::detail::splat, phys::detail::V4f, phys::detail::V4i;
     constexpr uint32_t kV = (kFanRays + 3) / 4;
     V4f dx[kV], dy[kV], dz[kV], best[kV];
     for (uint32_t v = 0; v < kV; ++v)
@@ -86,8 +85,7 @@ inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o
     uint64_t boxes = 0;
     for (uint32_t i = 0; i < n && c.ok; ++i) {
         const phys::Placed& b = bodies[i].body;
-        if (b.shape.kind != phys::ShapeKind::kBox || !phys::detail::unturned(b.q) || bodies[i].index == skip)
-            continue;
+        if (b.shape.kind != phys::ShapeKind::kBox || !phys::detail::unturned(b.q) || bodies[i].index == skip) continue;
         boxes |= uint64_t(1) << i;
         uint32_t rays = 0; // the rays whose list holds box i
         for (uint32_t k = 0; k < kFanRays; ++k) rays |= uint32_t(c.bodies[k] >> i & 1u) << k;
