@@ -25,6 +25,19 @@ inline void slab_step4(V4f o, V4f d, V4f e, V4f& enter, V4f& exit, V4i& dead) {
     dead |= (enter > exit) | (exit < zero) | (enter > far);
 }
 
+/// box_surface_param for four rays at once (slab_step4 per axis): the
+/// distance, or < 0 with no surface ahead. BoxRays and hide-and-seek's walls
+/// (envs/hide_and_seek/lidar_cull.hpp) both take it from here.
+inline V4f box_surface_param4(V4f ox, V4f oy, V4f oz, V4f dx, V4f dy, V4f dz, V4f ex, V4f ey, V4f ez) {
+    const V4f zero{0.0f, 0.0f, 0.0f, 0.0f};
+    V4f enter = zero - kFar, exit = zero + kFar;
+    V4i dead{0, 0, 0, 0};
+    slab_step4(ox, dx, ex, enter, exit, dead);
+    slab_step4(oy, dy, ey, enter, exit, dead);
+    slab_step4(oz, dz, ez, enter, exit, dead);
+    return pick(dead, zero - 1.0f, pick(enter >= zero, enter, exit));
+}
+
 } // namespace detail
 
 /// Rays against boxes, each in the box's own frame (ray_shape's local origin
@@ -56,16 +69,8 @@ struct BoxRays {
             ox[v][k] = oy[v][k] = oz[v][k] = dy[v][k] = dz[v][k] = 0.0f;
             dx[v][k] = ex[v][k] = ey[v][k] = ez[v][k] = 1.0f;
         }
-        using detail::V4f, detail::V4i, detail::pick, detail::slab_step4;
-        const V4f zero{0.0f, 0.0f, 0.0f, 0.0f}, none = zero - 1.0f;
-        for (uint32_t v = 0; v < (n + 3) / 4; ++v) {
-            V4f enter = zero - detail::kFar, exit = zero + detail::kFar;
-            V4i dead{0, 0, 0, 0};
-            slab_step4(ox[v], dx[v], ex[v], enter, exit, dead);
-            slab_step4(oy[v], dy[v], ey[v], enter, exit, dead);
-            slab_step4(oz[v], dz[v], ez[v], enter, exit, dead);
-            t[v] = pick(dead, none, pick(enter >= zero, enter, exit));
-        }
+        for (uint32_t v = 0; v < (n + 3) / 4; ++v)
+            t[v] = detail::box_surface_param4(ox[v], oy[v], oz[v], dx[v], dy[v], dz[v], ex[v], ey[v], ez[v]);
     }
 };
 

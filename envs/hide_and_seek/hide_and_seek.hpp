@@ -826,7 +826,7 @@ inline void observe_lidar(const Ctx& ctx, SceneView scene, const phys::HullSet& 
     // walls) with no list walk: each ray's nearest of them first.
     float first[kLidarRays];
     const uint64_t fanned =
-        cfg.gpu || !c.ok ? 0 : nearest_unturned_boxes(scene.bodies, scene.n, pose.p, me, dir, c, range, first);
+        cfg.gpu ? 0 : nearest_unturned_boxes(scene.bodies, scene.n, pose.p, me, dir, c, range, first);
     // The agent's centre in each listed body's frame, once for all its rays
     // (ray_shape's own expression: the same bits as made per ray).
     Vec3 local[64];

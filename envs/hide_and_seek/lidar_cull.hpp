@@ -63,7 +63,7 @@ inline LidarCandidates lidar_candidates(const RayBody* bodies, uint32_t n, Vec3 
 /// Rays from o along dir; an unturned box reads them in the world's axes, as
 /// ray_shape does on the host (into_box_frame), so each box's 30 exact tests
 /// are one loop over the rays with no gather: box_surface_param's operations
-/// four rays a vector (slab_step4, as BoxRays), taken where listed, ahead
+/// four rays a vector (box_surface_param4, as BoxRays), taken where listed, ahead
 /// (>= 0) and nearer. That is cast_in's answer over these boxes in any order:
 /// a listed box's distance, when it beats the nearest so far, is the same
 /// bits whatever the reach, and the bounding test's margin (query_bound)
@@ -71,7 +71,8 @@ inline LidarCandidates lidar_candidates(const RayBody* bodies, uint32_t n, Vec3 
 inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o, uint32_t skip,
                                        const Vec3 (&dir)[kFanRays], const LidarCandidates& c, float range,
                                        float (&first)[kFanRays]) {
-    using phys::detail::pick, phys::detail::slab_step4, phys::detail::splat, phys::detail::V4f, phys::detail::V4i;
+    using phys::detail::pick, phys::detail::splat, phys::detail::V4f, phys::detail::V4i;
+    if (!c.ok) return 0; // no lists: the caller casts through every body
     constexpr uint32_t kV = (kFanRays + 3) / 4;
     V4f dx[kV], dy[kV], dz[kV], best[kV];
     for (uint32_t v = 0; v < kV; ++v)
@@ -81,9 +82,9 @@ inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o
             dx[v][l] = d.x, dy[v][l] = d.y, dz[v][l] = d.z;
         }
     for (V4f& b : best) b = splat(range);
-    const V4f zero = splat(0.0f), none = splat(-1.0f);
+    const V4f zero = splat(0.0f);
     uint64_t boxes = 0;
-    for (uint32_t i = 0; i < n && c.ok; ++i) {
+    for (uint32_t i = 0; i < n; ++i) {
         const phys::Placed& b = bodies[i].body;
         if (b.shape.kind != phys::ShapeKind::kBox || !phys::detail::unturned(b.q) || bodies[i].index == skip) continue;
         boxes |= uint64_t(1) << i;
@@ -97,12 +98,7 @@ inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o
             if (!four) continue;
             const V4i on{-int32_t(four & 1u), -int32_t(four >> 1 & 1u), -int32_t(four >> 2 & 1u),
                          -int32_t(four >> 3 & 1u)};
-            V4f enter = zero - phys::detail::kFar, exit = zero + phys::detail::kFar;
-            V4i dead{0, 0, 0, 0};
-            slab_step4(ox, dx[v], ex, enter, exit, dead);
-            slab_step4(oy, dy[v], ey, enter, exit, dead);
-            slab_step4(oz, dz[v], ez, enter, exit, dead);
-            const V4f t = pick(dead, none, pick(enter >= zero, enter, exit));
+            const V4f t = phys::detail::box_surface_param4(ox, oy, oz, dx[v], dy[v], dz[v], ex, ey, ez);
             const V4i take = on & (t >= zero) & (t < best[v]);
             best[v] = pick(take, t, best[v]);
         }
