@@ -37,6 +37,19 @@ inline V4f box_surface_param4(V4f ox, V4f oy, V4f oz, V4f dx, V4f dy, V4f dz, V4
     slab_step4(oz, dz, ez, enter, exit, dead);
     return pick(dead, zero - 1.0f, pick(enter >= zero, enter, exit));
 }
+/// box_surface_param4 for level rays (every lane's dz == 0) from a point
+/// inside the box's z slab (-ez <= oz <= ez): the z slab is then flat on
+/// every lane, so it leaves enter and exit as they are, and its checks repeat
+/// the y slab's; the x and y slabs alone give the same bits. A point outside
+/// the z slab is dead on every lane (the caller skips the box).
+inline V4f box_surface_param4_level(V4f ox, V4f oy, V4f dx, V4f dy, V4f ex, V4f ey) {
+    const V4f zero{0.0f, 0.0f, 0.0f, 0.0f};
+    V4f enter = zero - kFar, exit = zero + kFar;
+    V4i dead{0, 0, 0, 0};
+    slab_step4(ox, dx, ex, enter, exit, dead);
+    slab_step4(oy, dy, ey, enter, exit, dead);
+    return pick(dead, zero - 1.0f, pick(enter >= zero, enter, exit));
+}
 
 } // namespace detail
 

@@ -68,6 +68,9 @@ inline LidarCandidates lidar_candidates(const RayBody* bodies, uint32_t n, Vec3 
 /// a listed box's distance, when it beats the nearest so far, is the same
 /// bits whatever the reach, and the bounding test's margin (query_bound)
 /// rejects as beyond only boxes whose distance could not beat it.
+/// Level rays (every dz == 0, the openai variant's) take the z slab as one
+/// test per box: from outside it every ray misses, from inside it the z slab
+/// never moves a ray's span (box_surface_param4_level, the same bits).
 inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o, uint32_t skip,
                                        const Vec3 (&dir)[kFanRays], const LidarCandidates& c, float range,
                                        float (&first)[kFanRays]) {
@@ -83,6 +86,8 @@ inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o
         }
     for (V4f& b : best) b = splat(range);
     const V4f zero = splat(0.0f);
+    bool level = true; // every ray's dz == 0 (the openai variant's): the z slab is a test per box
+    for (uint32_t k = 0; k < kFanRays; ++k) level &= dir[k].z == 0.0f;
     uint64_t boxes = 0;
     for (uint32_t i = 0; i < n; ++i) {
         const phys::Placed& b = bodies[i].body;
@@ -91,6 +96,7 @@ inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o
         uint32_t rays = 0; // the rays whose list holds box i
         for (uint32_t k = 0; k < kFanRays; ++k) rays |= uint32_t(c.bodies[k] >> i & 1u) << k;
         const Vec3 lo = phys::detail::into_box_frame(b.q, o - b.x); // ray_shape's local origin, the same bits
+        if (level && (lo.z < -b.shape.dims.z || lo.z > b.shape.dims.z)) continue; // every ray dead: none taken
         const V4f ox = splat(lo.x), oy = splat(lo.y), oz = splat(lo.z);
         const V4f ex = splat(b.shape.dims.x), ey = splat(b.shape.dims.y), ez = splat(b.shape.dims.z);
         for (uint32_t v = 0; v < kV; ++v) {
@@ -98,7 +104,8 @@ inline uint64_t nearest_unturned_boxes(const RayBody* bodies, uint32_t n, Vec3 o
             if (!four) continue;
             const V4i on{-int32_t(four & 1u), -int32_t(four >> 1 & 1u), -int32_t(four >> 2 & 1u),
                          -int32_t(four >> 3 & 1u)};
-            const V4f t = phys::detail::box_surface_param4(ox, oy, oz, dx[v], dy[v], dz[v], ex, ey, ez);
+            const V4f t = level ? phys::detail::box_surface_param4_level(ox, oy, dx[v], dy[v], ex, ey)
+                                : phys::detail::box_surface_param4(ox, oy, oz, dx[v], dy[v], dz[v], ex, ey, ez);
             const V4i take = on & (t >= zero) & (t < best[v]);
             best[v] = pick(take, t, best[v]);
         }

@@ -552,6 +552,45 @@ TEST(PhysicsQueryRay, BoxBatchGivesTheScalarTestsBits) {
     }
 }
 
+TEST(PhysicsQueryRay, LevelBoxTestGivesTheScalarTestsBitsInsideTheZSlab) {
+    // box_surface_param4_level (hide-and-seek's lidar against its walls): level rays (dz == 0)
+    // from inside the box's z slab, only the x and y slabs, each lane the scalar test's bits;
+    // from outside the z slab the scalar test misses on every ray (the caller skips the box).
+    using phys::detail::V4f;
+    Rng rng(4, 3, 2, 1, 9);
+    uint32_t hits = 0, flat = 0, outside = 0;
+    for (uint32_t i = 0; i < 4000; ++i) {
+        const Vec3 e{0.05f + rng.uniform() * 3, 0.05f + rng.uniform() * 3, 0.05f + rng.uniform() * 0.5f};
+        const Vec3 o{rng.uniform() * 12 - 6, rng.uniform() * 12 - 6, (rng.uniform() * 2 - 1) * e.z * 1.5f};
+        V4f dx, dy;
+        float want[4];
+        for (uint32_t l = 0; l < 4; ++l) {
+            const float a = rng.uniform() * 6.2831853f;
+            Vec3 d{std::cos(a), std::sin(a), 0.0f};
+            if ((i + l) % 7 == 0) d = l % 2 ? Vec3{0.0f, -1.0f, 0.0f} : Vec3{1.0f, 0.0f, 0.0f}; // flat x or y slabs
+            dx[l] = d.x, dy[l] = d.y, flat += d.x == 0.0f || d.y == 0.0f;
+            want[l] = phys::detail::box_surface_param(o.x, o.y, o.z, d.x, d.y, d.z, e.x, e.y, e.z);
+        }
+        const auto splat = phys::detail::splat;
+        if (o.z < -e.z || o.z > e.z) {
+            for (float w : want) ASSERT_LT(w, 0.0f) << i;
+            ++outside;
+            continue;
+        }
+        const V4f got = phys::detail::box_surface_param4_level(splat(o.x), splat(o.y), dx, dy, splat(e.x), splat(e.y));
+        for (uint32_t l = 0; l < 4; ++l) {
+            const float g = got[l];
+            uint32_t a, b;
+            std::memcpy(&a, &g, 4), std::memcpy(&b, &want[l], 4);
+            ASSERT_EQ(a, b) << i << " lane " << l;
+            hits += g >= 0.0f;
+        }
+    }
+    EXPECT_GT(hits, 1000u);
+    EXPECT_GT(flat, 500u);
+    EXPECT_GT(outside, 500u);
+}
+
 TEST(PhysicsQueryWorld, LineOfSightBetweenEveryAgentAndEveryBodyInLanes) {
     // Hide-and-seek's masks: a sight line from each agent's centre to each other body's centre; a
     // batch numbered agent * bodies + body, split over lanes as a lane system would.
