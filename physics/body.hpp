@@ -287,6 +287,27 @@ struct Joint {
 };
 static_assert(sizeof(Joint) == 132, "Joint is plain data");
 
+/// x with K x = rhs for a weld's 3 x 3 system along the world axes, made once
+/// for many right-hand sides (joint.hpp's axes_of and solve_with, the bits
+/// of solve_axes): Cramer's cofactors and 1 / det, or the diagonal alone for
+/// a nearly singular system; `on` bit i: axis i in use, bit 3: the diagonal.
+struct AxesSolve {
+    Vec3 c0, c1, c2, diagonal;
+    float inv_det;
+    uint32_t on;
+};
+/// A weld's geometry for its passes while its bodies do not move: its
+/// anchors from the bodies' centres (world frame), the frames' angular error
+/// C, the anchors' gap d, and its angular and point systems (joint.hpp's
+/// weld_step). Made by each relax pass (the bodies move only in
+/// integrate_positions, before it) and by the step's first warm start, read
+/// by the next warm start and solve.
+struct WeldStep {
+    Vec3 ra, rb, C, d;
+    AxesSolve angular, point;
+};
+static_assert(sizeof(WeldStep) == 160, "WeldStep is plain data");
+
 struct Gravity { // per world, [worlds, 1, 3] f32
     using Element = float;
     Vec3 g;
@@ -301,6 +322,8 @@ struct Pairs : BufferOf<Pair> {};
 /// Each kept pair's manifold, by its index in Pairs (capacity max_pairs).
 struct Manifolds : BufferOf<Manifold> {};
 struct SolveOrder : BufferOf<uint32_t> {};
+/// Joint k's WeldStep at k (a weld's; capacity PhysicsOptions::max_joints).
+struct WeldSteps : BufferOf<WeldStep> {};
 /// Last step's contact points as warm starting reads them (written at the
 /// end of each step, in Contacts' order), matched to this step's points.
 struct ContactCache : BufferOf<CachedContact> {};
@@ -342,12 +365,12 @@ inline constexpr uint32_t kErrorBadHull = 0x70680001u;
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
                   Contacts, ContactCache, Settings, AxisDamping, Joints, Hulls, HullPoints, HullFaces, HullIndices,
-                  Pairs, SolveOrder, Colouring, Manifolds, Sleep);
+                  Pairs, SolveOrder, Colouring, Manifolds, Sleep, WeldSteps);
 /// Everything a rigid body carries; an env puts it in its archetypes.
 ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, AxisDamping);
 /// Per-world physics state (a singleton the module registers): what carries
 /// from one step to the next. The step's scratch (Bodies, Contacts, Pairs,
-/// Manifolds, SolveOrder, Colouring) is simulate's, in no world.
+/// Manifolds, SolveOrder, Colouring, WeldSteps) is simulate's, in no world.
 ORRERY_ARCHETYPE(PhysicsWorld, Gravity, ContactCache, Joints);
 ORRERY_ARCHETYPES(PhysicsWorld);
 

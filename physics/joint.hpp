@@ -275,11 +275,8 @@ ORRERY_HD inline float joint_position(const JointGeometry& g, JointKind kind) {
 // directly (solve_weld): its K is the rows' system, the point constraint's K
 // is made in closed form (weld_point_mass), and only the geometry a weld
 // reads is computed. With ORRERY_PHYS_WELD_ROWS=0 (an NVRTC or compiler
-// define) it takes the general rows of solve_joint, the same model in other
-// rounding (docs/perf-notes.md row 62).
-#ifndef ORRERY_PHYS_WELD_ROWS
-#define ORRERY_PHYS_WELD_ROWS 1
-#endif
+// define, solver.hpp) it takes the general rows of solve_joint, the same
+// model in other rounding (docs/perf-notes.md row 62).
 
 /// Each substep starts from the impulses joint j last ended with.
 ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j) {
@@ -347,20 +344,31 @@ ORRERY_HD inline void solve_joint_limits(SolverBody& a, SolverBody& b, Joint& j,
 /// solve_rows with world_rows(), whose dots with the unit rows are K's
 /// entries themselves), K symmetric positive semi-definite; an axis K does
 /// not move gets no impulse.
-ORRERY_HD inline Vec3 solve_axes(const Vec3 K[3], Vec3 rhs) {
+/// K's part of solve_axes, made once for many right-hand sides (solve_with).
+ORRERY_HD inline AxesSolve axes_of(const Vec3 K[3]) {
     const bool on0 = K[0].x > 0.0f, on1 = K[1].y > 0.0f, on2 = K[2].z > 0.0f;
     // The system along the axes in use; an axis not in use is the identity's, with nothing to solve.
     const Vec3 rows[3] = {{on0 ? K[0].x : 1.0f, on0 && on1 ? K[0].y : 0.0f, on0 && on2 ? K[0].z : 0.0f},
                           {on1 && on0 ? K[1].x : 0.0f, on1 ? K[1].y : 1.0f, on1 && on2 ? K[1].z : 0.0f},
                           {on2 && on0 ? K[2].x : 0.0f, on2 && on1 ? K[2].y : 0.0f, on2 ? K[2].z : 1.0f}};
-    const Vec3 b{on0 ? rhs.x : 0.0f, on1 ? rhs.y : 0.0f, on2 ? rhs.z : 0.0f};
     // Cramer's rule with solve_rows' test for a nearly singular system
     // (each row on its own then), its cofactors made once for both.
-    const Vec3 c0 = cross(rows[1], rows[2]), c1 = cross(rows[2], rows[0]), c2 = cross(rows[0], rows[1]);
-    const float det = dot(rows[0], c0), diagonal = rows[0].x * rows[1].y * rows[2].z;
-    if (!(det > 1e-4f * diagonal)) return {b.x / rows[0].x, b.y / rows[1].y, b.z / rows[2].z};
-    return (c0 * b.x + c1 * b.y + c2 * b.z) * (1.0f / det);
+    AxesSolve x;
+    x.c0 = cross(rows[1], rows[2]), x.c1 = cross(rows[2], rows[0]), x.c2 = cross(rows[0], rows[1]);
+    x.diagonal = {rows[0].x, rows[1].y, rows[2].z};
+    const float det = dot(rows[0], x.c0), diagonal = rows[0].x * rows[1].y * rows[2].z;
+    const bool alone = !(det > 1e-4f * diagonal);
+    x.inv_det = alone ? 0.0f : 1.0f / det;
+    x.on = (on0 ? 1u : 0u) | (on1 ? 2u : 0u) | (on2 ? 4u : 0u) | (alone ? 8u : 0u);
+    return x;
 }
+/// solve_axes' answer for rhs from K's axes_of.
+ORRERY_HD inline Vec3 solve_with(const AxesSolve& x, Vec3 rhs) {
+    const Vec3 b{x.on & 1u ? rhs.x : 0.0f, x.on & 2u ? rhs.y : 0.0f, x.on & 4u ? rhs.z : 0.0f};
+    if (x.on & 8u) return {b.x / x.diagonal.x, b.y / x.diagonal.y, b.z / x.diagonal.z};
+    return (x.c0 * b.x + x.c1 * b.y + x.c2 * b.z) * x.inv_det;
+}
+ORRERY_HD inline Vec3 solve_axes(const Vec3 K[3], Vec3 rhs) { return solve_with(axes_of(K), rhs); }
 
 /// S(r)^T W S(r), with S(r) v = r x v and W a body's world inverse inertia
 /// (symmetric): its point at offset r's velocity change per unit impulse
@@ -389,23 +397,38 @@ ORRERY_HD inline Mat3 weld_point_mass(const SolverBody& a, const SolverBody& b, 
 
 /// A weld: its frames turn together (three angular rows along the world
 /// axes), then its anchors meet (three linear rows), as solve_joint's rows
-/// for a weld in another rounding.
-ORRERY_HD inline void solve_weld(SolverBody& a, SolverBody& b, Joint& j, Softness soft, bool bias) {
-    const Vec3 ra = rotate(a.q, j.fa.p), rb = rotate(b.q, j.fb.p);
-    const Quat dq = (b.q * j.fb.q) * conj(a.q * j.fa.q); // a's frame to b's, world frame
-    const Vec3 C = Vec3{dq.x, dq.y, dq.z} * (dq.w < 0.0f ? -2.0f : 2.0f);
+/// for a weld in another rounding. g is the weld's geometry (weld_step: what
+/// its bodies' poses give, made once while they do not move).
+ORRERY_HD inline void solve_weld(SolverBody& a, SolverBody& b, Joint& j, Softness soft, bool bias, const WeldStep& g) {
     const RowSoftness s = soft_row(1.0f, soft, bias);
-    Vec3 impulse = solve_axes(angular_mass(a, b).row, (b.w - a.w) + C * s.bias) * -s.mass_scale -
-                   j.angular_impulse * s.impulse_scale;
+    Vec3 impulse =
+        solve_with(g.angular, (b.w - a.w) + g.C * s.bias) * -s.mass_scale - j.angular_impulse * s.impulse_scale;
     j.angular_impulse += impulse;
     apply_angular(a, b, impulse);
-    // ra and rb still hold: the angular impulse changed only the bodies' w.
-    const Vec3 d = (b.x + rb) - (a.x + ra);
-    impulse =
-        solve_axes(weld_point_mass(a, b, ra, rb).row, relative_velocity(a, b, ra, rb) + d * s.bias) * -s.mass_scale -
-        j.linear_impulse * s.impulse_scale;
+    impulse = solve_with(g.point, relative_velocity(a, b, g.ra, g.rb) + g.d * s.bias) * -s.mass_scale -
+              j.linear_impulse * s.impulse_scale;
     j.linear_impulse += impulse;
-    apply_impulse(a, b, impulse, ra, rb);
+    apply_impulse(a, b, impulse, g.ra, g.rb);
+}
+/// A weld's geometry from its bodies' poses (and their world inertia and
+/// damped masses, fixed through a step), for solve_weld and warm_start_weld.
+ORRERY_HD inline WeldStep weld_step(const SolverBody& a, const SolverBody& b, const Joint& j) {
+    WeldStep g;
+    g.ra = rotate(a.q, j.fa.p), g.rb = rotate(b.q, j.fb.p);
+    const Quat dq = (b.q * j.fb.q) * conj(a.q * j.fa.q); // a's frame to b's, world frame
+    g.C = Vec3{dq.x, dq.y, dq.z} * (dq.w < 0.0f ? -2.0f : 2.0f);
+    g.d = (b.x + g.rb) - (a.x + g.ra);
+    g.angular = axes_of(angular_mass(a, b).row);
+    g.point = axes_of(weld_point_mass(a, b, g.ra, g.rb).row);
+    return g;
+}
+ORRERY_HD inline void solve_weld(SolverBody& a, SolverBody& b, Joint& j, Softness soft, bool bias) {
+    solve_weld(a, b, j, soft, bias, weld_step(a, b, j));
+}
+/// warm_start_joint for a weld of geometry g.
+ORRERY_HD inline void warm_start_weld(SolverBody& a, SolverBody& b, const Joint& j, const WeldStep& g) {
+    apply_impulse(a, b, j.linear_impulse, g.ra, g.rb);
+    apply_angular(a, b, j.angular_impulse);
 }
 
 /// One joint of any kind along its general rows: limits, then the angular

@@ -416,6 +416,10 @@ struct StepBuffers {
     Buffer<Manifolds> manifolds; ///< pair k's manifold at k
     Buffer<SolveOrder> order;
     Colouring* colouring;
+    /// Joint k's weld geometry at k, kept between passes (pass_constraint);
+    /// a buffer of no capacity (a caller's own buffers) makes it each pass,
+    /// the same bits.
+    Buffer<WeldSteps> welds = {};
 };
 
 /// Whether bodies a and b may meet this step: their bounding spheres (planes:
@@ -988,9 +992,23 @@ ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* __
     keep_motion(a, ma), keep_motion(b, mb);
 }
 
+// A weld solves its own rows (joint.hpp's solve_weld; =0, an NVRTC or
+// compiler define: the general rows of solve_joint, the same model in other
+// rounding, docs/perf-notes.md row 62).
+#ifndef ORRERY_PHYS_WELD_ROWS
+#define ORRERY_PHYS_WELD_ROWS 1
+#endif
+// A weld's geometry kept from pass to pass in the step's WeldSteps scratch
+// (pass_constraint); =0 makes it in each pass, the same bits.
+#ifndef ORRERY_PHYS_KEEP_WELDS
+#define ORRERY_PHYS_KEEP_WELDS 1
+#endif
 // The joints' part of a step, defined in physics/joint.hpp (included below).
 ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j);
 ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias);
+ORRERY_HD inline WeldStep weld_step(const SolverBody& a, const SolverBody& b, const Joint& j);
+ORRERY_HD inline void warm_start_weld(SolverBody& a, SolverBody& b, const Joint& j, const WeldStep& g);
+ORRERY_HD inline void solve_weld(SolverBody& a, SolverBody& b, Joint& j, Softness soft, bool bias, const WeldStep& g);
 ORRERY_HD inline void resolve_joints(Buffer<Bodies> bodies, Buffer<Joints> joints);
 ORRERY_HD inline SolverBody world_body();
 inline constexpr uint32_t kWorldBody = 0xFFFFFFFFu; ///< Joint::ib when b is the world
@@ -1008,6 +1026,7 @@ struct PassParams {
     Combine friction_rule, restitution_rule;
     FrictionCone friction_cone;
     uint32_t colours; ///< bit c set when colour c (0..kColours) has constraints: colours_in_use
+    bool welds_kept;  ///< the welds' geometry from the last relax pass holds (every substep but the first)
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
     const BatchPlan* plan; ///< one CPU lane's batches of the step (solve_batch.hpp), or null
 #endif
@@ -1056,6 +1075,23 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
     if (j.ia == kWorldBody || j.ib == kWorldBody) world = world_body();
     SolverBody& a = j.ia == kWorldBody ? world : s.bodies[j.ia];
     SolverBody& b = j.ib == kWorldBody ? world : s.bodies[j.ib];
+    if (ORRERY_PHYS_WELD_ROWS && ORRERY_PHYS_KEEP_WELDS && j.kind == JointKind::kWeld) {
+        // Its bodies move only in integrate_positions, so the geometry a relax
+        // pass makes holds through the next substep's warm start and solve,
+        // and the first warm start's through the first solve: the same bits
+        // as made in each pass.
+        const bool keep = entry < s.welds.capacity();
+        const bool make = !keep || pass == Pass::kRelax || (pass == Pass::kWarmStart && !pp.welds_kept);
+        WeldStep g;
+        if (make) {
+            g = weld_step(a, b, j);
+            if (keep) s.welds[entry] = g;
+        } else {
+            g = s.welds[entry];
+        }
+        if (pass == Pass::kWarmStart) return warm_start_weld(a, b, j, g);
+        return solve_weld(a, b, j, pp.joint_soft, pass == Pass::kSolve, g);
+    }
     if (pass == Pass::kWarmStart)
         warm_start_joint(a, b, j);
     else
@@ -1397,6 +1433,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     if (l.count == 1) pp.plan = plan_colours(s, pp); // the warm-start, solve and relax passes' batches, once a step
 #endif
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
+        pp.welds_kept = sub > 0;
         l.align(); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
         integrate_velocities(s.bodies, g, h, l);
@@ -1443,7 +1480,8 @@ ORRERY_HD inline StepBuffers step_buffers(Ctx& ctx) {
             ctx.scratch_buffer<Pairs>(),
             ctx.scratch_buffer<Manifolds>(),
             ctx.scratch_buffer<SolveOrder>(),
-            ctx.scratch<Colouring>()};
+            ctx.scratch<Colouring>(),
+            ctx.scratch_buffer<WeldSteps>()};
 }
 
 /// A step's cost, the hint simulate leaves for the GPU's order of its worlds
