@@ -1026,7 +1026,7 @@ struct PassParams {
     Combine friction_rule, restitution_rule;
     FrictionCone friction_cone;
     uint32_t colours; ///< bit c set when colour c (0..kColours) has constraints: colours_in_use
-    bool welds_kept;  ///< the welds' geometry from the last relax pass holds (every substep but the first)
+    bool welds_moved; ///< the welds' bodies moved since their geometry was made: the next pass makes it
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
     const BatchPlan* plan; ///< one CPU lane's batches of the step (solve_batch.hpp), or null
 #endif
@@ -1076,12 +1076,11 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
     SolverBody& a = j.ia == kWorldBody ? world : s.bodies[j.ia];
     SolverBody& b = j.ib == kWorldBody ? world : s.bodies[j.ib];
     if (ORRERY_PHYS_WELD_ROWS && ORRERY_PHYS_KEEP_WELDS && j.kind == JointKind::kWeld) {
-        // Its bodies move only in integrate_positions, so the geometry a relax
-        // pass makes holds through the next substep's warm start and solve,
-        // and the first warm start's through the first solve: the same bits
-        // as made in each pass.
+        // Its bodies move only in integrate_positions, so the geometry the
+        // first pass after a move makes (pp.welds_moved) holds until the
+        // next move: the same bits as made in each pass.
         const bool keep = entry < s.welds.capacity();
-        const bool make = !keep || pass == Pass::kRelax || (pass == Pass::kWarmStart && !pp.welds_kept);
+        const bool make = !keep || pp.welds_moved;
         WeldStep g;
         if (make) {
             g = weld_step(a, b, j);
@@ -1432,14 +1431,15 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
     if (l.count == 1) pp.plan = plan_colours(s, pp); // the warm-start, solve and relax passes' batches, once a step
 #endif
+    pp.welds_moved = true; // the first pass makes the welds' geometry, then each after integrate_positions
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
-        pp.welds_kept = sub > 0;
         l.align(); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
         mark(clock, kPhaseIntegrate);
         pass_constraints(s, Pass::kWarmStart, pp, l);
+        pp.welds_moved = false;
         mark(clock, kPhaseWarm);
         if (ORRERY_PHYS_ALIGN_PASSES) { // and each pass after the first
             l.align();
@@ -1448,13 +1448,17 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         pass_constraints(s, Pass::kSolve, pp, l);
         mark(clock, kPhaseSolve);
         integrate_positions(s.bodies, h, l);
+        pp.welds_moved = true;
         l.sync();
         mark(clock, kPhaseIntegrate);
         if (ORRERY_PHYS_ALIGN_PASSES) {
             l.align();
             mark(clock, kPhaseAlign);
         }
-        for (uint32_t r = 0; r < prm.relax_iterations; ++r) pass_constraints(s, Pass::kRelax, pp, l);
+        for (uint32_t r = 0; r < prm.relax_iterations; ++r) {
+            pass_constraints(s, Pass::kRelax, pp, l);
+            pp.welds_moved = false;
+        }
         mark(clock, kPhaseRelax);
     }
     pass_constraints(s, Pass::kRestitution, pp, l);
