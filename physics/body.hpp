@@ -299,9 +299,8 @@ struct AxesSolve {
 /// A weld's geometry for its passes while its bodies do not move: its
 /// anchors from the bodies' centres (world frame), the frames' angular error
 /// C, the anchors' gap d, and its angular and point systems (joint.hpp's
-/// weld_step). Made by each relax pass (the bodies move only in
-/// integrate_positions, before it) and by the step's first warm start, read
-/// by the next warm start and solve.
+/// weld_step). Made by the first pass after its bodies move (they move
+/// only in integrate_positions) and read by the passes until the next move.
 struct WeldStep {
     Vec3 ra, rb, C, d;
     AxesSolve angular, point;
