@@ -1000,8 +1000,16 @@ ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* __
 #endif
 // A weld's geometry kept from pass to pass in the step's WeldSteps scratch
 // (pass_constraint); =0 makes it in each pass, the same bits.
+// On by default on the CPU only: on the GPU (an H100, docs/perf-notes.md
+// row 103) making it in each pass stepped 0.3-0.7 % faster, the crowd with
+// no joints too, so the kept form's cost there is the kernel's code, not
+// the welds' passes.
 #ifndef ORRERY_PHYS_KEEP_WELDS
+#if defined(ORRERY_DEVICE_CODE)
+#define ORRERY_PHYS_KEEP_WELDS 0
+#else
 #define ORRERY_PHYS_KEEP_WELDS 1
+#endif
 #endif
 // The joints' part of a step, defined in physics/joint.hpp (included below).
 ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j);
