@@ -300,7 +300,8 @@ struct AxesSolve {
 /// anchors from the bodies' centres (world frame), the frames' angular error
 /// C, the anchors' gap d, and its angular and point systems (joint.hpp's
 /// weld_step). Made by the first pass after its bodies move (they move
-/// only in integrate_positions) and read by the passes until the next move.
+/// only in integrate_positions) and read by the passes until the next move;
+/// device code makes it in each pass instead (ORRERY_PHYS_KEEP_WELDS).
 struct WeldStep {
     Vec3 ra, rb, C, d;
     AxesSolve angular, point;
