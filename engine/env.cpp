@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <barrier>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -93,6 +94,24 @@ void EnvSpec::order_teams(NodeId node) {
             throw Error("env '" + name_ + "': order_teams() names node '" + n.system.name + "' after node '" +
                         other.system.name + "'; at most one node of an env orders its teams (one cost hint a world)");
     n.order_teams = true;
+}
+
+void EnvSpec::device_define(const std::string& name, const std::string& value) {
+    const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                            std::all_of(name.begin(), name.end(),
+                                        [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+    if (!identifier)
+        throw Error("env '" + name_ + "': device_define name '" + name +
+                    "' is invalid; expected a C identifier (letters, digits and '_', not starting with a digit)");
+    if (value.find_first_of("\r\n\\") != std::string::npos)
+        throw Error("env '" + name_ + "': device_define " + name +
+                    " has a value spanning lines or holding a backslash; expected one line, e.g. \"7u\"");
+    for (auto& d : device_defines_)
+        if (d.first == name) {
+            d.second = value;
+            return;
+        }
+    device_defines_.push_back({name, value});
 }
 
 NodeId EnvSpec::add_destroy_barrier(Phase phase) {

@@ -492,6 +492,17 @@ class EnvSpec {
     /// GpuOptions::nvrtc_options "--Ofast-compile=0" undoes it.
     std::string fast_compile;
 
+    /// Defines the GPU's kernels of this env are compiled with (`#define
+    /// NAME VALUE` ahead of the env's header, so part of the compile
+    /// cache's key), for a module to compile out code that this env can
+    /// never run: phys::add_to sets ORRERY_PHYS_JOINT_KINDS from the joint
+    /// kinds the env declares. The CPU build compiles every path, so a define
+    /// must never change what the code computes, only which paths exist.
+    /// Throws orrery::Error naming the define when NAME is no identifier or
+    /// VALUE spans lines; a second call with the same NAME replaces the value.
+    void device_define(const std::string& name, const std::string& value);
+    const std::vector<std::pair<std::string, std::string>>& device_defines() const { return device_defines_; }
+
     /// What the viewer and recorder draw (render/ reads only this); empty by default.
     DrawSpec draw;
 
@@ -536,6 +547,7 @@ class EnvSpec {
     template <class... Ts> std::vector<uint32_t> ids_of(List<Ts...>) { return {component_id<Ts>...}; }
 
     std::string name_, source_, header_root_;
+    std::vector<std::pair<std::string, std::string>> device_defines_;
     std::vector<ComponentSpec> components_;
     std::vector<ArchetypeSpec> archetypes_;
     std::vector<NodeSpec> nodes_;

@@ -138,6 +138,7 @@ struct Params {
     FrictionCone friction_cone;
     float sleep_speed;    ///< a body with Sleep is still below this speed, |v| + |w| bound (m/s); 0: never
     uint32_t sleep_steps; ///< it sleeps after this many still steps in a row
+    uint32_t joint_kinds; ///< the joint kinds add_joint accepts (joint_kind_bit's), PhysicsOptions::joint_kinds
 };
 
 /// A body as the solver sees it during a step: gathered from the entity's
@@ -287,6 +288,27 @@ struct Joint {
 };
 static_assert(sizeof(Joint) == 132, "Joint is plain data");
 
+/// A JointKind's bit in a set of kinds (PhysicsOptions::joint_kinds).
+ORRERY_HD constexpr uint32_t joint_kind_bit(JointKind k) { return 1u << uint32_t(k); }
+inline constexpr uint32_t kAllJointKinds = 7u; ///< weld, hinge and slider
+// The joint kinds this build's solver handles. The GPU compiles an env's
+// kernels with the set it declares (PhysicsOptions::joint_kinds, through
+// EnvSpec::device_define), leaving the other kinds' rows out of its code
+// (none at all for an env without joints); the CPU build handles every kind.
+// add_joint and the state checks refuse a kind the env did not declare, so
+// both backends only ever meet declared kinds and compute the same.
+#ifndef ORRERY_PHYS_JOINT_KINDS
+#define ORRERY_PHYS_JOINT_KINDS 7u
+#endif
+#if defined(ORRERY_PHYS_EVERY_JOINT_KIND) // an NVRTC define for the A/B: every kind's code, whatever is declared
+#undef ORRERY_PHYS_JOINT_KINDS
+#define ORRERY_PHYS_JOINT_KINDS 7u
+#endif
+/// Whether j is a weld: known without reading j where welds are the only kind compiled.
+ORRERY_HD inline bool is_weld(const Joint& j) {
+    return ORRERY_PHYS_JOINT_KINDS == joint_kind_bit(JointKind::kWeld) || j.kind == JointKind::kWeld;
+}
+
 /// x with K x = rhs for a weld's 3 x 3 system along the world axes, made once
 /// for many right-hand sides (joint.hpp's axes_of and solve_with, the bits
 /// of solve_axes): Cramer's cofactors and 1 / det, or the diagonal alone for
@@ -362,6 +384,9 @@ struct HullFaces : AssetOf<HullFace> {};
 struct HullIndices : AssetOf<uint32_t> {};
 /// Per-world error code (Ctx::fail) for a body whose kHull shape names no hull of the table.
 inline constexpr uint32_t kErrorBadHull = 0x70680001u;
+/// Per-world error code (Ctx::fail) for a joint of a kind the env did not
+/// declare (PhysicsOptions::joint_kinds): add_joint refuses it.
+inline constexpr uint32_t kErrorUndeclaredJoint = 0x70680002u;
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
                   Contacts, ContactCache, Settings, AxisDamping, Joints, Hulls, HullPoints, HullFaces, HullIndices,

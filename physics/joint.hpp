@@ -71,10 +71,16 @@ ORRERY_HD inline Joint limited(Joint j, float lower, float upper) {
 #endif
 
 /// Appends j to the world's joints. False when j joins a body to itself or
-/// the world to the world, or when the list is full (which records
-/// ErrorCode::kBufferOverflow).
+/// the world to the world, when the list is full (which records
+/// ErrorCode::kBufferOverflow), or when the env did not declare j's kind
+/// (PhysicsOptions::joint_kinds; records kErrorUndeclaredJoint).
 ORRERY_HD inline bool add_joint(Ctx& ctx, const Joint& j) {
     if (j.a.index == j.b.index && j.a.gen == j.b.gen) return false;
+    if (uint32_t(j.kind) > uint32_t(JointKind::kSlider) ||
+        !(ctx.asset<Settings>()[0].joint_kinds & joint_kind_bit(j.kind))) {
+        ctx.fail(kErrorUndeclaredJoint);
+        return false;
+    }
     if (!ctx.single_buffer<PhysicsWorld, Joints>().push(j)) return false;
     if (ORRERY_PHYS_JOINT_HINT) ctx.add_cost_hint(int32_t(kJointCost)); // this step's simulate solves it (step_cost)
     return true;
@@ -280,7 +286,7 @@ ORRERY_HD inline float joint_position(const JointGeometry& g, JointKind kind) {
 
 /// Each substep starts from the impulses joint j last ended with.
 ORRERY_HD inline void warm_start_joint(SolverBody& a, SolverBody& b, const Joint& j) {
-    if (ORRERY_PHYS_WELD_ROWS && j.kind == JointKind::kWeld) { // the anchors alone: the same bits as below
+    if (ORRERY_PHYS_WELD_ROWS && is_weld(j)) { // the anchors alone: the same bits as below
         apply_impulse(a, b, j.linear_impulse, rotate(a.q, j.fa.p), rotate(b.q, j.fb.p));
         apply_angular(a, b, j.angular_impulse);
         return;
@@ -467,7 +473,7 @@ ORRERY_HD inline void solve_joint_rows(SolverBody& a, SolverBody& b, Joint& j, f
 /// solve_weld). With `bias`, position error is removed softly (a spring of
 /// the joint hertz); without, only velocities are solved (the relax pass).
 ORRERY_HD inline void solve_joint(SolverBody& a, SolverBody& b, Joint& j, float inv_h, Softness soft, bool bias) {
-    if (ORRERY_PHYS_WELD_ROWS && j.kind == JointKind::kWeld) return solve_weld(a, b, j, soft, bias);
+    if (ORRERY_PHYS_WELD_ROWS && is_weld(j)) return solve_weld(a, b, j, soft, bias);
     solve_joint_rows(a, b, j, inv_h, soft, bias);
 }
 

@@ -31,8 +31,14 @@ struct PhysicsOptions {
     float push_speed = 3.0f;                  ///< fastest overlap removal, m/s (Box2D: 3)
     uint32_t relax_iterations = 1;            ///< velocity passes without the push per substep
     uint32_t max_joints = 16;                 ///< joints per world (the Joints list's capacity)
-    float joint_hertz = 60.0f;                ///< joint spring, Hz, at most half the substep rate (Box2D: 60)
-    float joint_damping_ratio = 2.0f;         ///< joint damping ratio (Box2D: 2)
+    /// The joint kinds the env's systems make, a set of joint_kind_bit(kind)
+    /// (0: none). add_joint refuses any other kind (it records
+    /// kErrorUndeclaredJoint for the world) and so do snapshots and
+    /// checkpoints; the GPU's kernels leave the other kinds' code out
+    /// (hide-and-seek declares welds alone). Every kind by default.
+    uint32_t joint_kinds = kAllJointKinds;
+    float joint_hertz = 60.0f;                          ///< joint spring, Hz, at most half the substep rate (Box2D: 60)
+    float joint_damping_ratio = 2.0f;                   ///< joint damping ratio (Box2D: 2)
     FrictionCone friction_cone = FrictionCone::kCircle; ///< circle, or MuJoCo's default pyramid
     /// Bodies with phys::Sleep sleep after sleep_time seconds slower than
     /// sleep_speed (m/s, at their fastest surface point); 0 turns sleeping off

@@ -31,6 +31,9 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     if (!(o.bounce_speed >= 0.0f)) bad("bounce_speed", std::to_string(o.bounce_speed), ">= 0 m/s");
     if (o.relax_iterations > 16) bad("relax_iterations", std::to_string(o.relax_iterations), "0..16");
     if (o.max_joints < 1 || o.max_joints > 4096) bad("max_joints", std::to_string(o.max_joints), "1..4096");
+    if (o.joint_kinds > kAllJointKinds)
+        bad("joint_kinds", std::to_string(o.joint_kinds),
+            "a set of joint_kind_bit(kind): 0..7 (1 weld, 2 hinge, 4 slider; 0 none)");
     if (!(o.joint_hertz > 0.0f && o.joint_hertz <= 1e4f)) bad("joint_hertz", std::to_string(o.joint_hertz), "(0, 1e4]");
     if (!(o.joint_damping_ratio >= 0.0f && o.joint_damping_ratio <= 1e3f))
         bad("joint_damping_ratio", std::to_string(o.joint_damping_ratio), "0..1e3");
@@ -61,9 +64,12 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     p.joint_damping_ratio = o.joint_damping_ratio;
     p.friction_cone = o.friction_cone;
     p.sleep_speed = o.sleep_speed;
+    p.joint_kinds = o.joint_kinds;
     // Whole steps, at least one: a body still for sleep_time sleeps at the end of the step that reaches it.
     p.sleep_steps = std::max(1u, uint32_t(std::ceil(double(o.sleep_time) / double(o.dt) - 1e-6)));
     spec.asset<Settings>(&p, 1);
+    // The GPU's kernels compile only the declared kinds' rows (body.hpp).
+    spec.device_define("ORRERY_PHYS_JOINT_KINDS", std::to_string(o.joint_kinds) + "u");
     HullTable hulls = build_hulls(o.hulls, "env '" + spec.name() + "': physics option hulls");
     spec.asset<Hulls>(hulls.info);
     spec.asset<HullPoints>(hulls.points);

@@ -584,11 +584,15 @@ ORRERY_HD inline uint32_t pick_colour(Buffer<Bodies> bodies, uint32_t a, uint32_
     return c;
 }
 
+/// The step's joints: none where the env declares no joint kind (the GPU's
+/// kernels then hold no joint code; add_joint refuses every joint there).
+ORRERY_HD inline uint32_t joint_count(const StepBuffers& s) { return ORRERY_PHYS_JOINT_KINDS ? s.joints.size() : 0u; }
+
 /// Greedy colouring of the step's constraints (joints in list order, then
 /// manifolds in pair order), calling f(entry, colour) for each.
 template <class F> ORRERY_HD void colour_constraints(const StepBuffers& s, F&& f) {
     for (uint32_t i = 0; i < s.bodies.size(); ++i) s.bodies[i].colours = 0;
-    for (uint32_t k = 0; k < s.joints.size(); ++k) f(k, pick_colour(s.bodies, s.joints[k].ia, s.joints[k].ib));
+    for (uint32_t k = 0; k < joint_count(s); ++k) f(k, pick_colour(s.bodies, s.joints[k].ia, s.joints[k].ib));
     for (uint32_t k = 0; k < s.pairs.size(); ++k)
         if (s.pairs[k].count > 0) f(kPairEntry | k, pick_colour(s.bodies, s.pairs[k].a, s.pairs[k].b));
 }
@@ -689,13 +693,13 @@ ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& 
     };
     auto each = [&](auto&& f) { // colour_constraints' order
         m0 = m1 = 0;
-        for (uint32_t k = 0; k < s.joints.size(); ++k) f(k, pick(s.joints[k].ia, s.joints[k].ib));
+        for (uint32_t k = 0; k < joint_count(s); ++k) f(k, pick(s.joints[k].ia, s.joints[k].ib));
         for (uint32_t k = 0; k < np; ++k)
             if (s.pairs[k].count > 0) f(kPairEntry | k, pick(s.pairs[k].a, s.pairs[k].b));
     };
     // Each constraint's colour, kept for the placement below: joint or pair k's
     // in 5 bits (at 5 x (k / 32)) of a register of lane k % 32.
-    const uint32_t nj = s.joints.size();
+    const uint32_t nj = joint_count(s);
     const bool kept = ORRERY_PHYS_WARP_PLACE && np <= 6 * 32 && nj <= 6 * 32;
     uint32_t joint_colours = 0, pair_colours = 0;
     each([&](uint32_t entry, uint32_t c) {
@@ -1077,13 +1081,13 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         }
         return;
     }
-    if (pass == Pass::kRestitution) return;
+    if (pass == Pass::kRestitution || ORRERY_PHYS_JOINT_KINDS == 0u) return; // no joint code without joints
     Joint& j = s.joints[entry];
     SolverBody world; // static, nothing writes it; made only for a joint to the world (SolverBody is ~300 bytes)
     if (j.ia == kWorldBody || j.ib == kWorldBody) world = world_body();
     SolverBody& a = j.ia == kWorldBody ? world : s.bodies[j.ia];
     SolverBody& b = j.ib == kWorldBody ? world : s.bodies[j.ib];
-    if (ORRERY_PHYS_WELD_ROWS && ORRERY_PHYS_KEEP_WELDS && j.kind == JointKind::kWeld) {
+    if (ORRERY_PHYS_WELD_ROWS && ORRERY_PHYS_KEEP_WELDS && is_weld(j)) {
         // Its bodies move only in integrate_positions, so the geometry the
         // first pass after a move makes (pp.welds_moved) holds until the
         // next move: the same bits as made in each pass.
@@ -1212,7 +1216,7 @@ ORRERY_HD inline void wake_body(SolverBody& b) { b.sleep &= ~kAsleep, b.still = 
 ORRERY_HD inline uint32_t wake_joint_bodies(const StepBuffers& s) {
     const uint32_t n = s.bodies.size();
     uint32_t woken = 0;
-    for (uint32_t k = 0; k < s.joints.size(); ++k) {
+    for (uint32_t k = 0; k < joint_count(s); ++k) {
         const Joint& j = s.joints[k];
         if (j.ia < n && (s.bodies[j.ia].sleep & kAsleep)) wake_body(s.bodies[j.ia]), ++woken;
         if (j.ib < n && (s.bodies[j.ib].sleep & kAsleep)) wake_body(s.bodies[j.ib]), ++woken;
@@ -1290,7 +1294,7 @@ ORRERY_HD inline void settle_bodies(const StepBuffers& s, const Params& prm) {
     for (bool spread = true; spread;) {
         spread = false;
         for (uint32_t k = 0; k < s.pairs.size(); ++k) link(s.pairs[k].a, s.pairs[k].b, spread);
-        for (uint32_t k = 0; k < s.joints.size(); ++k) link(s.joints[k].ia, s.joints[k].ib, spread);
+        for (uint32_t k = 0; k < joint_count(s); ++k) link(s.joints[k].ia, s.joints[k].ib, spread);
     }
     for (uint32_t i = 0; i < n; ++i) {
         SolverBody& b = s.bodies[i];
@@ -1376,7 +1380,7 @@ ORRERY_HD inline void settle_bodies_warp(const StepBuffers& s, const Params& prm
     for (;;) {
         WarpBodySet found;
         for (uint32_t k = lane; k < s.pairs.size(); k += 32) link(s.pairs[k].a, s.pairs[k].b, found);
-        for (uint32_t k = lane; k < s.joints.size(); k += 32) link(s.joints[k].ia, s.joints[k].ib, found);
+        for (uint32_t k = lane; k < joint_count(s); k += 32) link(s.joints[k].ia, s.joints[k].ib, found);
         found = warp_union(found, l); // every lane has read this round's flags
         if (lane < n && (found.lo >> lane & 1u)) s.bodies[lane].sleep |= kBlocked;
         if (lane + 32 < n && (found.hi >> lane & 1u)) s.bodies[lane + 32].sleep |= kBlocked;
@@ -1508,7 +1512,7 @@ ORRERY_HD inline uint32_t step_cost(const StepBuffers& s) {
     uint32_t awake_bodies = 0, colours = 0;
     for (uint32_t i = 0; i < s.bodies.size(); ++i) awake_bodies += awake(s.bodies[i]) ? 1u : 0u;
     for (uint32_t c = 0; c <= kColours; ++c) colours += s.colouring->begin[c + 1] > s.colouring->begin[c] ? 1u : 0u;
-    return 2u * s.contacts.size() + awake_bodies + kJointCost * s.joints.size() + 4u * colours;
+    return 2u * s.contacts.size() + awake_bodies + kJointCost * joint_count(s) + 4u * colours;
 }
 
 /// One env step of physics for a world, on a team of lanes: gather, find
@@ -1518,7 +1522,7 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
     PhaseClock clock;
     gather_bodies(ctx, s.bodies, l);
     l.sync();
-    if (l.lane == 0) resolve_joints(s.bodies, s.joints);
+    if (l.lane == 0 && ORRERY_PHYS_JOINT_KINDS) resolve_joints(s.bodies, s.joints);
     l.sync();
     clock.mark(kPhaseGather);
     step_bodies(s, ctx.asset<Settings>()[0], ctx.single<PhysicsWorld, Gravity>().g, hull_set(ctx), l, &clock);
@@ -1540,7 +1544,7 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
         const long long* t = clock.cycles;
         printf("phys-phases world %u bodies %u awake %u pairs %u points %u joints %u colours %u rounds %u serial %u "
                "cycles %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
-               ctx.world(), s.bodies.size(), awake_bodies, s.pairs.size(), s.contacts.size(), s.joints.size(), colours,
+               ctx.world(), s.bodies.size(), awake_bodies, s.pairs.size(), s.contacts.size(), joint_count(s), colours,
                rounds, begin[kColours + 1] - begin[kColours], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
                t[9], t[10], t[11], t[12]);
     }

@@ -183,6 +183,11 @@ void check_joints(const orrery::EnvSpec& spec, const orrery::Ctx& ctx) {
         const std::string where = "PhysicsWorld Joints[" + std::to_string(k) + "]";
         if (uint32_t(j.kind) > uint32_t(JointKind::kSlider))
             bad(where, "kind", std::to_string(uint32_t(j.kind)), "0 (weld), 1 (hinge) or 2 (slider)");
+        const uint32_t declared = ctx.asset<Settings>()[0].joint_kinds;
+        if (!(declared & joint_kind_bit(j.kind)))
+            bad(where, "kind", std::to_string(uint32_t(j.kind)),
+                "a kind the env declares (PhysicsOptions::joint_kinds = " + std::to_string(declared) +
+                    ": 1 weld, 2 hinge, 4 slider)");
         if (j.flags & ~uint32_t(kJointLimited))
             bad(where, "flags", std::to_string(j.flags), "only kJointLimited (" + std::to_string(kJointLimited) + ")");
         for (int side = 0; side < 2; ++side) {

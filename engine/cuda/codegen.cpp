@@ -611,8 +611,10 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
         << (per_node                      ? "one kernel per op"
             : form == KernelForm::kStaged ? "one megakernel per pass, staged in shared memory"
                                           : "one megakernel per pass")
-        << ", autoreset mode " << int(plan.autoreset) << ".\n"
-        << "#include \"" << spec.source() << "\"\n"
+        << ", autoreset mode " << int(plan.autoreset) << ".\n";
+    for (const auto& [name, value] : spec.device_defines()) // EnvSpec::device_define, ahead of every header
+        out << "#define " << name << " " << value << "\n";
+    out << "#include \"" << spec.source() << "\"\n"
         << "#include \"engine/world_ops.hpp\"\n"
         << kStorageCuh;
     const bool scratch =

@@ -151,7 +151,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // random actions about two thirds of them are dynamic and still at any
     // step. sleep=0 keeps every body in the solver.
     po.sleep_speed = opt.flag("sleep", true) ? po.sleep_speed : 0.0f;
-    po.max_joints = cfg.agents; // one weld per agent at most
+    po.max_joints = cfg.agents;                                    // one weld per agent at most
+    po.joint_kinds = phys::joint_kind_bit(phys::JointKind::kWeld); // the GPU's kernels hold no hinge or slider rows
     // GPU: what the physics step asks to keep in a block's shared memory, a
     // copy per team (PhysicsOptions::on_chip; the module's default, 3, all but
     // the manifolds, as far as they fit). Measured on an H200

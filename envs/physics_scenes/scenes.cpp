@@ -51,6 +51,8 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.contact_hertz = opt.f32("contact_hertz", 60.0f, 1.0f, 1000.0f);
     po.max_contacts = opt.u32("max_contacts", 256, 1, 65536);
     po.max_joints = opt.u32("max_joints", 16, 1, 4096);
+    // Only the grab scene makes joints (welds); the others' GPU kernels hold no joint code.
+    po.joint_kinds = cfg.scene == kGrab ? phys::joint_kind_bit(phys::JointKind::kWeld) : 0u;
     po.on_chip = opt.u32("on_chip", po.on_chip, 0, 3); // GPU: what the physics keeps in shared memory
     opt.unrecorded("on_chip");                         // the same results at every level
     po.gravity = {0.0f, 0.0f, opt.f32("gravity", -9.81f, -1000.0f, 1000.0f)}; // OpenAI's hide-and-seek: -50

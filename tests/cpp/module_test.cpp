@@ -556,6 +556,51 @@ TEST(Module, HeadersOutsideTheLibraryCompileThroughNvrtc) {
     EXPECT_THROW(cuda::compile_module(missing), Error); // no header root: not built in
 }
 
+TEST(Module, DeviceDefinesComeAheadOfTheEnvHeaderAndAreChecked) {
+    // EnvSpec::device_define: `#define NAME VALUE` ahead of the env's header
+    // in every kernel form (a per-node program shares the head), the last
+    // value given for a name, and NVRTC sees it (needs no GPU).
+    EnvSpec s = spec();
+    s.device_define("PLANETS_PROBE", "3u");
+    s.device_define("PLANETS_PROBE", "4u"); // replaced, not repeated
+    s.device_define("PLANETS_OTHER", "");
+    ASSERT_EQ(s.device_defines().size(), 2u);
+    Plan plan = make_plan(s, AutoReset::kSameStep);
+    for (auto form : {cuda::KernelForm::kStaged, cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
+        cuda::KernelSource k = cuda::generate_kernels(s, plan, form);
+        const size_t at = k.text.find("#define PLANETS_PROBE 4u\n#define PLANETS_OTHER \n");
+        EXPECT_NE(at, std::string::npos);
+        EXPECT_LT(at, k.text.find("#include \"" + s.source() + "\""));
+        EXPECT_EQ(k.text.find("PLANETS_PROBE 3u"), std::string::npos);
+        if (form == cuda::KernelForm::kPerNode) {
+            EXPECT_LT(at, k.program_head);
+            expect_nvrtc_compiles(s, k);
+        }
+    }
+    // Ahead of the header: a define that breaks its namespace's name fails the compile.
+    EnvSpec broken = spec();
+    broken.device_define("planets", "1");
+    cuda::KernelSource k =
+        cuda::generate_kernels(broken, make_plan(broken, AutoReset::kSameStep), cuda::KernelForm::kDirect);
+    cuda::CompileRequest r = cuda::kernel_request(broken, k, 90);
+    r.use_cache = false;
+    EXPECT_THROW(cuda::compile_module(r), Error);
+    // Bad names and values are refused, naming the define.
+    auto refused = [&](const std::string& name, const std::string& value, const std::string& want) {
+        EnvSpec t = spec();
+        try {
+            t.device_define(name, value);
+            ADD_FAILURE() << "device_define('" << name << "') was accepted";
+        } catch (const Error& e) { EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what(); }
+        EXPECT_TRUE(t.device_defines().empty());
+    };
+    refused("", "1", "device_define name '' is invalid; expected a C identifier");
+    refused("2D", "1", "device_define name '2D' is invalid");
+    refused("A-B", "1", "device_define name 'A-B' is invalid");
+    refused("A", "1\n#include <x>", "device_define A has a value spanning lines");
+    refused("A", "1 \\", "device_define A has a value spanning lines or holding a backslash");
+}
+
 TEST(Module, AnEnvsWorldLanesSizeItsTeamUnlessTheSimulatorSays) {
     // EnvSpec::world_lanes is the env's measured team size; GpuOptions::world_lanes
     // (ORRERY_CUDA_LANES) overrides it; 0 leaves the engine's. Needs no GPU.

@@ -617,6 +617,59 @@ TEST(PhysicsJoint, AJointMadeOrRemovedMovesTheCostHintAtOnce) {
     EXPECT_FALSE(cpu.wants_cost_hint());
 }
 
+TEST(PhysicsJoint, AKindTheEnvDidNotDeclareIsRefusedAndRecorded) {
+    // PhysicsOptions::joint_kinds: the scenes without joints declare none and
+    // the grab scene welds alone, so their GPU kernels hold no other rows
+    // (EnvSpec::device_define); add_joint refuses the rest on both backends,
+    // records kErrorUndeclaredJoint for that world and leaves the list as it was.
+    auto probe = [](const EnvSpec& spec, phys::JointKind kind, bool accepted) {
+        Simulator sim(spec, options(2));
+        sim.reset(1);
+        const std::vector<uint32_t> before = sim.errors();
+        ASSERT_EQ(before[0], 0u);
+        Ctx ctx(sim.backend().storage(), 0);
+        const uint32_t n = ctx.single_buffer<phys::PhysicsWorld, phys::Joints>().size();
+        phys::Joint j{};
+        j.a = Entity::make(archetype_id<physics_scenes::Body>, 1, 1), j.kind = kind;
+        j.fa.q = j.fb.q = {1, 0, 0, 0};
+        EXPECT_EQ(phys::add_joint(ctx, j), accepted) << spec.info().at("scene") << " kind " << uint32_t(kind);
+        const uint32_t now = ctx.single_buffer<phys::PhysicsWorld, phys::Joints>().size();
+        EXPECT_EQ(now, n + (accepted ? 1u : 0u));
+        const std::vector<uint32_t> errors = sim.errors();
+        EXPECT_EQ(errors[0], accepted ? 0u : phys::kErrorUndeclaredJoint);
+        EXPECT_EQ(errors[1], 0u); // the other world: untouched
+    };
+    for (phys::JointKind kind : {phys::JointKind::kWeld, phys::JointKind::kHinge, phys::JointKind::kSlider}) {
+        probe(scene("stack"), kind, false);
+        probe(scene("grab", openai()), kind, kind == phys::JointKind::kWeld);
+    }
+    // What each env declares reaches its GPU kernels as a define, ahead of its header.
+    const auto defined = [](const EnvSpec& spec) {
+        const std::string text =
+            cuda::generate_kernels(spec, make_plan(spec, AutoReset::kSameStep), cuda::KernelForm::kPerNode, 32).text;
+        const size_t at = text.find("#define ORRERY_PHYS_JOINT_KINDS ");
+        EXPECT_LT(at, text.find("#include \"" + spec.source() + "\""));
+        return at == std::string::npos ? std::string() : text.substr(at + 32, text.find('\n', at) - at - 32);
+    };
+    EXPECT_EQ(defined(scene("crowd")), "0u");
+    EXPECT_EQ(defined(scene("grab", openai())), "1u");
+    EXPECT_EQ(defined(make_env_spec("hide_and_seek", {})), "1u");
+    // Out of range: named.
+    phys::PhysicsOptions po;
+    po.joint_kinds = 8;
+    EnvSpec spec("joints_probe", "");
+    spec.components(phys::OrreryComponents{});
+    try {
+        phys::add_to(spec, po);
+        FAIL() << "joint_kinds 8 was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(
+            std::string(e.what()).find("physics option joint_kinds=8 is invalid; expected a set of joint_kind_bit"),
+            std::string::npos)
+            << e.what();
+    }
+}
+
 /// A world for the solver's lane tests: a chain of touching balls on a
 /// plane, a kinematic box pushing the chain, and a box hung from the world by
 /// 30 welds (more constraints on one body than there are colours).

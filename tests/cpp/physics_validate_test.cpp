@@ -275,6 +275,9 @@ TEST(PhysicsValidation, Joints) {
     };
     expect_rejected(sim, joint([](auto& j, auto&) { j.kind = phys::JointKind(7); }),
                     {"PhysicsWorld Joints[0]: kind = 7", "0 (weld), 1 (hinge) or 2 (slider)"});
+    // The grab scene declares welds alone (PhysicsOptions::joint_kinds).
+    expect_rejected(sim, joint([](auto& j, auto&) { j.kind = phys::JointKind::kHinge; }),
+                    {"PhysicsWorld Joints[0]: kind = 1", "a kind the env declares (PhysicsOptions::joint_kinds = 1"});
     expect_rejected(sim, joint([](auto& j, auto&) { j.flags = 6; }), {"Joints[0]: flags = 6"});
     expect_rejected(sim, joint([](auto& j, auto&) { j.a = Entity::make(200, 1, 1); }),
                     {"Joints[0]: a = {index 3355443201, gen 1}", "archetype id 200"});
