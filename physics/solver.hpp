@@ -89,6 +89,39 @@ ORRERY_HD inline Vec3 solve_3x3(const Vec3 rows[3], Vec3 rhs) {
     return (c0 * rhs.x + c1 * rhs.y + c2 * rhs.z) * inv;
 }
 
+// A body turning about z alone (OpenAI's agents and boxes) takes a short
+// form of set_world_inertia that makes only W's zz entry, the one the locks
+// leave: the same bits in it; the locked entries are +0 where the full form
+// gave zeros of either sign, which no step result reads (=0, an NVRTC or
+// compiler define: the full form for every body).
+#ifndef ORRERY_PHYS_TURN_Z_INERTIA
+#define ORRERY_PHYS_TURN_Z_INERTIA 1
+#endif
+/// set_world_inertia's short form for a body that turns about z alone; false
+/// (b untouched) for any other body, and for the one case whose zero's sign
+/// the short form cannot know (damped, with a zero zz entry).
+ORRERY_HD inline bool set_turn_z_inertia(SolverBody& b, float h) {
+    if ((b.locks & (kLockTurnX | kLockTurnY | kLockTurnZ)) != (kLockTurnX | kLockTurnY)) return false;
+    // Row z of R (the z parts of its columns), and the full form's
+    // dot(row_z * I^-1, row_z), its locks' factors 1 and 1 exact.
+    const Vec3 rz{rotate(b.q, {1, 0, 0}).z, rotate(b.q, {0, 1, 0}).z, rotate(b.q, {0, 0, 1}).z};
+    float w = dot(mul(rz, b.inv_inertia), rz);
+    const Vec3 r = b.axis_rate, d = b.axis_angular;
+    if (nonzero(d)) {
+        // The full form's 3 x 3 solve of diag(1, 1, 1 + h w d.z), its other
+        // entries zeros, leaves w * (1 / (1 + h w d.z)) (0 when singular).
+        if (w == 0.0f) return false;
+        const float det = 1.0f + h * w * d.z;
+        w = det == 0.0f ? 0.0f : w * (1.0f / det);
+    }
+    b.inv_inertia_world[0] = b.inv_inertia_world[1] = Vec3{0.0f, 0.0f, 0.0f};
+    b.inv_inertia_world[2] = Vec3{0.0f, 0.0f, w};
+    b.inv_mass_damped = nonzero(r) ? Vec3{b.inv_mass.x / (1.0f + h * r.x), b.inv_mass.y / (1.0f + h * r.y),
+                                          b.inv_mass.z / (1.0f + h * r.z)}
+                                   : b.inv_mass;
+    return true;
+}
+ORRERY_HD inline void set_world_inertia_full(SolverBody& b, float h);
 /// Sets how impulses move b for a step of substeps h, from its orientation
 /// now: with AxisDamping's D, its damped mass M + h D (MuJoCo's implicit
 /// damping; README, "Damping"). Per world axis the inverse mass 1 / (m + h d)
@@ -99,6 +132,10 @@ ORRERY_HD inline Vec3 solve_3x3(const Vec3 rows[3], Vec3 rhs) {
 /// the undamped ones, bit for bit. The solver keeps them for the whole step,
 /// as it keeps the contact anchors (Box2D).
 ORRERY_HD inline void set_world_inertia(SolverBody& b, float h) {
+    if (!ORRERY_PHYS_TURN_Z_INERTIA || !set_turn_z_inertia(b, h)) set_world_inertia_full(b, h);
+}
+/// set_world_inertia for any body: the full form.
+ORRERY_HD inline void set_world_inertia_full(SolverBody& b, float h) {
     Vec3 m = free_axes(b.locks, 3);
     Vec3 c[3] = {rotate(b.q, {1, 0, 0}), rotate(b.q, {0, 1, 0}), rotate(b.q, {0, 0, 1})}; // columns of R
     for (uint32_t i = 0; i < 3; ++i) {

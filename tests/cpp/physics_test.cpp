@@ -319,6 +319,50 @@ TEST(PhysicsBody, AxisDampingIsMuJoCosImplicitJointDamping) {
     EXPECT_NEAR(one.b[0].v.x, 9.0f, 1e-4f);
 }
 
+TEST(PhysicsBody, ATurnAboutZBodysShortInertiaGivesTheFullFormsBits) {
+    // set_turn_z_inertia (the default for a body locked to turn about z, as
+    // OpenAI's agents and boxes): the zz entry and damped masses bit for bit
+    // with set_world_inertia_full, the locked entries zero; any other lock
+    // set, or a damped body with a zero zz entry, is left to the full form.
+    std::mt19937 rng(99);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f), pos(0.05f, 20.0f);
+    uint32_t short_form = 0;
+    for (uint32_t trial = 0; trial < 20000; ++trial) {
+        phys::SolverBody b{};
+        const uint32_t shape = trial % 5; // 0-1: about z (yaw only, any q), 2: damped, 3: zero inertia, 4: other locks
+        b.locks = shape == 4 ? uint32_t(rng() % 64) : phys::kLockTurnX | phys::kLockTurnY | (rng() % 8u);
+        const float yaw = 3.2f * u(rng);
+        b.q = shape == 1 ? phys::normalize(Quat{u(rng), u(rng), u(rng), u(rng)})
+                         : Quat{std::cos(0.5f * yaw), 0.0f, 0.0f, std::sin(0.5f * yaw)};
+        b.inv_mass = {pos(rng), pos(rng), pos(rng)};
+        b.inv_inertia = shape == 3 ? Vec3{0, 0, 0} : Vec3{pos(rng), pos(rng), pos(rng)};
+        if (shape >= 2) b.axis_angular = {rng() % 2 ? 0.0f : pos(rng), 0.0f, pos(rng)};
+        if (trial % 3 == 0) b.axis_rate = {pos(rng), pos(rng), 0.5f * pos(rng)};
+        const float h = 0.075f / float(1 + rng() % 16);
+        phys::SolverBody full = b, quick = b;
+        phys::set_world_inertia_full(full, h);
+        const bool taken = phys::set_turn_z_inertia(quick, h);
+        const bool z_only = (b.locks & (phys::kLockTurnX | phys::kLockTurnY | phys::kLockTurnZ)) ==
+                            (phys::kLockTurnX | phys::kLockTurnY);
+        ASSERT_EQ(taken, z_only && !(shape == 3 && phys::nonzero(b.axis_angular))) << "trial " << trial;
+        if (!taken) {
+            EXPECT_EQ(std::memcmp(&quick, &b, sizeof(b)), 0) << "left untouched, trial " << trial;
+            continue;
+        }
+        ++short_form;
+        float zz_full = full.inv_inertia_world[2].z, zz_quick = quick.inv_inertia_world[2].z;
+        EXPECT_EQ(std::memcmp(&zz_full, &zz_quick, 4), 0) << zz_full << " against " << zz_quick << ", trial " << trial;
+        EXPECT_EQ(std::memcmp(&full.inv_mass_damped, &quick.inv_mass_damped, sizeof(Vec3)), 0) << "trial " << trial;
+        for (uint32_t i = 0; i < 3; ++i)
+            for (uint32_t k = 0; k < 3; ++k)
+                if (i != 2 || k != 2) {
+                    EXPECT_EQ((&full.inv_inertia_world[i].x)[k], 0.0f) << "trial " << trial;
+                    EXPECT_EQ((&quick.inv_inertia_world[i].x)[k], 0.0f) << "trial " << trial;
+                }
+    }
+    EXPECT_GT(short_form, 10000u);
+}
+
 TEST(PhysicsJoint, AngleOfMatchesAtan2) {
     float worst = 0.0f;
     for (float y = -3.0f; y <= 3.0f; y += 0.0173f)
