@@ -97,6 +97,13 @@ ORRERY_HD inline Vec3 solve_3x3(const Vec3 rows[3], Vec3 rhs) {
 #ifndef ORRERY_PHYS_TURN_Z_INERTIA
 #define ORRERY_PHYS_TURN_Z_INERTIA 1
 #endif
+/// Per world axis 1 / (m + h d): the inverse mass damped by AxisDamping's
+/// rate r = d / m (the undamped one, bit for bit, without it).
+ORRERY_HD inline Vec3 damped_inv_mass(Vec3 inv_mass, Vec3 r, float h) {
+    return nonzero(r)
+               ? Vec3{inv_mass.x / (1.0f + h * r.x), inv_mass.y / (1.0f + h * r.y), inv_mass.z / (1.0f + h * r.z)}
+               : inv_mass;
+}
 /// set_world_inertia's short form for a body that turns about z alone; false
 /// (b untouched) for any other body, and for the one case whose zero's sign
 /// the short form cannot know (damped, with a zero zz entry).
@@ -116,9 +123,7 @@ ORRERY_HD inline bool set_turn_z_inertia(SolverBody& b, float h) {
     }
     b.inv_inertia_world[0] = b.inv_inertia_world[1] = Vec3{0.0f, 0.0f, 0.0f};
     b.inv_inertia_world[2] = Vec3{0.0f, 0.0f, w};
-    b.inv_mass_damped = nonzero(r) ? Vec3{b.inv_mass.x / (1.0f + h * r.x), b.inv_mass.y / (1.0f + h * r.y),
-                                          b.inv_mass.z / (1.0f + h * r.z)}
-                                   : b.inv_mass;
+    b.inv_mass_damped = damped_inv_mass(b.inv_mass, r, h);
     return true;
 }
 ORRERY_HD inline void set_world_inertia_full(SolverBody& b, float h);
@@ -148,9 +153,7 @@ ORRERY_HD inline void set_world_inertia_full(SolverBody& b, float h) {
             mi;
     }
     Vec3 r = b.axis_rate, d = b.axis_angular;
-    b.inv_mass_damped = nonzero(r) ? Vec3{b.inv_mass.x / (1.0f + h * r.x), b.inv_mass.y / (1.0f + h * r.y),
-                                          b.inv_mass.z / (1.0f + h * r.z)}
-                                   : b.inv_mass;
+    b.inv_mass_damped = damped_inv_mass(b.inv_mass, r, h);
     if (!nonzero(d)) return;
     const Vec3* W = b.inv_inertia_world;
     Vec3 rows[3] = {{1.0f + h * W[0].x * d.x, h * W[0].y * d.y, h * W[0].z * d.z},
