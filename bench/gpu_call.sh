@@ -26,7 +26,8 @@
 #   PARTS=rows ROW_ARGS="--opt on_chip=0;--opt on_chip=2" bash bench/gpu_call.sh
 # ROW_ARGS: ';'-separated sets of extra `orrery bench` arguments, each a block
 # of rows of its own (after the ROW_ENVS blocks); a set's leading VAR=VALUE
-# words are its environment, e.g. "ORRERY_NVRTC_OPTIONS=--maxrregcount=128 --opt on_chip=1".
+# words are its environment, e.g. "ORRERY_NVRTC_OPTIONS=--maxrregcount=128 --opt on_chip=1",
+# where a ',' in the value stands for a space ("ORRERY_NVRTC_OPTIONS=-DA,-DB": two defines).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
@@ -78,12 +79,18 @@ split_args() { # a ROW_ARGS set into ae (its leading VAR=VALUE words) and ar (th
         if [[ $lead == 1 && "$w" =~ ^[A-Z_][A-Z0-9_]*= ]]; then ae+="$w "; else lead=0 ar+="$w "; fi
     done
 }
+env_words() { # VAR=VALUE words into the array ew, each ',' in a value a space
+    local w
+    ew=()
+    for w in $1; do ew+=("${w//,/ }"); done
+}
 if want rows; then
     pids=()
     for k in "${!row_envs[@]}"; do
         for args in "hide_and_seek" "hide_and_seek --opt variant=gpu_hideseek" "physics_scenes --opt scene=crowd"; do
             # shellcheck disable=SC2086 # VAR=VALUE words and bench arguments
-            env ${row_envs[$k]} "$BIN" bench $args --device cuda --worlds 64 --steps 2 \
+            env_words "${row_envs[$k]}"
+            env "${ew[@]}" "$BIN" bench $args --device cuda --worlds 64 --steps 2 \
                 >"$OUT/warm_${args%% *}_${args##*=}_$k.log" 2>&1 &
             pids+=($!)
         done
@@ -92,7 +99,8 @@ if want rows; then
         for args in "hide_and_seek" "hide_and_seek --opt variant=gpu_hideseek" "physics_scenes --opt scene=crowd"; do
             split_args "${row_args[$k]}"
             # shellcheck disable=SC2086 # VAR=VALUE words and bench arguments
-            env $ae "$BIN" bench $args $ar --device cuda --worlds 64 --steps 2 \
+            env_words "$ae"
+            env "${ew[@]}" "$BIN" bench $args $ar --device cuda --worlds 64 --steps 2 \
                 >"$OUT/warm_${args%% *}_${args##*=}_a$k.log" 2>&1 &
             pids+=($!)
         done
@@ -107,10 +115,11 @@ if want tests; then
 fi
 if want rows; then
     at "orrery bench, env-steps/s at $WORLDS worlds, $STEPS steps"
-    row() { # label, environment, bench args
-        local label=$1 opts=$2
+    row() { # label, environment (VAR=VALUE words, ',' as ' '), bench args
+        local label=$1
+        env_words "$2"
         shift 2
-        printf "  %-28s %s\n" "$label" "$(env $opts timeout 150 "$BIN" bench "$@" --device cuda --worlds "$WORLDS" \
+        printf "  %-28s %s\n" "$label" "$(env "${ew[@]}" timeout 150 "$BIN" bench "$@" --device cuda --worlds "$WORLDS" \
             --steps "$STEPS" 2>>"$OUT/bench.err" | tee -a "$OUT/bench.log" | awk '$NF ~ /^[0-9]+$/ {printf " %12s", $NF}')"
     }
     for e in "${row_envs[@]}"; do

@@ -1,17 +1,20 @@
-// The `orrery` command-line tool (C++ side): list envs, report memory, and
-// measure env-steps per second. The Python package's `orrery` command adds
+// The `orrery` command-line tool (C++ side): list envs, report memory,
+// measure env-steps per second, and compile an env's GPU kernels offline. The Python package's `orrery` command adds
 // view/record and forwards bench here when the native tool is installed.
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "engine/cuda/codegen.hpp"
+#include "engine/cuda/nvrtc_compiler.hpp"
 #include "engine/options.hpp"
 #include "engine/plugin.hpp"
 #include "engine/simulator.hpp"
@@ -30,7 +33,83 @@ struct BenchArgs {
     orrery::EnvOptions options;
     bool per_node = false;
     std::string actions = "auto"; ///< "host", "device" or "auto" (device on a GPU, host on the CPU)
+    int arch = 90;                ///< kernels: the compute capability, times 10
+    std::string node;             ///< kernels: only the programs of nodes whose name holds this
+    std::string out;              ///< kernels: the folder the cubins go to ("": none written)
 };
+
+/// The machine code in a cubin (an ELF file): each `.text.NAME` section's
+/// bytes, by NAME (a kernel, or a function kept out of line).
+std::vector<std::pair<std::string, uint64_t>> code_sections(const std::string& elf) {
+    auto u = [&](size_t at, size_t n) {
+        uint64_t v = 0;
+        if (at + n > elf.size()) throw orrery::Error("the cubin is not an ELF file NVRTC would make");
+        std::memcpy(&v, elf.data() + at, n); // little-endian, as every CUDA host
+        return v;
+    };
+    if (elf.size() < 64 ||
+        elf.compare(0, 4,
+                    "\x7f"
+                    "ELF") != 0 ||
+        elf[4] != 2)
+        throw orrery::Error("the cubin is not a 64-bit ELF file");
+    const uint64_t shoff = u(0x28, 8), entsize = u(0x3A, 2), count = u(0x3C, 2), names = u(0x3E, 2);
+    const uint64_t strtab = u(shoff + names * entsize + 24, 8);
+    std::vector<std::pair<std::string, uint64_t>> out;
+    for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t h = shoff + i * entsize;
+        const std::string name(elf.c_str() + strtab + u(h, 4));
+        if (name.rfind(".text.", 0) == 0) out.emplace_back(name.substr(6), u(h + 32, 8));
+    }
+    return out;
+}
+
+/// `orrery kernels ENV`: the env's per-node GPU programs compiled here by
+/// NVRTC as the CUDA backend compiles them (its team size and block, with
+/// ORRERY_NVRTC_OPTIONS; no GPU needed), and each one's machine code: bytes
+/// and instructions (16 bytes each from sm_70), kernels and out-of-line
+/// functions apart. The GPU's physics step is sensitive to code it never runs
+/// (docs/perf-notes.md), so a change's size can be read here before a GPU measures it.
+int kernels(const BenchArgs& a) {
+    if (a.envs.size() != 1) throw orrery::Error("orrery kernels takes one env, got " + std::to_string(a.envs.size()));
+    const orrery::EnvSpec spec = orrery::make_env_spec(a.envs[0], a.options);
+    const orrery::GpuOptions gpu = orrery::options_from_environment().gpu;
+    const orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep, true);
+    const unsigned lanes = orrery::cuda::world_lanes_for(spec, gpu.world_lanes);
+    const unsigned block = orrery::cuda::team_block_for(spec, gpu.team_block_threads);
+    const orrery::cuda::KernelSource k =
+        orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode, lanes, block);
+    std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, a.arch);
+    if (!a.out.empty()) std::filesystem::create_directories(a.out);
+    std::printf("%s: sm_%d, %u lanes a world, blocks of %u threads%s%s\n", spec.name().c_str(), a.arch, lanes, block,
+                gpu.nvrtc_options.empty() ? "" : ", NVRTC options ", gpu.nvrtc_options.c_str());
+    uint64_t total = 0;
+    for (size_t i = 0; i < reqs.size(); ++i) {
+        const orrery::cuda::NodeProgram& p = k.programs[i];
+        if (!a.node.empty() && p.node.find(a.node) == std::string::npos) continue;
+        orrery::cuda::CompileRequest& r = reqs[i];
+        r.use_cache = false;
+        r.log_compile = false;
+        r.extra_options = gpu.nvrtc_options;
+        const orrery::cuda::CompiledModule m = orrery::cuda::compile_module(r);
+        uint64_t bytes = 0;
+        const auto sections = code_sections(m.cubin);
+        for (const auto& [name, n] : sections) bytes += n;
+        total += bytes;
+        std::printf("  %-28s %9llu bytes %7llu instructions  (%zu code sections, %.1f s)\n", p.node.c_str(),
+                    (unsigned long long)bytes, (unsigned long long)(bytes / 16), sections.size(), m.seconds);
+        for (const auto& [name, n] : sections)
+            if (sections.size() > 1) std::printf("      %9llu  %s\n", (unsigned long long)n, name.c_str());
+        if (!a.out.empty()) {
+            std::ofstream f(a.out + "/" + p.kernel + ".cubin", std::ios::binary);
+            f << m.cubin;
+            if (!f) throw orrery::Error("cannot write " + a.out + "/" + p.kernel + ".cubin (--out)");
+        }
+    }
+    std::printf("  %-28s %9llu bytes %7llu instructions\n", "all", (unsigned long long)total,
+                (unsigned long long)(total / 16));
+    return 0;
+}
 
 int bench(const BenchArgs& a) {
     std::vector<std::string> envs = a.envs;
@@ -140,12 +219,26 @@ int usage() {
                  "       orrery bench [ENV ...] [--layout L] [--device auto|cpu|cuda] [--worlds N,N,...] [--steps T]\n"
                  "                    [--threads T] [--per-node] [--actions auto|host|device]\n"
                  "                    [--json FILE] [--opt key=value ...]\n"
+                 "       orrery kernels ENV [--arch N] [--node NAME] [--out DIR] [--layout L] [--opt key=value ...]\n"
                  "       (--layout L is --opt layout=L)\n");
     return 2;
 }
 
-/// `orrery bench --help` and `orrery memory --help`: that subcommand's own help, on stdout.
+/// `orrery bench --help`, `orrery memory --help` and `orrery kernels --help`: that subcommand's own help, on stdout.
 int help(const std::string& cmd) {
+    if (cmd == "kernels") {
+        std::printf(
+            "usage: orrery kernels ENV [--arch N] [--node NAME] [--out DIR] [--layout L] [--opt key=value ...]\n\n"
+            "Compiles ENV's per-node GPU programs with NVRTC on this machine (no GPU needed), as the CUDA\n"
+            "backend would (ORRERY_NVRTC_OPTIONS, ORRERY_CUDA_LANES and ORRERY_CUDA_BLOCK_THREADS apply),\n"
+            "and prints each program's machine code in bytes and instructions.\n\n"
+            "  --arch N          compute capability times 10 (default 90: H100, H200)\n"
+            "  --node NAME       only the programs of nodes whose name holds NAME (e.g. phys::simulate)\n"
+            "  --out DIR         also write each program's cubin to DIR/KERNEL.cubin\n"
+            "  --layout L        the env's layout option (same as --opt layout=L)\n"
+            "  --opt key=value   any env option, repeatable\n");
+        return 0;
+    }
     if (cmd == "memory") {
         std::printf(
             "usage: orrery memory ENV [--worlds N] [--device D] [--threads T] [--layout L] [--opt key=value "
@@ -204,6 +297,12 @@ int main(int argc, char** argv) {
                 a.threads = orrery::cli::parse_u32(s, next());
             else if (s == "--json")
                 a.json = next();
+            else if (s == "--arch")
+                a.arch = int(orrery::cli::parse_u32(s, next()));
+            else if (s == "--node")
+                a.node = next();
+            else if (s == "--out")
+                a.out = next();
             else if (s == "--per-node")
                 a.per_node = true;
             else if (s == "--actions") {
@@ -224,6 +323,7 @@ int main(int argc, char** argv) {
                 a.envs.push_back(s);
         }
         if (cmd == "bench") return bench(a);
+        if (cmd == "kernels") return kernels(a);
         if (cmd == "memory") {
             if (a.envs.size() != 1) return usage();
             orrery::SimOptions o = orrery::options_from_environment();
