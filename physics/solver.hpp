@@ -286,6 +286,12 @@ ORRERY_HD inline float bound_of(Shape s) {
     }
 }
 
+/// Whether the env declares shape kind k (PhysicsOptions::shape_kinds) and
+/// this build holds its contact code: on the GPU both are the same set.
+ORRERY_HD inline bool declared_shape(const Params& prm, ShapeKind k) {
+    return compiled_shape(k) && ((prm.shape_kinds >> uint32_t(k)) & 1u) != 0u;
+}
+
 /// A body as the solver sees it, from entity e's components.
 ORRERY_HD inline SolverBody gathered(Ctx& ctx, Entity e) {
     SolverBody b{};
@@ -304,6 +310,7 @@ ORRERY_HD inline SolverBody gathered(Ctx& ctx, Entity e) {
     b.force = ctx.get<Force>(e)->f;
     b.torque = ctx.get<Force>(e)->t;
     b.bound = bound_of(b.shape);
+    if (!declared_shape(ctx.asset<Settings>()[0], b.shape.kind)) ctx.fail(kErrorUndeclaredShape); // touches nothing
     if (b.shape.kind == ShapeKind::kHull) {
         HullSet hulls = hull_set(ctx);
         if (!hull_valid(hulls, b.shape)) ctx.fail(kErrorBadHull); // it then touches nothing
@@ -556,9 +563,12 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
 /// The narrowphase of pair p: its manifold, with points kept up to margin
 /// plus the distance both surfaces may move this step apart (speculative
 /// contacts: what would meet during the step is caught at its start).
+/// A body of a kind the env did not declare touches nothing (both backends:
+/// the GPU's kernels hold only the declared kinds' code).
 ORRERY_HD inline Manifold manifold_of(Buffer<Bodies> bodies, const Pair& p, const Params& prm, const HullSet& hulls) {
     const SolverBody& a = bodies[p.a];
     const SolverBody& b = bodies[p.b];
+    if (!declared_shape(prm, a.shape.kind) || !declared_shape(prm, b.shape.kind)) return Manifold{};
     return collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, prm.margin + a.sweep + b.sweep, hulls);
 }
 
@@ -1102,6 +1112,44 @@ ORRERY_HD inline uint32_t lowest_bit(uint32_t m) {
 #endif
 }
 
+// The GPU's kernels hold an env's friction and restitution rules and its
+// friction cone as constants: phys::add_to passes them as device defines
+// (ORRERY_PHYS_FRICTION_RULE, _RESTITUTION_RULE, _FRICTION_CONE, through
+// EnvSpec::device_define), made from the same options as its Settings, so a
+// pass holds only the code of its env's rules (the geometric rule's and the
+// circle's square roots, the circle's division, where the env takes neither).
+// The CPU reads them from Params. ORRERY_PHYS_RUNTIME_RULES (an NVRTC define,
+// for the A/B) reads Params on the GPU too. The same values, so the same bits.
+#if defined(ORRERY_PHYS_RUNTIME_RULES)
+#undef ORRERY_PHYS_FRICTION_RULE
+#undef ORRERY_PHYS_RESTITUTION_RULE
+#undef ORRERY_PHYS_FRICTION_CONE
+#endif
+ORRERY_HD inline Combine pass_friction_rule(const PassParams& pp) {
+#if defined(ORRERY_PHYS_FRICTION_RULE)
+    (void)pp;
+    return Combine(ORRERY_PHYS_FRICTION_RULE);
+#else
+    return pp.friction_rule;
+#endif
+}
+ORRERY_HD inline Combine pass_restitution_rule(const PassParams& pp) {
+#if defined(ORRERY_PHYS_RESTITUTION_RULE)
+    (void)pp;
+    return Combine(ORRERY_PHYS_RESTITUTION_RULE);
+#else
+    return pp.restitution_rule;
+#endif
+}
+ORRERY_HD inline FrictionCone pass_friction_cone(const PassParams& pp) {
+#if defined(ORRERY_PHYS_FRICTION_CONE)
+    (void)pp;
+    return FrictionCone(ORRERY_PHYS_FRICTION_CONE);
+#else
+    return pp.friction_cone;
+#endif
+}
+
 /// One constraint's part of a pass: a SolveOrder entry, a joint or a pair's manifold.
 ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass pass, const PassParams& pp) {
     if (entry & kPairEntry) {
@@ -1114,10 +1162,10 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         case Pass::kSolve:
         case Pass::kRelax: // one call for both: the relax pass is the solve without the push
             return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, pass == Pass::kSolve,
-                                pp.push_speed, pair_friction(a, b, pp.friction_rule, pp.friction_cone));
+                                pp.push_speed, pair_friction(a, b, pass_friction_rule(pp), pass_friction_cone(pp)));
         case Pass::kRestitution:
             return restitute_points(a, b, c, p.count, pp.bounce_speed,
-                                    combine(pp.restitution_rule, a.material.restitution, b.material.restitution));
+                                    combine(pass_restitution_rule(pp), a.material.restitution, b.material.restitution));
         }
         return;
     }

@@ -661,6 +661,18 @@ TEST(PhysicsJoint, AJointMadeOrRemovedMovesTheCostHintAtOnce) {
     EXPECT_FALSE(cpu.wants_cost_hint());
 }
 
+/// The value an env's GPU kernels get for device define `name`, checked to
+/// come ahead of the env's header ("" where the kernels lack it).
+std::string device_define_of(const EnvSpec& spec, const std::string& name) {
+    const std::string text =
+        cuda::generate_kernels(spec, make_plan(spec, AutoReset::kSameStep), cuda::KernelForm::kPerNode, 32).text;
+    const std::string line = "#define " + name + " ";
+    const size_t at = text.find(line);
+    EXPECT_LT(at, text.find("#include \"" + spec.source() + "\"")) << name;
+    return at == std::string::npos ? std::string()
+                                   : text.substr(at + line.size(), text.find('\n', at) - at - line.size());
+}
+
 TEST(PhysicsJoint, AKindTheEnvDidNotDeclareIsRefusedAndRecorded) {
     // PhysicsOptions::joint_kinds: the scenes without joints declare none and
     // the grab scene welds alone, so their GPU kernels hold no other rows
@@ -688,16 +700,9 @@ TEST(PhysicsJoint, AKindTheEnvDidNotDeclareIsRefusedAndRecorded) {
         probe(scene("grab", openai()), kind, kind == phys::JointKind::kWeld);
     }
     // What each env declares reaches its GPU kernels as a define, ahead of its header.
-    const auto defined = [](const EnvSpec& spec) {
-        const std::string text =
-            cuda::generate_kernels(spec, make_plan(spec, AutoReset::kSameStep), cuda::KernelForm::kPerNode, 32).text;
-        const size_t at = text.find("#define ORRERY_PHYS_JOINT_KINDS ");
-        EXPECT_LT(at, text.find("#include \"" + spec.source() + "\""));
-        return at == std::string::npos ? std::string() : text.substr(at + 32, text.find('\n', at) - at - 32);
-    };
-    EXPECT_EQ(defined(scene("crowd")), "0u");
-    EXPECT_EQ(defined(scene("grab", openai())), "1u");
-    EXPECT_EQ(defined(make_env_spec("hide_and_seek", {})), "1u");
+    EXPECT_EQ(device_define_of(scene("crowd"), "ORRERY_PHYS_JOINT_KINDS"), "0u");
+    EXPECT_EQ(device_define_of(scene("grab", openai()), "ORRERY_PHYS_JOINT_KINDS"), "1u");
+    EXPECT_EQ(device_define_of(make_env_spec("hide_and_seek", {}), "ORRERY_PHYS_JOINT_KINDS"), "1u");
     // Out of range: named.
     phys::PhysicsOptions po;
     po.joint_kinds = 8;
@@ -712,6 +717,97 @@ TEST(PhysicsJoint, AKindTheEnvDidNotDeclareIsRefusedAndRecorded) {
             std::string::npos)
             << e.what();
     }
+}
+
+// The GPU's kernels take the env's combine rules and friction cone as
+// constants (solver.hpp, pass_friction_rule): the values of its options, as in
+// its Settings. OpenAI's game: the larger friction and the pyramid; the
+// gpu_hideseek variant: the mean and the circle; the scenes: the module's
+// defaults, the larger and the circle.
+TEST(PhysicsRules, TheEnvsCombineRulesAndConeReachItsGpuKernelsAsConstants) {
+    register_builtin_envs();
+    struct Expect {
+        EnvSpec spec;
+        const char *friction, *restitution, *cone;
+    };
+    const Expect cases[] = {{make_env_spec("hide_and_seek", {}), "0u", "0u", "1u"},
+                            {make_env_spec("hide_and_seek", {{"variant", "gpu_hideseek"}}), "2u", "0u", "0u"},
+                            {scene("crowd"), "0u", "0u", "0u"}};
+    for (const Expect& e : cases) {
+        EXPECT_EQ(device_define_of(e.spec, "ORRERY_PHYS_FRICTION_RULE"), e.friction) << e.spec.name();
+        EXPECT_EQ(device_define_of(e.spec, "ORRERY_PHYS_RESTITUTION_RULE"), e.restitution) << e.spec.name();
+        EXPECT_EQ(device_define_of(e.spec, "ORRERY_PHYS_FRICTION_CONE"), e.cone) << e.spec.name();
+    }
+    // And each rule's own value: a geometric friction, a smaller restitution.
+    phys::PhysicsOptions po;
+    po.friction_rule = phys::Combine::kGeometric, po.restitution_rule = phys::Combine::kMin;
+    EnvSpec spec("rules_probe", "");
+    spec.components(phys::OrreryComponents{});
+    phys::add_to(spec, po);
+    const auto& defines = spec.device_defines();
+    const auto value = [&](const std::string& name) {
+        for (const auto& [n, v] : defines)
+            if (n == name) return v;
+        return std::string("(absent)");
+    };
+    EXPECT_EQ(value("ORRERY_PHYS_FRICTION_RULE"), "3u");
+    EXPECT_EQ(value("ORRERY_PHYS_RESTITUTION_RULE"), "1u");
+    EXPECT_EQ(value("ORRERY_PHYS_FRICTION_CONE"), "0u");
+}
+
+// The shape kinds an env declares reach its GPU kernels as a define: OpenAI's
+// game no capsule, gpu_hideseek neither capsule nor sphere, the crowd no hull
+// (but with its ramps), the other scenes every kind.
+TEST(PhysicsShapeKinds, TheDeclaredSetReachesTheGpuKernels) {
+    register_builtin_envs();
+    EXPECT_EQ(device_define_of(make_env_spec("hide_and_seek", {}), "ORRERY_PHYS_SHAPE_KINDS"), "29u");
+    EXPECT_EQ(
+        device_define_of(make_env_spec("hide_and_seek", {{"variant", "gpu_hideseek"}}), "ORRERY_PHYS_SHAPE_KINDS"),
+        "28u");
+    EXPECT_EQ(device_define_of(scene("crowd"), "ORRERY_PHYS_SHAPE_KINDS"), "15u");
+    EXPECT_EQ(device_define_of(scene("crowd", {{"ramps", "1"}}), "ORRERY_PHYS_SHAPE_KINDS"), "31u");
+    EXPECT_EQ(device_define_of(scene("mixed"), "ORRERY_PHYS_SHAPE_KINDS"), "31u");
+    for (uint32_t bad : {0u, 32u}) {
+        phys::PhysicsOptions po;
+        po.shape_kinds = bad;
+        EnvSpec spec("shapes_probe", "");
+        spec.components(phys::OrreryComponents{});
+        try {
+            phys::add_to(spec, po);
+            FAIL() << "shape_kinds " << bad << " was accepted";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("physics option shape_kinds=" + std::to_string(bad) +
+                                                 " is invalid; expected a set of shape_kind_bit(kind): 1..31"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+}
+
+// A body whose shape a system sets to a kind the env did not declare (a hull
+// in the crowd, which declares none) touches nothing, on the CPU as the GPU's
+// kernels, which hold no code for it: it falls through the floor, its world
+// records kErrorUndeclaredShape, and the other world steps as before.
+TEST(PhysicsShapeKinds, AnUndeclaredKindTouchesNothingAndIsRecorded) {
+    Simulator sim(scene("crowd"), options(2));
+    Simulator same(scene("crowd"), options(2));
+    sim.reset(1), same.reset(1);
+    const Entity piece = Entity::make(archetype_id<physics_scenes::Body>, 1, 1); // row 0 is the floor
+    {
+        Ctx ctx(sim.backend().storage(), 0);
+        ASSERT_EQ(ctx.get<phys::Shape>(piece)->kind, phys::ShapeKind::kSphere);
+        *ctx.get<phys::Shape>(piece) = phys::hull_shape(0);
+    }
+    for (int t = 0; t < 60; ++t) sim.step(), same.step();
+    const std::vector<uint32_t> errors = sim.errors();
+    EXPECT_EQ(errors[0], phys::kErrorUndeclaredShape);
+    EXPECT_EQ(errors[1], 0u);
+    const State s = read(sim), t = read(same);
+    EXPECT_LT(s.p(0, 1).z, -1.0f) << "it fell through the floor";
+    EXPECT_GT(t.p(0, 1).z, 0.2f) << "the same piece as a sphere rests on it";
+    EXPECT_EQ(s.pose.size(), t.pose.size());
+    for (size_t i = size_t(kRows) * 7; i < s.pose.size(); ++i) // world 1: the same bytes
+        ASSERT_EQ(std::memcmp(&s.pose[i], &t.pose[i], 4), 0) << "world 1, pose float " << i;
 }
 
 /// A world for the solver's lane tests: a chain of touching balls on a
