@@ -71,28 +71,6 @@ enum class ShapeKind : uint32_t {
     kPlane = 3,   ///< infinite plane through the body's origin, normal the body's +z (static only)
     kHull = 4,    ///< convex hull number dims.x (hull_shape(i)) of the Hulls asset (physics/hull.hpp)
 };
-/// A ShapeKind's bit in a set of kinds (PhysicsOptions::shape_kinds).
-ORRERY_HD constexpr uint32_t shape_kind_bit(ShapeKind k) { return 1u << uint32_t(k); }
-inline constexpr uint32_t kAllShapeKinds = 31u; ///< sphere, capsule, box, plane and hull
-// The shape kinds this build's narrowphase holds code for. The GPU compiles an
-// env's kernels with the set it declares (PhysicsOptions::shape_kinds, through
-// EnvSpec::device_define), leaving the other kinds' contact code out (the
-// physics crowd's kernel then holds no hull code); the CPU build holds every
-// kind. A body of a kind the env did not declare is recorded
-// (kErrorUndeclaredShape) and touches nothing on both backends, so both
-// only ever collide declared kinds and compute the same.
-#ifndef ORRERY_PHYS_SHAPE_KINDS
-#define ORRERY_PHYS_SHAPE_KINDS 31u
-#endif
-#if defined(ORRERY_PHYS_EVERY_SHAPE_KIND) // an NVRTC define for the A/B: every kind's code, whatever is declared
-#undef ORRERY_PHYS_SHAPE_KINDS
-#define ORRERY_PHYS_SHAPE_KINDS 31u
-#endif
-/// Whether this build's narrowphase holds kind k's code.
-ORRERY_HD constexpr bool compiled_shape(ShapeKind k) {
-    return uint32_t(k) <= uint32_t(ShapeKind::kHull) && ((ORRERY_PHYS_SHAPE_KINDS >> uint32_t(k)) & 1u) != 0u;
-}
-
 struct Shape {
     ShapeKind kind;
     Vec3 dims;
@@ -161,9 +139,6 @@ struct Params {
     float sleep_speed;    ///< a body with Sleep is still below this speed, |v| + |w| bound (m/s); 0: never
     uint32_t sleep_steps; ///< it sleeps after this many still steps in a row
     uint32_t joint_kinds; ///< the joint kinds add_joint accepts (joint_kind_bit's), PhysicsOptions::joint_kinds
-    /// The shape kinds that collide (shape_kind_bit's), PhysicsOptions::shape_kinds;
-    /// every kind unless set, so Params made by hand for step_bodies lose no contact.
-    uint32_t shape_kinds = kAllShapeKinds;
 };
 
 /// A body as the solver sees it during a step: gathered from the entity's
@@ -412,9 +387,6 @@ inline constexpr uint32_t kErrorBadHull = 0x70680001u;
 /// Per-world error code (Ctx::fail) for a joint of a kind the env did not
 /// declare (PhysicsOptions::joint_kinds): add_joint refuses it.
 inline constexpr uint32_t kErrorUndeclaredJoint = 0x70680002u;
-/// Per-world error code (Ctx::fail) for a body whose shape is of a kind the env
-/// did not declare (PhysicsOptions::shape_kinds): it touches nothing.
-inline constexpr uint32_t kErrorUndeclaredShape = 0x70680003u;
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
                   Contacts, ContactCache, Settings, AxisDamping, Joints, Hulls, HullPoints, HullFaces, HullIndices,

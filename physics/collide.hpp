@@ -117,13 +117,13 @@ ORRERY_HD inline Manifold against_plane(const Placed& a, const Placed& p, float 
         float depth = r - dot(c - p.x, up);
         if (depth > -margin) add_point(m, c - up * (r - 0.5f * depth), depth);
     };
-    if (compiled_shape(ShapeKind::kSphere) && a.shape.kind == ShapeKind::kSphere) {
+    if (a.shape.kind == ShapeKind::kSphere) {
         sphere_at(a.x, a.shape.dims.x);
-    } else if (compiled_shape(ShapeKind::kCapsule) && a.shape.kind == ShapeKind::kCapsule) {
+    } else if (a.shape.kind == ShapeKind::kCapsule) {
         Segment s = segment_of(a);
         sphere_at(s.a, a.shape.dims.x);
         sphere_at(s.b, a.shape.dims.x);
-    } else if (compiled_shape(ShapeKind::kBox) && a.shape.kind == ShapeKind::kBox) {
+    } else if (a.shape.kind == ShapeKind::kBox) {
         // The four deepest corners below the plane, deepest first (a box touches a plane with at most 4).
         Vec3 e = a.shape.dims;
         Vec3 corner[8];
@@ -163,21 +163,19 @@ ORRERY_HD inline Manifold capsule_box(const Placed& c, const Placed& b, float ma
 ORRERY_HD inline Manifold box_box(const Placed& a, const Placed& b, float margin);
 
 /// Contacts between two placed shapes with a.kind <= b.kind: normal from `a` to `b`.
-/// Only the kinds this build compiles (compiled_shape) have code here; a pair
-/// of any other kind never reaches it (manifold_of).
 ORRERY_HD inline Manifold collide_ordered(const Placed& a, const Placed& b, float margin) {
     ShapeKind ka = a.shape.kind, kb = b.shape.kind;
-    if (compiled_shape(ShapeKind::kPlane) && kb == ShapeKind::kPlane) {
+    if (kb == ShapeKind::kPlane) {
         if (ka == ShapeKind::kPlane) return Manifold{};
         return against_plane(a, b, margin);
     }
-    if (compiled_shape(ShapeKind::kSphere) && ka == ShapeKind::kSphere) {
+    if (ka == ShapeKind::kSphere) {
         if (kb == ShapeKind::kSphere) return spheres(a.x, a.shape.dims.x, b.x, b.shape.dims.x, margin);
-        if (compiled_shape(ShapeKind::kCapsule) && kb == ShapeKind::kCapsule)
+        if (kb == ShapeKind::kCapsule)
             return spheres(a.x, a.shape.dims.x, closest_on_segment(segment_of(b), a.x), b.shape.dims.x, margin);
         return sphere_box(a.x, a.shape.dims.x, b, margin);
     }
-    if (compiled_shape(ShapeKind::kCapsule) && ka == ShapeKind::kCapsule) {
+    if (ka == ShapeKind::kCapsule) {
         if (kb == ShapeKind::kBox) return capsule_box(a, b, margin);
         Segment sa = segment_of(a), sb = segment_of(b);
         Segment c = closest_between(sa, sb);
@@ -193,7 +191,6 @@ ORRERY_HD inline Manifold collide_ordered(const Placed& a, const Placed& b, floa
         }
         return m;
     }
-    if (!compiled_shape(ShapeKind::kBox)) return Manifold{};
     return box_box(a, b, margin);
 }
 

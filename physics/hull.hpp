@@ -281,7 +281,7 @@ ORRERY_HD inline Manifold hull_sphere(const Placed& h, const Convex& c, Vec3 x, 
 ORRERY_HD inline Manifold hull_round(const Placed& h, const Convex& c, const Placed& o, float margin) {
     Vec3 probes[3] = {o.x, o.x, o.x};
     uint32_t n = 1;
-    if (compiled_shape(ShapeKind::kCapsule) && o.shape.kind == ShapeKind::kCapsule) {
+    if (o.shape.kind == ShapeKind::kCapsule) {
         Segment s = segment_of(o);
         probes[0] = s.a, probes[1] = s.b, probes[2] = closest_on_segment(s, h.x), n = 3;
     }
@@ -449,8 +449,7 @@ ORRERY_HD inline Manifold collide_hull(const Placed& h, const Placed& o, float m
 
 /// Contacts between two placed shapes of any kinds, hulls included: normal from a to b.
 ORRERY_HD inline Manifold collide_any(const Placed& a, const Placed& b, float margin, const HullSet& hulls) {
-    if (!compiled_shape(ShapeKind::kHull) || (a.shape.kind != ShapeKind::kHull && b.shape.kind != ShapeKind::kHull))
-        return collide(a, b, margin);
+    if (a.shape.kind != ShapeKind::kHull && b.shape.kind != ShapeKind::kHull) return collide(a, b, margin);
     bool flip = a.shape.kind != ShapeKind::kHull; // one call site: the kernel holds one copy of the hull code
     Manifold m = collide_hull(flip ? b : a, flip ? a : b, margin, hulls);
     if (flip) m.n = -m.n;

@@ -37,12 +37,6 @@ struct PhysicsOptions {
     /// checkpoints; the GPU's kernels leave the other kinds' code out
     /// (hide-and-seek declares welds alone). Every kind by default.
     uint32_t joint_kinds = kAllJointKinds;
-    /// The shape kinds the env's bodies take, a set of shape_kind_bit(kind).
-    /// A body of any other kind touches nothing (gathering it records
-    /// kErrorUndeclaredShape for the world) and snapshots and checkpoints
-    /// holding one are refused; the GPU's kernels leave the other kinds'
-    /// contact code out (the physics crowd declares no hull). Every kind by default.
-    uint32_t shape_kinds = kAllShapeKinds;
     float joint_hertz = 60.0f;                          ///< joint spring, Hz, at most half the substep rate (Box2D: 60)
     float joint_damping_ratio = 2.0f;                   ///< joint damping ratio (Box2D: 2)
     FrictionCone friction_cone = FrictionCone::kCircle; ///< circle, or MuJoCo's default pyramid

@@ -34,9 +34,6 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     if (o.joint_kinds > kAllJointKinds)
         bad("joint_kinds", std::to_string(o.joint_kinds),
             "a set of joint_kind_bit(kind): 0..7 (1 weld, 2 hinge, 4 slider; 0 none)");
-    if (o.shape_kinds == 0 || o.shape_kinds > kAllShapeKinds)
-        bad("shape_kinds", std::to_string(o.shape_kinds),
-            "a set of shape_kind_bit(kind): 1..31 (1 sphere, 2 capsule, 4 box, 8 plane, 16 hull)");
     if (!(o.joint_hertz > 0.0f && o.joint_hertz <= 1e4f)) bad("joint_hertz", std::to_string(o.joint_hertz), "(0, 1e4]");
     if (!(o.joint_damping_ratio >= 0.0f && o.joint_damping_ratio <= 1e3f))
         bad("joint_damping_ratio", std::to_string(o.joint_damping_ratio), "0..1e3");
@@ -68,13 +65,11 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     p.friction_cone = o.friction_cone;
     p.sleep_speed = o.sleep_speed;
     p.joint_kinds = o.joint_kinds;
-    p.shape_kinds = o.shape_kinds;
     // Whole steps, at least one: a body still for sleep_time sleeps at the end of the step that reaches it.
     p.sleep_steps = std::max(1u, uint32_t(std::ceil(double(o.sleep_time) / double(o.dt) - 1e-6)));
     spec.asset<Settings>(&p, 1);
     // The GPU's kernels compile only the declared kinds' rows (body.hpp).
     spec.device_define("ORRERY_PHYS_JOINT_KINDS", std::to_string(o.joint_kinds) + "u");
-    spec.device_define("ORRERY_PHYS_SHAPE_KINDS", std::to_string(o.shape_kinds) + "u"); // and shape kinds' contact code
     // And its combine rules and friction cone as constants (solver.hpp, pass_friction_rule).
     spec.device_define("ORRERY_PHYS_FRICTION_RULE", std::to_string(uint32_t(o.friction_rule)) + "u");
     spec.device_define("ORRERY_PHYS_RESTITUTION_RULE", std::to_string(uint32_t(o.restitution_rule)) + "u");

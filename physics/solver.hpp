@@ -286,12 +286,6 @@ ORRERY_HD inline float bound_of(Shape s) {
     }
 }
 
-/// Whether the env declares shape kind k (PhysicsOptions::shape_kinds) and
-/// this build holds its contact code: on the GPU both are the same set.
-ORRERY_HD inline bool declared_shape(const Params& prm, ShapeKind k) {
-    return compiled_shape(k) && ((prm.shape_kinds >> uint32_t(k)) & 1u) != 0u;
-}
-
 /// A body as the solver sees it, from entity e's components.
 ORRERY_HD inline SolverBody gathered(Ctx& ctx, Entity e) {
     SolverBody b{};
@@ -310,7 +304,6 @@ ORRERY_HD inline SolverBody gathered(Ctx& ctx, Entity e) {
     b.force = ctx.get<Force>(e)->f;
     b.torque = ctx.get<Force>(e)->t;
     b.bound = bound_of(b.shape);
-    if (!declared_shape(ctx.asset<Settings>()[0], b.shape.kind)) ctx.fail(kErrorUndeclaredShape); // touches nothing
     if (b.shape.kind == ShapeKind::kHull) {
         HullSet hulls = hull_set(ctx);
         if (!hull_valid(hulls, b.shape)) ctx.fail(kErrorBadHull); // it then touches nothing
@@ -563,12 +556,9 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
 /// The narrowphase of pair p: its manifold, with points kept up to margin
 /// plus the distance both surfaces may move this step apart (speculative
 /// contacts: what would meet during the step is caught at its start).
-/// A body of a kind the env did not declare touches nothing (both backends:
-/// the GPU's kernels hold only the declared kinds' code).
 ORRERY_HD inline Manifold manifold_of(Buffer<Bodies> bodies, const Pair& p, const Params& prm, const HullSet& hulls) {
     const SolverBody& a = bodies[p.a];
     const SolverBody& b = bodies[p.b];
-    if (!declared_shape(prm, a.shape.kind) || !declared_shape(prm, b.shape.kind)) return Manifold{};
     return collide_any(Placed{a.shape, a.x, a.q}, Placed{b.shape, b.x, b.q}, prm.margin + a.sweep + b.sweep, hulls);
 }
 

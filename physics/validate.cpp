@@ -92,13 +92,7 @@ void check_body(const std::string& where, const orrery::Ctx& ctx, orrery::Entity
     const BodyKind kind = ctx.get<BodyType>(e)->kind;
     if (uint32_t(kind) > uint32_t(BodyKind::kKinematic))
         bad(where, "BodyType.kind", std::to_string(uint32_t(kind)), "0 (dynamic), 1 (static) or 2 (kinematic)");
-    const Shape shape = *ctx.get<Shape>(e);
-    check_shape(where, shape, kind, hulls);
-    const uint32_t declared = ctx.asset<Settings>()[0].shape_kinds;
-    if (!(declared & shape_kind_bit(shape.kind)))
-        bad(where, "Shape.kind", std::to_string(uint32_t(shape.kind)),
-            "a kind the env declares (PhysicsOptions::shape_kinds = " + std::to_string(declared) +
-                ": 1 sphere, 2 capsule, 4 box, 8 plane, 16 hull)");
+    check_shape(where, *ctx.get<Shape>(e), kind, hulls);
     const Pose& p = *ctx.get<Pose>(e);
     check_finite(where, "Pose.p", p.p);
     check_unit(where, "Pose.q", p.q);

@@ -153,11 +153,6 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.sleep_speed = opt.flag("sleep", true) ? po.sleep_speed : 0.0f;
     po.max_joints = cfg.agents;                                    // one weld per agent at most
     po.joint_kinds = phys::joint_kind_bit(phys::JointKind::kWeld); // the GPU's kernels hold no hinge or slider rows
-    // Agents are spheres (OpenAI's) or boxes (gpu_hideseek's), boxes and walls
-    // boxes, ramps hulls, the floor a plane: no capsule code in the GPU's kernels.
-    po.shape_kinds = phys::shape_kind_bit(phys::ShapeKind::kBox) | phys::shape_kind_bit(phys::ShapeKind::kPlane) |
-                     phys::shape_kind_bit(phys::ShapeKind::kHull) |
-                     (gpu ? 0u : phys::shape_kind_bit(phys::ShapeKind::kSphere));
     // GPU: what the physics step asks to keep in a block's shared memory, a
     // copy per team (PhysicsOptions::on_chip; the module's default, 3, all but
     // the manifolds, as far as they fit). Measured on an H200

@@ -53,11 +53,6 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.max_joints = opt.u32("max_joints", 16, 1, 4096);
     // Only the grab scene makes joints (welds); the others' GPU kernels hold no joint code.
     po.joint_kinds = cfg.scene == kGrab ? phys::joint_kind_bit(phys::JointKind::kWeld) : 0u;
-    // The crowd's pieces are spheres, capsules and boxes on a plane, and hulls
-    // only with its ramps: without them its GPU kernels hold no hull code
-    // (about 5,600 of simulate's 30,400 instructions). The other scenes take every kind.
-    if (cfg.scene == kCrowd && cfg.ramps == 0)
-        po.shape_kinds = phys::kAllShapeKinds & ~phys::shape_kind_bit(phys::ShapeKind::kHull);
     po.on_chip = opt.u32("on_chip", po.on_chip, 0, 3); // GPU: what the physics keeps in shared memory
     opt.unrecorded("on_chip");                         // the same results at every level
     po.gravity = {0.0f, 0.0f, opt.f32("gravity", -9.81f, -1000.0f, 1000.0f)}; // OpenAI's hide-and-seek: -50

@@ -755,61 +755,6 @@ TEST(PhysicsRules, TheEnvsCombineRulesAndConeReachItsGpuKernelsAsConstants) {
     EXPECT_EQ(value("ORRERY_PHYS_FRICTION_CONE"), "0u");
 }
 
-// The shape kinds an env declares reach its GPU kernels as a define: OpenAI's
-// game no capsule, gpu_hideseek neither capsule nor sphere, the crowd no hull
-// (but with its ramps), the other scenes every kind.
-TEST(PhysicsShapeKinds, TheDeclaredSetReachesTheGpuKernels) {
-    register_builtin_envs();
-    EXPECT_EQ(device_define_of(make_env_spec("hide_and_seek", {}), "ORRERY_PHYS_SHAPE_KINDS"), "29u");
-    EXPECT_EQ(
-        device_define_of(make_env_spec("hide_and_seek", {{"variant", "gpu_hideseek"}}), "ORRERY_PHYS_SHAPE_KINDS"),
-        "28u");
-    EXPECT_EQ(device_define_of(scene("crowd"), "ORRERY_PHYS_SHAPE_KINDS"), "15u");
-    EXPECT_EQ(device_define_of(scene("crowd", {{"ramps", "1"}}), "ORRERY_PHYS_SHAPE_KINDS"), "31u");
-    EXPECT_EQ(device_define_of(scene("mixed"), "ORRERY_PHYS_SHAPE_KINDS"), "31u");
-    for (uint32_t bad : {0u, 32u}) {
-        phys::PhysicsOptions po;
-        po.shape_kinds = bad;
-        EnvSpec spec("shapes_probe", "");
-        spec.components(phys::OrreryComponents{});
-        try {
-            phys::add_to(spec, po);
-            FAIL() << "shape_kinds " << bad << " was accepted";
-        } catch (const Error& e) {
-            EXPECT_NE(std::string(e.what()).find("physics option shape_kinds=" + std::to_string(bad) +
-                                                 " is invalid; expected a set of shape_kind_bit(kind): 1..31"),
-                      std::string::npos)
-                << e.what();
-        }
-    }
-}
-
-// A body whose shape a system sets to a kind the env did not declare (a hull
-// in the crowd, which declares none) touches nothing, on the CPU as the GPU's
-// kernels, which hold no code for it: it falls through the floor, its world
-// records kErrorUndeclaredShape, and the other world steps as before.
-TEST(PhysicsShapeKinds, AnUndeclaredKindTouchesNothingAndIsRecorded) {
-    Simulator sim(scene("crowd"), options(2));
-    Simulator same(scene("crowd"), options(2));
-    sim.reset(1), same.reset(1);
-    const Entity piece = Entity::make(archetype_id<physics_scenes::Body>, 1, 1); // row 0 is the floor
-    {
-        Ctx ctx(sim.backend().storage(), 0);
-        ASSERT_EQ(ctx.get<phys::Shape>(piece)->kind, phys::ShapeKind::kSphere);
-        *ctx.get<phys::Shape>(piece) = phys::hull_shape(0);
-    }
-    for (int t = 0; t < 60; ++t) sim.step(), same.step();
-    const std::vector<uint32_t> errors = sim.errors();
-    EXPECT_EQ(errors[0], phys::kErrorUndeclaredShape);
-    EXPECT_EQ(errors[1], 0u);
-    const State s = read(sim), t = read(same);
-    EXPECT_LT(s.p(0, 1).z, -1.0f) << "it fell through the floor";
-    EXPECT_GT(t.p(0, 1).z, 0.2f) << "the same piece as a sphere rests on it";
-    EXPECT_EQ(s.pose.size(), t.pose.size());
-    for (size_t i = size_t(kRows) * 7; i < s.pose.size(); ++i) // world 1: the same bytes
-        ASSERT_EQ(std::memcmp(&s.pose[i], &t.pose[i], 4), 0) << "world 1, pose float " << i;
-}
-
 /// A world for the solver's lane tests: a chain of touching balls on a
 /// plane, a kinematic box pushing the chain, and a box hung from the world by
 /// 30 welds (more constraints on one body than there are colours).

@@ -264,16 +264,6 @@ TEST(PhysicsValidation, WorldBuffersAndContacts) {
         {"ContactCache[0]: a point, normal or impulse = not finite"});
 }
 
-// The crowd declares no hull (PhysicsOptions::shape_kinds): a state holding one is refused.
-TEST(PhysicsValidation, ShapeKindsTheEnvDidNotDeclare) {
-    auto made = make("physics_scenes", {{"scene", "crowd"}});
-    Simulator& sim = *made;
-    sim.step();
-    sim.restore_world(1, sim.save_world(0)); // the untouched copy is accepted
-    expect_rejected(sim, body<phys::Shape>(sim, 1, [](auto& s) { s = phys::hull_shape(0); }),
-                    {"archetype 'Body' row 1", "Shape.kind = 4",
-                     "a kind the env declares (PhysicsOptions::shape_kinds = 15: 1 sphere, 2 capsule, 4 box, 8 plane"});
-}
 TEST(PhysicsValidation, Joints) {
     auto made = grab_scene();
     Simulator& sim = *made;
