@@ -96,8 +96,9 @@ int kernels(const BenchArgs& a) {
         const auto sections = code_sections(m.cubin);
         for (const auto& [name, n] : sections) bytes += n;
         total += bytes;
-        std::printf("  %-28s %9llu bytes %7llu instructions  (%zu code sections, %.1f s)\n", p.node.c_str(),
-                    (unsigned long long)bytes, (unsigned long long)(bytes / 16), sections.size(), m.seconds);
+        std::printf("  %-28s %9llu bytes %7llu instructions  (%s, %zu code sections, %.1f s)\n", p.node.c_str(),
+                    (unsigned long long)bytes, (unsigned long long)(bytes / 16), p.kernel.c_str(), sections.size(),
+                    m.seconds);
         for (const auto& [name, n] : sections)
             if (sections.size() > 1) std::printf("      %9llu  %s\n", (unsigned long long)n, name.c_str());
         if (!a.out.empty()) {

@@ -453,10 +453,35 @@ ORRERY_HD inline SceneView scene_view(const Ctx& ctx) {
 // the first hit (the scene lists it once, and the nearest only moves to
 // bodies tested later), so the answer `index == target` is known. Only that
 // comparison is then meaningful; a caller that reads t or index passes ~0u.
+//
+// ORRERY_RAY_CULL=1 (an NVRTC define, for measuring; off by default): on the
+// GPU a lane first keeps the bodies whose bounding sphere its ray meets within
+// `range` (the test ray_body repeats against the nearest hit so far, so a body
+// left out is one the walk would reject), then walks only those, in order:
+// the same hit, and for a target the same answer (a target left out is never
+// the nearest either way). Its lanes then walk different bodies.
+#ifndef ORRERY_RAY_CULL
+#define ORRERY_RAY_CULL 0
+#endif
 ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
                                              uint32_t skip, uint32_t target = ~0u) {
     const RayBody* __restrict__ bodies = scene.bodies;
     Hit best{range, ~0u};
+#if defined(ORRERY_ON_DEVICE) && ORRERY_RAY_CULL
+    if (scene.n <= 64) {
+        uint64_t live = 0;
+        for (uint32_t i = 0; i < scene.n; ++i)
+            live |= uint64_t(bodies[i].index != skip && !misses_bound(bodies[i], o, dir, range)) << i;
+        for (; live; live &= live - 1) {
+            const uint32_t i = uint32_t(__ffsll((long long)live) - 1);
+            const uint32_t index = bodies[i].index;
+            float t = ray_body(bodies[i], o, dir, best.t, hulls);
+            if (t < best.t) best = {t, index};
+            if (index == target && best.index != target) break;
+        }
+        return best;
+    }
+#endif
     for (uint32_t i = 0; i < scene.n; ++i) {
         const uint32_t index = bodies[i].index;
         if (index == skip) continue;
