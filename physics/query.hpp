@@ -128,15 +128,11 @@ ORRERY_HD inline float box_surface_param(float ox, float oy, float oz, float dx,
 /// is: the same bits (the CPU's ray tests do; physics_query_test checks).
 ORRERY_HD inline bool unturned(Quat q) { return q.w == 1.0f && q.x == 0.0f && q.y == 0.0f && q.z == 0.0f; }
 /// v in the frame of a box turned by q, as its ray test reads it:
-/// unrotate(q, v), or v as it is when q is unturned (the same distance bits).
-/// The GPU takes the short way too: where a warp's lanes test one body (the
-/// hide-and-seek rays' scene walks) the branch is the same on every lane, and
-/// the walls' rays skip two rotations each. ORRERY_PHYS_ROTATE_UNTURNED (an
-/// NVRTC define, for the A/B) rotates every box on the GPU, as before.
+/// unrotate(q, v), or v as it is when q is unturned (the same distance bits),
+/// on both backends (on an H100 the GPU's rays stepped no faster or slower
+/// for the short way: docs/perf-notes.md row 107).
 ORRERY_HD inline Vec3 into_box_frame(Quat q, Vec3 v) {
-#if !(defined(__CUDA_ARCH__) && defined(ORRERY_PHYS_ROTATE_UNTURNED))
     if (unturned(q)) return v;
-#endif
     return unrotate(q, v);
 }
 

@@ -454,14 +454,17 @@ ORRERY_HD inline SceneView scene_view(const Ctx& ctx) {
 // bodies tested later), so the answer `index == target` is known. Only that
 // comparison is then meaningful; a caller that reads t or index passes ~0u.
 //
-// ORRERY_RAY_CULL=1 (an NVRTC define, for measuring; off by default): on the
-// GPU a lane first keeps the bodies whose bounding sphere its ray meets within
-// `range` (the test ray_body repeats against the nearest hit so far, so a body
-// left out is one the walk would reject), then walks only those, in order:
-// the same hit, and for a target the same answer (a target left out is never
-// the nearest either way). Its lanes then walk different bodies.
+// On the GPU a lane first keeps the bodies whose bounding sphere its ray
+// meets within `range` (the test ray_body repeats against the nearest hit so
+// far, so a body left out is one the walk would reject), then walks only
+// those, in order: the same hit, and for a target the same answer (a target
+// left out is never the nearest either way). The warp's lanes then walk
+// different bodies, where the plain walk (ORRERY_RAY_CULL=0, an NVRTC define)
+// runs each body's test for all of them whenever one ray meets its bound:
+// gpu_hideseek (36 walls) +6.2 %, OpenAI's game +0.2 % on an H100
+// (docs/benchmarks.md, "The rays' walk culled on the GPU").
 #ifndef ORRERY_RAY_CULL
-#define ORRERY_RAY_CULL 0
+#define ORRERY_RAY_CULL 1
 #endif
 ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
                                              uint32_t skip, uint32_t target = ~0u) {
