@@ -461,22 +461,33 @@ ORRERY_HD inline SceneView scene_view(const Ctx& ctx) {
 // left out is never the nearest either way). The warp's lanes then walk
 // different bodies, where the plain walk (ORRERY_RAY_CULL=0, an NVRTC define)
 // runs each body's test for all of them whenever one ray meets its bound:
-// gpu_hideseek (36 walls) +6.2 %, OpenAI's game +0.2 % on an H100
-// (docs/benchmarks.md, "The rays' walk culled on the GPU").
+// gpu_hideseek (36 walls) +6.2 %, OpenAI's game +0.3 % on an H100
+// (docs/perf-notes.md row 109).
+// The host keeps the plain walk (its lidar and sights have walks of their
+// own, observe_lidar); a host build with -DORRERY_RAY_CULL=1 runs the culled
+// one through the CPU's tests and pinned hashes.
 #ifndef ORRERY_RAY_CULL
+#if defined(ORRERY_ON_DEVICE)
 #define ORRERY_RAY_CULL 1
+#else
+#define ORRERY_RAY_CULL 0
+#endif
 #endif
 ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
                                              uint32_t skip, uint32_t target = ~0u) {
     const RayBody* __restrict__ bodies = scene.bodies;
     Hit best{range, ~0u};
-#if defined(ORRERY_ON_DEVICE) && ORRERY_RAY_CULL
+#if ORRERY_RAY_CULL
     if (scene.n <= 64) {
         uint64_t live = 0;
         for (uint32_t i = 0; i < scene.n; ++i)
             live |= uint64_t(bodies[i].index != skip && !misses_bound(bodies[i], o, dir, range)) << i;
         for (; live; live &= live - 1) {
+#if defined(ORRERY_ON_DEVICE)
             const uint32_t i = uint32_t(__ffsll((long long)live) - 1);
+#else
+            const uint32_t i = uint32_t(__builtin_ctzll(live));
+#endif
             const uint32_t index = bodies[i].index;
             float t = ray_body(bodies[i], o, dir, best.t, hulls);
             if (t < best.t) best = {t, index};
