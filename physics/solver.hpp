@@ -1101,6 +1101,13 @@ ORRERY_HD inline uint32_t lowest_bit(uint32_t m) {
     return uint32_t(__builtin_ctz(m));
 #endif
 }
+ORRERY_HD inline uint32_t lowest_bit(orrery::uint64_t m) {
+#if defined(__CUDA_ARCH__)
+    return uint32_t(__ffsll((long long)m) - 1);
+#else
+    return uint32_t(__builtin_ctzll(m));
+#endif
+}
 
 // The GPU's kernels hold an env's friction and restitution rules and its
 // friction cone as constants: phys::add_to passes them as device defines

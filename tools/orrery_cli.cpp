@@ -1,6 +1,7 @@
 // The `orrery` command-line tool (C++ side): list envs, report memory,
-// measure env-steps per second, and compile an env's GPU kernels offline. The Python package's `orrery` command adds
-// view/record and forwards bench here when the native tool is installed.
+// measure env-steps per second, and compile an env's GPU kernels offline. The
+// Python package's `orrery` command adds view/record and forwards bench here
+// when the native tool is installed.
 
 #include <chrono>
 #include <cstdio>
@@ -47,11 +48,7 @@ std::vector<std::pair<std::string, uint64_t>> code_sections(const std::string& e
         std::memcpy(&v, elf.data() + at, n); // little-endian, as every CUDA host
         return v;
     };
-    if (elf.size() < 64 ||
-        elf.compare(0, 4,
-                    "\x7f"
-                    "ELF") != 0 ||
-        elf[4] != 2)
+    if (elf.size() < 64 || elf[0] != '\x7f' || elf.compare(1, 3, "ELF") != 0 || elf[4] != 2)
         throw orrery::Error("the cubin is not a 64-bit ELF file");
     const uint64_t shoff = u(0x28, 8), entsize = u(0x3A, 2), count = u(0x3C, 2), names = u(0x3E, 2);
     const uint64_t strtab = u(shoff + names * entsize + 24, 8);

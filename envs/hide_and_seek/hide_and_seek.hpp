@@ -477,32 +477,24 @@ ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSe
                                              uint32_t skip, uint32_t target = ~0u) {
     const RayBody* __restrict__ bodies = scene.bodies;
     Hit best{range, ~0u};
+    auto test = [&](uint32_t i) { // body i's turn; false once the target is known not to be the first hit
+        const uint32_t index = bodies[i].index;
+        float t = ray_body(bodies[i], o, dir, best.t, hulls);
+        if (t < best.t) best = {t, index};
+        return !(index == target && best.index != target);
+    };
 #if ORRERY_RAY_CULL
     if (scene.n <= 64) {
         uint64_t live = 0;
         for (uint32_t i = 0; i < scene.n; ++i)
             live |= uint64_t(bodies[i].index != skip && !misses_bound(bodies[i], o, dir, range)) << i;
-        for (; live; live &= live - 1) {
-#if defined(ORRERY_ON_DEVICE)
-            const uint32_t i = uint32_t(__ffsll((long long)live) - 1);
-#else
-            const uint32_t i = uint32_t(__builtin_ctzll(live));
-#endif
-            const uint32_t index = bodies[i].index;
-            float t = ray_body(bodies[i], o, dir, best.t, hulls);
-            if (t < best.t) best = {t, index};
-            if (index == target && best.index != target) break;
-        }
+        for (; live; live &= live - 1)
+            if (!test(phys::lowest_bit(live))) break;
         return best;
     }
 #endif
-    for (uint32_t i = 0; i < scene.n; ++i) {
-        const uint32_t index = bodies[i].index;
-        if (index == skip) continue;
-        float t = ray_body(bodies[i], o, dir, best.t, hulls);
-        if (t < best.t) best = {t, index};
-        if (index == target && best.index != target) break;
-    }
+    for (uint32_t i = 0; i < scene.n; ++i)
+        if (bodies[i].index != skip && !test(i)) break;
     return best;
 }
 #if !defined(ORRERY_DEVICE_CODE)
