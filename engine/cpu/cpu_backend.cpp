@@ -14,6 +14,7 @@
 #endif
 
 #include "engine/cpu/cpu_backend.hpp"
+#include "engine/host_cpu.hpp"
 
 namespace orrery {
 
@@ -144,7 +145,10 @@ Backend::ScratchPool CpuBackend::scratch_pool() const {
     return {storage_.scratch_slots, size_t(storage_.scratch_slots) * storage_.scratch_slot_bytes, "one per CPU thread"};
 }
 
-std::string CpuBackend::describe() const { return "cpu (" + std::to_string(pool_.threads()) + " threads)"; }
+std::string CpuBackend::describe() const {
+    const std::string arch = host_arch();
+    return "cpu (" + std::to_string(pool_.threads()) + " threads" + (arch.empty() ? "" : ", " + arch) + ")";
+}
 
 void CpuBackend::run(const std::vector<Op>& ops) {
     pool_.parallel_for(chunks(),
