@@ -8,10 +8,10 @@ int main(void) {
     __builtin_cpu_init();
 #if defined(__clang__) || (defined(__GNUC__) && __GNUC__ < 12)
     /* The features the levels name that __builtin_cpu_supports knows everywhere. */
-    int v2 = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") &&
-             __builtin_cpu_supports("sse4.2") && __builtin_cpu_supports("popcnt");
-    int v3 = v2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") &&
-             __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+    int v2 = __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("sse4.2") &&
+             __builtin_cpu_supports("popcnt");
+    int v3 = v2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+             __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
 #else
     int v2 = __builtin_cpu_supports("x86-64-v2"), v3 = __builtin_cpu_supports("x86-64-v3");
 #endif

@@ -22,8 +22,7 @@ const char* host_arch() { return ORRERY_HOST_ARCH_LEVEL; }
 
 // GCC's __builtin_cpu_supports knows the level names (GCC 12); Clang builds
 // (the fuzz targets) and builds at the compiler's default skip the check.
-#if defined(ORRERY_HOST_ARCH_CHECK) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) &&               \
-    __GNUC__ >= 12
+#if defined(ORRERY_HOST_ARCH_CHECK) && defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 12
 __attribute__((constructor(101), target("arch=x86-64"))) static void orrery_check_host_cpu() {
     __builtin_cpu_init();
     if (__builtin_cpu_supports(ORRERY_HOST_ARCH_LEVEL)) return;

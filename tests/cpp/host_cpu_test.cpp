@@ -67,8 +67,7 @@ TEST(HostCpu, AProgramBuiltAboveThisCpuRefusesToStartAndSaysWhy) {
     }
     EXPECT_EQ(r.code, 70) << r.out;
     EXPECT_EQ(r.out.find("started"), std::string::npos) << "main ran below the program's level: " << r.out;
-    EXPECT_NE(r.out.find("compiled for x86-64-v4 (ORRERY_HOST_ARCH), which this CPU does not run"),
-              std::string::npos)
+    EXPECT_NE(r.out.find("compiled for x86-64-v4 (ORRERY_HOST_ARCH), which this CPU does not run"), std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("-DORRERY_HOST_ARCH=x86-64-v2"), std::string::npos) << r.out;
 #endif
