@@ -224,7 +224,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     if (gpu) after = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(stop_agents), {nodes.simulate});
     orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_LANES(gather_scene), {after});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(reward_teams), {scene});
-    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(gather_scene));
+    spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(regather_scene));
     // Every agent's rays spread over the world's lanes (observe_lanes).
     if (gpu)
         spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_gpu));

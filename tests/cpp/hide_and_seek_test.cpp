@@ -991,6 +991,42 @@ TEST(HideAndSeekObservations, CulledLidarGivesTheFullScansBytesInBothVariants) {
     }
 }
 
+// The observation gathers the ray scene again only in worlds the step reset
+// (regather_scene); everywhere else it reads the step's own gather, after the
+// physics. That is only right if nothing after that gather changes what it
+// reads: after every step of both variants, in every autoreset mode, the
+// scene equals a fresh gather of the world as it stands.
+TEST(HideAndSeekObservations, TheSceneIsGatheredAgainOnlyWhereTheStepResetAndIsCurrentEverywhere) {
+    for (const char* variant : {"openai", "gpu_hideseek"}) {
+        for (AutoReset mode : {AutoReset::kNextStep, AutoReset::kSameStep, AutoReset::kDisabled}) {
+            SimOptions o = random_actions(16, "cpu", 1, 1);
+            o.autoreset = mode;
+            Simulator sim(spec({{"variant", variant}, {"horizon", "20"}}), o);
+            sim.reset(7);
+            uint32_t regathered = 0, kept = 0;
+            for (uint32_t step = 0; step < 60; ++step) {
+                sim.step();
+                for (uint32_t w = 0; w < 16; ++w) {
+                    sim.read_world(w, [&](Ctx& ctx) {
+                        const SceneView seen = scene_view(ctx);
+                        const std::vector<RayBody> used(seen.bodies, seen.bodies + seen.n);
+                        const bool reset =
+                            ctx.storage().meta[ctx.world()].flags & (orrery::kResetting | orrery::kSkipStep);
+                        (reset ? regathered : kept) += 1;
+                        gather_scene(ctx, 0, 1);
+                        const SceneView fresh = scene_view(ctx);
+                        ASSERT_EQ(fresh.n, used.size()) << variant << ", world " << w << ", step " << step;
+                        ASSERT_EQ(std::memcmp(fresh.bodies, used.data(), used.size() * sizeof(RayBody)), 0)
+                            << variant << ", world " << w << ", step " << step;
+                    });
+                }
+            }
+            EXPECT_GT(kept, 0u) << variant;       // worlds whose observation kept the step's gather
+            EXPECT_GT(regathered, 0u) << variant; // and worlds it gathered again
+        }
+    }
+}
+
 // The state of 4 worlds after 150 random-action steps, seed 3. A change of
 // results changes it: update it in the same commit, saying why.
 constexpr uint64_t kPinnedHash = 0x067f2431b78d47a8; // a weld solves its own rows (solve_weld); 8 substeps
