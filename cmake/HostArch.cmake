@@ -2,7 +2,7 @@
 # envs, the physics), as GCC's and Clang's -march psABI names.
 #
 # ORRERY_HOST_ARCH:
-#   auto (default)  the highest of x86-64-v3 (AVX2, FMA, BMI2) and x86-64-v2
+#   auto (default)  the highest of x86-64-v3 (AVX2, BMI2; FMA kept off) and x86-64-v2
 #                   (SSE4.2, POPCNT) that the building machine runs: for a build
 #                   that runs where it was built (pip install ., tools/main.sh).
 #   x86-64-v2, x86-64-v3, ...  that level: for binaries made for other machines
@@ -14,8 +14,9 @@
 # vfmaddsub231ps, and the CPU's pinned hashes of hide_and_seek and the crowd
 # changed), and no other instruction a level adds rounds differently (the
 # pinned hashes pass at v2 and at v3 without FMA; tests/CMakeLists.txt's
-# HostCpu.NoFusedMultiplyAdd checks the CLI's machine code). On the 2-core development machine hide_and_seek's CPU
-# step ran +3 % at v2 and +8 % at v3 against SSE2 (docs/perf-notes.md row 110).
+# HostCpu.NoFusedMultiplyAdd checks the CLI's machine code). On the 2-core
+# development machine hide_and_seek's CPU step ran +2.5 to +3.8 % at v2 and
+# +6.4 to +7.6 % at v3 against SSE2 (docs/perf-notes.md row 110).
 # A build at a level refuses to start on a CPU below it, with a message
 # (engine/host_cpu.cpp), rather than stopping on an illegal instruction.
 # Sets ORRERY_HOST_ARCH_LEVEL to the level used ("" for none) and
