@@ -1009,8 +1009,19 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
 /// An observation node's work spread over a world's lanes: every ray entry
 /// of every agent (observe_ray), then each agent's `rest` (its entries before
 /// off_lidar and any after the masks). Each item writes only its own entries,
-/// so any lane count gives the same bytes. On the CPU with one lane, each
-/// agent's lidar goes through observe_lidar instead (the same bytes).
+/// so any lane count, and any order of the items, gives the same bytes. On
+/// the CPU with one lane, each agent's lidar goes through observe_lidar
+/// instead (the same bytes).
+///
+/// The items' order (ORRERY_OBS_LIDAR_FIRST, 1 by default; an NVRTC define):
+/// all the agents' lidar rays, then all their lines of sight, then the
+/// rests. With 0, agent by agent (its lidar, then its sights): OpenAI's
+/// 4 agents' 176 rays and 4 rests make 6 rounds of a warp's 32 lanes, and
+/// every round holds lidar rays, each round as slow as its slowest ray;
+/// lidar first, 4 rounds do (docs/perf-notes.md row 112).
+#ifndef ORRERY_OBS_LIDAR_FIRST
+#define ORRERY_OBS_LIDAR_FIRST 1
+#endif
 template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lane, uint32_t lanes, Rest rest) {
     const Config& cfg = ctx.config<Config>();
     const uint32_t per = cfg.off_ar + cfg.ramps - cfg.off_lidar, rays = cfg.agents * per;
@@ -1030,10 +1041,27 @@ template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lan
     }
 #endif
     phys::for_lane_share(0, rays + cfg.agents, lane, lanes, [&](uint32_t i) {
-        uint32_t row = i < rays ? i / per : i - rays;
+#if ORRERY_OBS_LIDAR_FIRST
+        // Every agent's lidar rays first, then every agent's lines of sight:
+        // a round of the lanes then holds rays of one kind, and the sights
+        // (shorter, many answered without a walk) no longer share each round
+        // with full-range lidar walks.
+        const uint32_t lidar = cfg.agents * kLidarRays, sights = per - kLidarRays;
+        uint32_t row, k;
+        if (i < lidar) {
+            row = i / kLidarRays, k = i - row * kLidarRays;
+        } else if (i < rays) {
+            const uint32_t j = i - lidar;
+            row = j / sights, k = kLidarRays + (j - row * sights);
+        } else {
+            row = i - rays, k = ~0u;
+        }
+#else
+        const uint32_t row = i < rays ? i / per : i - rays, k = i < rays ? i - row * per : ~0u;
+#endif
         if (!live_row<Agent>(ctx, row)) return;
-        if (i < rays)
-            observe_ray(ctx, scene, hulls, row, i - row * per);
+        if (k != ~0u)
+            observe_ray(ctx, scene, hulls, row, k);
         else
             rest(ctx, row);
     });
