@@ -17,6 +17,9 @@
 # HostCpu.NoFusedMultiplyAdd checks the CLI's machine code). On the 2-core
 # development machine hide_and_seek's CPU step ran +2.5 to +3.8 % at v2 and
 # +6.4 to +7.6 % at v3 against SSE2 (docs/perf-notes.md row 110).
+# On aarch64 nothing is set here: FMA is in its base set, with no -mno-fma, and
+# -ffp-contract=off keeps GCC 12 from fusing there (HostCpu.NoFusedMultiplyAddOnArm
+# cross-compiles the float-heavy units and counts; see tests/check_no_fma_arm.sh).
 # A build at a level refuses to start on a CPU below it, with a message
 # (engine/host_cpu.cpp), rather than stopping on an illegal instruction.
 # Sets ORRERY_HOST_ARCH_LEVEL to the level used ("" for none) and
