@@ -60,6 +60,8 @@ SimOptions options_from_environment(SimOptions base) {
     if (env_off("ORRERY_CUDA_FOLLOW")) g.follow_caller_stream = false;
     if (env_on("ORRERY_CUDA_FIT_BLOCKS")) g.fit_blocks = true;
     if (env_off("ORRERY_CUDA_FIT_BLOCKS")) g.fit_blocks = false;
+    if (env_off("ORRERY_CUDA_FIT_FREE")) g.fit_free_blocks = false;
+    if (env_on("ORRERY_CUDA_FIT_FREE")) g.fit_free_blocks = true;
     g.team_block_threads = env_unsigned("ORRERY_CUDA_BLOCK_THREADS", g.team_block_threads);
     if (env_off("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = false;
     if (env_on("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = true;

@@ -97,6 +97,15 @@ struct GpuOptions {
     /// instruction fetch and L1 already the limit (docs/perf-notes.md row
     /// 36). Results do not depend on it. ORRERY_CUDA_FIT_BLOCKS=1.
     bool fit_blocks = false;
+    /// Per-node kernels with teams in blocks above 256 threads: every kernel
+    /// but those whose teams align (Lanes::align: phys::simulate) launched
+    /// in the block of whole teams that keeps the most warps resident, as
+    /// fit_blocks does for all. Nothing but the aligned kernels needs the
+    /// env's large block, and a kernel of more than 64 registers holds one
+    /// such block an SM: hide-and-seek's observation (72 registers) ran 16
+    /// warps an SM in blocks of 512, and 28 in blocks of 128 (docs/perf-notes.md
+    /// row 113). Results do not depend on it. ORRERY_CUDA_FIT_FREE=0 turns it off.
+    bool fit_free_blocks = true;
     /// Direct and per-node kernels with teams: the most threads a block may
     /// have (a multiple of 32 up to 1,024; 0: the env's
     /// EnvSpec::team_block_threads, else 256). A larger block puts more of

@@ -373,7 +373,8 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                const char* pass, KernelForm form, unsigned lanes, unsigned world_lanes, std::vector<std::string>& names,
                std::string& staged, size_t head_size, std::vector<NodeProgram>& programs,
                std::vector<std::pair<std::string, unsigned>>& team_shared,
-               std::vector<std::pair<std::string, std::string>>& ordered_kernels, unsigned block_bound) {
+               std::vector<std::pair<std::string, std::string>>& ordered_kernels,
+               std::vector<std::string>& aligned_kernels, unsigned block_bound) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
@@ -492,6 +493,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                              op.node->system.kind == NodeKind::kPerWorldTeam &&
                              op_lanes(spec, op, lanes, world_lanes) == 32;
         const bool ordered = aligned && op.node->order_teams;
+        if (aligned) aligned_kernels.push_back(name);
         head(name, aligned ? &op : nullptr, ordered);
         // A team a warp: each may keep scratch in its block's shared memory,
         // where the launch gives the block a region per team (the backend
@@ -627,9 +629,11 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     emit_input_helpers(out, spec);
     const size_t head_size = out.str().size();
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
-              k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, block_bound);
+              k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, k.aligned_kernels,
+              block_bound);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
-              k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, block_bound);
+              k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, k.aligned_kernels,
+              block_bound);
     k.text = out.str();
     if (per_node) k.program_head = head_size;
     return k;

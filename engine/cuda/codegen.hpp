@@ -49,6 +49,10 @@ struct KernelSource {
     /// (EnvSpec::order_teams), each with the one-block kernel of its program
     /// that writes Storage::team_order from the cost hints before it runs.
     std::vector<std::pair<std::string, std::string>> ordered_kernels;
+    /// Per-node form: the kernels of team nodes whose teams align in the
+    /// block (Lanes::align: a whole warp a world). Every other per-node
+    /// kernel may run in any block of whole teams (GpuOptions::fit_free_blocks).
+    std::vector<std::string> aligned_kernels;
 };
 
 /// Lanes a per-world lane node or output clear gets in the direct and per-node

@@ -265,12 +265,14 @@ void CudaBackend::install_program(size_t p, CUmodule m) {
             ORRERY_CU(d.cuModuleGetFunction(&step_fns_[i], m, source_.step_kernels[i].c_str()));
             set_team_shared(step_fns_[i], source_.step_kernels[i]);
             find_order(step_fns_[i], m, source_.step_kernels[i]);
+            note_aligned(step_fns_[i], source_.step_kernels[i]);
         }
     for (size_t i = 0; i < reset_fns_.size(); ++i)
         if (reset_program_[i] == p) {
             ORRERY_CU(d.cuModuleGetFunction(&reset_fns_[i], m, source_.reset_kernels[i].c_str()));
             set_team_shared(reset_fns_[i], source_.reset_kernels[i]);
             find_order(reset_fns_[i], m, source_.reset_kernels[i]);
+            note_aligned(reset_fns_[i], source_.reset_kernels[i]);
         }
     if (source_.per_node) return;
     module_ = m; // one program: the megakernel's
@@ -667,7 +669,10 @@ unsigned CudaBackend::block_for(CUfunction f) const {
         ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, f, int(fits), shared_for(f, fits)));
         if (blocks > 0) break;
     }
-    if (!gpu_.fit_blocks) {
+    // Per-node, a kernel whose teams do not align (GpuOptions::fit_free_blocks)
+    // is fitted as every kernel is with fit_blocks.
+    const bool free = gpu_.fit_free_blocks && source_.per_node && !aligned_fns_.count(f);
+    if (!gpu_.fit_blocks && !free) {
         blocks_.emplace(f, fits);
         return fits;
     }
@@ -741,6 +746,12 @@ void CudaBackend::set_team_shared(CUfunction f, const std::string& kernel) {
 unsigned CudaBackend::shared_for(CUfunction f, unsigned block) const {
     auto it = team_shared_.find(f);
     return it == team_shared_.end() ? 0u : it->second * (block / 32u);
+}
+
+void CudaBackend::note_aligned(CUfunction f, const std::string& kernel) {
+    if (std::find(source_.aligned_kernels.begin(), source_.aligned_kernels.end(), kernel) !=
+        source_.aligned_kernels.end())
+        aligned_fns_.insert(f);
 }
 
 void CudaBackend::find_order(CUfunction f, CUmodule m, const std::string& kernel) {

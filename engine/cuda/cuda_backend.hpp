@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <set>
 #include <memory>
 #include <string>
 #include <vector>
@@ -228,6 +229,8 @@ class CudaBackend final : public Backend {
     /// use (block_for); a swapped-in kernel is a new function, found anew.
     mutable std::map<CUfunction, unsigned> blocks_; ///< block_for's memo (GpuOptions::fit_blocks only)
     unsigned block_for(CUfunction f) const;
+    std::set<CUfunction> aligned_fns_; ///< the loaded kernels KernelSource::aligned_kernels names
+    void note_aligned(CUfunction f, const std::string& kernel);
     std::map<CUfunction, unsigned> team_shared_; ///< bytes of a team's region, per kernel given one
     std::string shared_use_;                     ///< where scratch kept on chip went (ScratchPool::shared_use)
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;

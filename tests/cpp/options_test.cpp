@@ -18,7 +18,7 @@ const char* const kVariables[] = {
     "ORRERY_CACHE_DIR",        "ORRERY_DUMP_SOURCE",        "ORRERY_VERBOSE",           "ORRERY_SOURCE_DIR",
     "ORRERY_NVRTC_OPTIONS",    "ORRERY_CUDA_LANES",         "ORRERY_CUDA_PER_NODE",     "ORRERY_NVRTC_THREADS",
     "ORRERY_CUDA_FOLLOW",      "ORRERY_CUDA_SCRATCH_SLOTS", "ORRERY_NVRTC_BACKGROUND",  "ORRERY_CUDA_FIT_BLOCKS",
-    "ORRERY_CUDA_TEAM_SHARED", "ORRERY_CUDA_BLOCK_THREADS", "ORRERY_CUDA_ORDER_TEAMS"};
+    "ORRERY_CUDA_TEAM_SHARED", "ORRERY_CUDA_BLOCK_THREADS", "ORRERY_CUDA_ORDER_TEAMS",  "ORRERY_CUDA_FIT_FREE"};
 
 /// Clears the variables for one test and puts the caller's values back after it.
 class Environment : public ::testing::Test {
@@ -77,15 +77,18 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     setenv("ORRERY_CUDA_FOLLOW", "0", 1);
     setenv("ORRERY_NVRTC_BACKGROUND", "mid", 1);
     setenv("ORRERY_CUDA_FIT_BLOCKS", "1", 1);
+    setenv("ORRERY_CUDA_FIT_FREE", "0", 1);
     setenv("ORRERY_CUDA_TEAM_SHARED", "0", 1);
     setenv("ORRERY_CUDA_BLOCK_THREADS", "384", 1);
     setenv("ORRERY_CUDA_ORDER_TEAMS", "2", 1);
     EXPECT_FALSE(orrery::SimOptions{}.gpu.fit_blocks);
+    EXPECT_TRUE(orrery::SimOptions{}.gpu.fit_free_blocks);
     EXPECT_EQ(orrery::SimOptions{}.gpu.order_teams, 1u);
     EXPECT_EQ(orrery::SimOptions{}.gpu.team_block_threads, 0u);
     EXPECT_TRUE(orrery::SimOptions{}.gpu.team_shared);
     orrery::SimOptions o = orrery::options_from_environment();
     EXPECT_TRUE(o.gpu.fit_blocks);
+    EXPECT_FALSE(o.gpu.fit_free_blocks);
     EXPECT_FALSE(o.gpu.team_shared);
     EXPECT_EQ(o.gpu.order_teams, 2u);
     EXPECT_EQ(o.gpu.team_block_threads, 384u);
