@@ -1088,9 +1088,9 @@ TEST(HideAndSeekGpu, AnyTeamSizeGivesTheCpuBytes) {
 }
 
 // Each kernel's block fitted to its occupancy (GpuOptions::fit_blocks; the
-// physics step's registers fit more warps in smaller blocks), the default
-// (GpuOptions::fit_free_blocks: every kernel but the aligned physics step
-// fitted) and neither give the CPU's bytes, and fitting never gives fewer
+// physics step's registers fit more warps in smaller blocks), every kernel
+// but the aligned physics step fitted (GpuOptions::fit_free_blocks) and
+// neither (the default) give the CPU's bytes, and fitting never gives fewer
 // resident teams than the env's block: 4,096 worlds, so that the default
 // block is the env's 512 threads on a GPU of up to 256 SMs.
 TEST(HideAndSeekGpu, FittedBlocksGiveTheCpuBytes) {
@@ -1098,8 +1098,8 @@ TEST(HideAndSeekGpu, FittedBlocksGiveTheCpuBytes) {
     EnvOptions o = {{"horizon", "30"}, {"prep_steps", "10"}};
     Simulator cpu(spec(o), random_actions(4096, "cpu", 0, 1));
     std::vector<std::unique_ptr<Simulator>> gpus;
-    // Every kernel fitted; the default (only the kernels whose teams do not
-    // align fitted: fit_free_blocks); none fitted.
+    // Every kernel fitted; only the kernels whose teams do not align fitted
+    // (fit_free_blocks); none fitted (the default).
     for (int fit : {2, 1, 0}) {
         SimOptions g = random_actions(4096, "cuda", 0, 1);
         g.gpu.fit_blocks = fit == 2;
@@ -1110,18 +1110,19 @@ TEST(HideAndSeekGpu, FittedBlocksGiveTheCpuBytes) {
     for (auto& g : gpus) g->reset(5);
     ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 36, 6)); // past the first auto-reset
     for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(4096, 0));
-    // The default keeps the aligned physics step in the env's block (describe
-    // lists each kernel launched in another block), and with neither option
-    // every kernel runs in it.
+    // fit_free_blocks keeps the aligned physics step in the env's block
+    // (describe lists each kernel launched in another block), and with
+    // neither option every kernel runs in it.
     EXPECT_EQ(gpus[1]->backend().describe().find("(phys::simulate "), std::string::npos)
         << gpus[1]->backend().describe();
     EXPECT_EQ(gpus[2]->backend().describe().find(" threads/block ("), std::string::npos)
         << gpus[2]->backend().describe();
     EXPECT_GE(gpus[0]->memory_report().scratch_slots, gpus[1]->memory_report().scratch_slots)
         << gpus[0]->backend().describe() << " against " << gpus[1]->backend().describe();
-    std::printf("fitted: %s, %u scratch slots; default: %s, %u; neither: %s\n", gpus[0]->backend().describe().c_str(),
-                gpus[0]->memory_report().scratch_slots, gpus[1]->backend().describe().c_str(),
-                gpus[1]->memory_report().scratch_slots, gpus[2]->backend().describe().c_str());
+    std::printf("fitted: %s, %u scratch slots; free kernels fitted: %s, %u; neither: %s\n",
+                gpus[0]->backend().describe().c_str(), gpus[0]->memory_report().scratch_slots,
+                gpus[1]->backend().describe().c_str(), gpus[1]->memory_report().scratch_slots,
+                gpus[2]->backend().describe().c_str());
 }
 
 // The per-node physics kernel aligns the teams of a block before each
