@@ -671,8 +671,8 @@ unsigned CudaBackend::block_for(CUfunction f) const {
     }
     // Per-node, a kernel whose teams do not align (GpuOptions::fit_free_blocks)
     // is fitted as every kernel is with fit_blocks.
-    const bool free = gpu_.fit_free_blocks && source_.per_node && !aligned_fns_.count(f);
-    if (!gpu_.fit_blocks && !free) {
+    const bool unaligned = gpu_.fit_free_blocks && source_.per_node && !aligned_fns_.count(f);
+    if (!gpu_.fit_blocks && !unaligned) {
         blocks_.emplace(f, fits);
         return fits;
     }
