@@ -326,56 +326,63 @@ ORRERY_HD inline float gpu_yaw(Quat q) {
     return phys::angle_of(2.0f * (q.w * q.z + q.x * q.y), 1.0f - 2.0f * (q.y * q.y + q.z * q.z));
 }
 
-/// Agent `row`'s gpu_hideseek observation but for its ray block (lidar and
-/// masks: observe_ray), flat: agent_data [5, 4] (other agents' position and
-/// velocity in its frame, x right and y forward), box_data [9, 7] (the same,
-/// size x, y, yaw relative to the agent), ramp_data [ramps, 5], and after the
-/// masks the preparation steps left and its type (1 hider, 0 seeker). Absent
-/// rows and slots are zeros.
-ORRERY_HD inline void observe_gpu_agent(const Ctx& ctx, uint32_t row) {
+/// The number of pieces of a gpu_hideseek agent's rest (observe_gpu_piece):
+/// each agent slot, each box slot, each ramp, and the two entries after the masks.
+ORRERY_HD inline uint32_t gpu_rest_pieces(const Config& cfg) { return kGpuAgentSlots + kGpuBoxSlots + cfg.ramps + 1; }
+
+/// Piece `piece` of agent `row`'s gpu_hideseek observation but for its ray
+/// block (lidar and masks: observe_ray), flat: agent_data [5, 4] (other
+/// agents' position and velocity in its frame, x right and y forward; pieces
+/// 0..4), box_data [9, 7] (the same, size x, y, yaw relative to the agent;
+/// pieces 5..13), ramp_data [ramps, 5], and the last piece the two entries
+/// after the masks: the preparation steps left and its type (1 hider, 0
+/// seeker). Each piece writes its own entries; absent rows and slots are zeros.
+ORRERY_HD inline void observe_gpu_piece(const Ctx& ctx, uint32_t row, uint32_t piece) {
     const Config& cfg = ctx.config<Config>();
-    Array<Obs> obs = ctx.array_at<Obs>(archetype_id<Agent>, row);
-    float* o = &obs[0];
-    for (uint32_t i = 0; i < cfg.off_lidar; ++i) o[i] = 0.0f;
-    o[cfg.obs_size - 2] = 0.0f, o[cfg.obs_size - 1] = 0.0f;
+    float* o = &ctx.array_at<Obs>(archetype_id<Agent>, row)[0];
     const int32_t team = ctx.at<Agent, Team>(row).value;
-    if (team == kAbsent) return;
     const phys::Pose& pose = ctx.at<Agent, phys::Pose>(row);
     auto relative = [&](float* out, const phys::Pose& p, const phys::Velocity& vel) {
         Vec3 x = phys::unrotate(pose.q, p.p - pose.p);
         Vec3 v = phys::unrotate(pose.q, vel.v);
         out[0] = x.x, out[1] = x.y, out[2] = v.x, out[3] = v.y;
     };
-    uint32_t slot = 0;
-    for (uint32_t other = 0; other < cfg.agents; ++other) {
-        if (other == row) continue;
-        if (ctx.at<Agent, Team>(other).value != kAbsent)
-            relative(o + cfg.off_agents + kGpuPerAgent * slot, ctx.at<Agent, phys::Pose>(other),
-                     ctx.at<Agent, phys::Velocity>(other));
-        ++slot;
+    auto clear = [](float* p, uint32_t n) {
+        for (uint32_t i = 0; i < n; ++i) p[i] = 0.0f;
+    };
+    if (piece < kGpuAgentSlots) { // the other agents in row order, skipping this one
+        const uint32_t other = piece < row ? piece : piece + 1;
+        float* a = o + cfg.off_agents + kGpuPerAgent * piece;
+        if (team == kAbsent || other >= cfg.agents || ctx.at<Agent, Team>(other).value == kAbsent)
+            return clear(a, kGpuPerAgent);
+        return relative(a, ctx.at<Agent, phys::Pose>(other), ctx.at<Agent, phys::Velocity>(other));
     }
-    for (uint32_t obj = 0; obj < cfg.max_boxes + cfg.ramps; ++obj) {
-        if (ctx.at<Object, Piece>(obj).kind == kNoPiece) continue;
-        bool ramp = obj >= cfg.max_boxes;
-        uint32_t k = ramp ? obj - cfg.max_boxes : obj;
-        float* b = o + (ramp ? cfg.off_ramps + kGpuPerRamp * k : cfg.off_boxes + kGpuPerBox * k);
-        const phys::Pose& at = ctx.at<Object, phys::Pose>(obj);
-        relative(b, at, ctx.at<Object, phys::Velocity>(obj));
-        Vec3 size = ctx.at<Object, phys::Shape>(obj).dims * 2.0f;
-        if (!ramp) b[4] = size.x, b[5] = size.y;
-        b[ramp ? 4 : 6] = gpu_yaw(pose.q * phys::conj(ramp ? ramp_frame(ctx, at.q) : at.q)); // a ramp: its own frame
+    piece -= kGpuAgentSlots;
+    if (piece >= kGpuBoxSlots + cfg.ramps) { // the preparation steps left, the agent's type
+        const uint32_t done = ctx.step() < cfg.prep_steps ? ctx.step() : cfg.prep_steps;
+        o[cfg.obs_size - 2] = team == kAbsent ? 0.0f : float(cfg.prep_steps - done);
+        o[cfg.obs_size - 1] = team == kHider ? 1.0f : 0.0f;
+        return;
     }
-    uint32_t done = ctx.step() < cfg.prep_steps ? ctx.step() : cfg.prep_steps;
-    o[cfg.obs_size - 2] = float(cfg.prep_steps - done);
-    o[cfg.obs_size - 1] = team == kHider ? 1.0f : 0.0f;
+    const bool ramp = piece >= kGpuBoxSlots;
+    const uint32_t obj = ramp ? cfg.max_boxes + (piece - kGpuBoxSlots) : piece;
+    float* b = o + (ramp ? cfg.off_ramps + kGpuPerRamp * (piece - kGpuBoxSlots) : cfg.off_boxes + kGpuPerBox * piece);
+    if (team == kAbsent || (!ramp && piece >= cfg.max_boxes) || ctx.at<Object, Piece>(obj).kind == kNoPiece)
+        return clear(b, ramp ? kGpuPerRamp : kGpuPerBox);
+    const phys::Pose& at = ctx.at<Object, phys::Pose>(obj);
+    relative(b, at, ctx.at<Object, phys::Velocity>(obj));
+    Vec3 size = ctx.at<Object, phys::Shape>(obj).dims * 2.0f;
+    if (!ramp) b[4] = size.x, b[5] = size.y;
+    b[ramp ? 4 : 6] = gpu_yaw(pose.q * phys::conj(ramp ? ramp_frame(ctx, at.q) : at.q)); // a ramp: its own frame
 }
 
-/// gpu_hideseek's observation, one row per agent (observe_gpu_agent's
+/// gpu_hideseek's observation, one row per agent (observe_gpu_piece's
 /// entries, then lidar [30] (egocentric, ray 0 forward, counter-clockwise, 0
 /// without a hit within 200) and the visibility masks, between them), every
-/// ray of every agent spread over the world's lanes.
+/// ray and every piece of every agent spread over the world's lanes.
 ORRERY_SYSTEM void observe_gpu(Ctx& ctx, uint32_t lane, uint32_t lanes) {
-    observe_lanes(ctx, lane, lanes, [](const Ctx& c, uint32_t row) { observe_gpu_agent(c, row); });
+    observe_lanes(ctx, lane, lanes, gpu_rest_pieces(ctx.config<Config>()),
+                  [](const Ctx& c, uint32_t row, uint32_t piece) { observe_gpu_piece(c, row, piece); });
 }
 
 } // namespace hide_and_seek

@@ -1007,11 +1007,12 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
 #endif
 
 /// An observation node's work spread over a world's lanes: every ray entry
-/// of every agent (observe_ray), then each agent's `rest` (its entries before
-/// off_lidar and any after the masks). Each item writes only its own entries,
-/// so any lane count, and any order of the items, gives the same bytes. On
-/// the CPU with one lane, each agent's lidar goes through observe_lidar
-/// instead (the same bytes).
+/// of every agent (observe_ray), then each agent's rest (its entries before
+/// off_lidar and any after the masks) in `pieces` pieces, `rest(ctx, row,
+/// piece)` for piece 0..pieces-1. Each item writes only its own entries, so
+/// any lane count, and any order of the items, gives the same bytes. On the
+/// CPU with one lane, each agent's lidar goes through observe_lidar instead
+/// (the same bytes).
 ///
 /// The items' order (ORRERY_OBS_LIDAR_FIRST, 1 by default; an NVRTC define):
 /// all the agents' lidar rays, then all their lines of sight, then the
@@ -1019,10 +1020,20 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
 /// 4 agents' 176 rays and 4 rests make 6 rounds of a warp's 32 lanes, and
 /// every round holds lidar rays, each round as slow as its slowest ray;
 /// lidar first, 4 rounds do (docs/perf-notes.md row 112).
+///
+/// The rests' pieces (ORRERY_OBS_REST_PIECES, 1 by default; an NVRTC define):
+/// each piece an item of its own (OpenAI's 4 agents: 60 items of one slot
+/// each, about 2 rounds of the lanes), where one lane wrote a whole rest, 15
+/// slots one after another, with 4 of the 32 lanes active (row 115). With 0,
+/// an agent's pieces are one item, in order.
 #ifndef ORRERY_OBS_LIDAR_FIRST
 #define ORRERY_OBS_LIDAR_FIRST 1
 #endif
-template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lane, uint32_t lanes, Rest rest) {
+#ifndef ORRERY_OBS_REST_PIECES
+#define ORRERY_OBS_REST_PIECES 1
+#endif
+template <class Rest>
+ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lane, uint32_t lanes, uint32_t pieces, Rest rest) {
     const Config& cfg = ctx.config<Config>();
     const uint32_t per = cfg.off_ar + cfg.ramps - cfg.off_lidar, rays = cfg.agents * per;
     const SceneView scene = scene_view(ctx);
@@ -1036,11 +1047,17 @@ template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lan
             observe_sights(ctx, scene, hulls, row);
         }
         for (uint32_t row = 0; row < cfg.agents; ++row)
-            if (live_row<Agent>(ctx, row)) rest(ctx, row);
+            if (live_row<Agent>(ctx, row))
+                for (uint32_t piece = 0; piece < pieces; ++piece) rest(ctx, row, piece);
         return;
     }
 #endif
-    phys::for_lane_share(0, rays + cfg.agents, lane, lanes, [&](uint32_t i) {
+#if ORRERY_OBS_REST_PIECES
+    const uint32_t rest_items = cfg.agents * pieces;
+#else
+    const uint32_t rest_items = cfg.agents;
+#endif
+    phys::for_lane_share(0, rays + rest_items, lane, lanes, [&](uint32_t i) {
 #if ORRERY_OBS_LIDAR_FIRST
         // Every agent's lidar rays first, then every agent's lines of sight:
         // a round of the lanes then holds rays of one kind, and the sights
@@ -1057,76 +1074,83 @@ template <class Rest> ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lan
             row = i - rays, k = ~0u;
         }
 #else
-        const uint32_t row = i < rays ? i / per : i - rays, k = i < rays ? i - row * per : ~0u;
+        uint32_t row = i < rays ? i / per : i - rays, k = i < rays ? i - row * per : ~0u;
+#endif
+#if ORRERY_OBS_REST_PIECES
+        // The rests agent-major (row = (i - rays) / pieces): an agent's slots
+        // lie side by side in its row, so a round's lanes write neighbours.
+        uint32_t piece = 0;
+        if (k == ~0u) row = (i - rays) / pieces, piece = (i - rays) - row * pieces;
 #endif
         if (!live_row<Agent>(ctx, row)) return;
-        if (k != ~0u)
+        if (k != ~0u) {
             observe_ray(ctx, scene, hulls, row, k);
-        else
-            rest(ctx, row);
+        } else {
+#if ORRERY_OBS_REST_PIECES
+            rest(ctx, row, piece);
+#else
+            for (uint32_t p = 0; p < pieces; ++p) rest(ctx, row, p);
+#endif
+        }
     });
 }
 
-/// Agent `row`'s observation (OpenAI's policy inputs, flattened) but for its
-/// ray block: self, the other agents, boxes, ramps. Absent rows are zeros.
-/// A present agent's or object's slot is written whole (kSelf, kPerAgent,
-/// kPerObject entries), so only empty slots are cleared: a lane no longer
-/// zeroes all 205 entries before writing most of them again (that loop was
-/// 5 % of the GPU observation's instructions, on 4 of a warp's 32 lanes).
-ORRERY_HD inline void observe_agent(const Ctx& ctx, uint32_t row) {
+/// The number of pieces of an OpenAI agent's rest (observe_piece): self,
+/// each other agent's slot, each box slot, each ramp.
+ORRERY_HD inline uint32_t rest_pieces(const Config& cfg) { return cfg.agents + cfg.max_boxes + cfg.ramps; }
+
+/// Piece `piece` of agent `row`'s observation (OpenAI's policy inputs,
+/// flattened) but for its ray block: 0 self, 1..agents-1 the other agents'
+/// slots, then the box slots and the ramps. The pieces cover entries 0 to
+/// off_lidar, each its own. Absent rows and slots are zeros. A present
+/// agent's or object's slot is written whole (kSelf, kPerAgent, kPerObject
+/// entries), so only empty slots are cleared (row 114).
+ORRERY_HD inline void observe_piece(const Ctx& ctx, uint32_t row, uint32_t piece) {
     const Config& cfg = ctx.config<Config>();
-    Array<Obs> obs = ctx.array_at<Obs>(archetype_id<Agent>, row);
-    float* o = &obs[0];
+    float* o = &ctx.array_at<Obs>(archetype_id<Agent>, row)[0];
     auto clear = [](float* p, uint32_t n) {
         for (uint32_t i = 0; i < n; ++i) p[i] = 0.0f;
     };
-#if ORRERY_OBS_CLEAR_ALL // the old form, for an A/B (an NVRTC define): every entry cleared first
-    clear(o, cfg.off_lidar);
+#if ORRERY_OBS_CLEAR_ALL // the form before row 114, for an A/B (an NVRTC define): every entry cleared first
+#if ORRERY_OBS_REST_PIECES
+#error "ORRERY_OBS_CLEAR_ALL needs ORRERY_OBS_REST_PIECES=0 (one lane doing an agent's pieces in order)"
+#endif
+    if (piece == 0) clear(o, cfg.off_lidar);
 #endif
     const Team& team = ctx.at<Agent, Team>(row);
-    if (team.value == kAbsent) return clear(o, cfg.off_lidar);
-    float prep = phys::min_f(1.0f, float(ctx.step()) / float(cfg.prep_steps));
-    uint32_t k = write_motion(o, ctx.at<Agent, phys::Pose>(row), ctx.at<Agent, phys::Velocity>(row), false);
-    o[k++] = team.value == kHider ? 1.0f : 0.0f;
-    o[k++] = prep;
-    uint32_t slot = 0;
-    for (uint32_t other = 0; other < cfg.agents; ++other) {
-        if (other == row) continue;
-        int32_t t = ctx.at<Agent, Team>(other).value;
-        if (t != kAbsent) {
-            float* a = o + cfg.off_agents + kPerAgent * slot;
-            uint32_t n = write_motion(a, ctx.at<Agent, phys::Pose>(other), ctx.at<Agent, phys::Velocity>(other), false);
-            a[n++] = t == kHider ? 1.0f : 0.0f;
-            a[n++] = prep;
-        } else {
-            clear(o + cfg.off_agents + kPerAgent * slot, kPerAgent);
-        }
-        ++slot;
+    const float prep = phys::min_f(1.0f, float(ctx.step()) / float(cfg.prep_steps));
+    if (piece < cfg.agents) { // self, or another agent's slot
+        const uint32_t other = piece == 0 ? row : (piece - 1 < row ? piece - 1 : piece);
+        float* a = piece == 0 ? o : o + cfg.off_agents + kPerAgent * (piece - 1);
+        const int32_t t = ctx.at<Agent, Team>(other).value;
+        if (team.value == kAbsent || t == kAbsent) return clear(a, piece == 0 ? kSelf : kPerAgent);
+        uint32_t n = write_motion(a, ctx.at<Agent, phys::Pose>(other), ctx.at<Agent, phys::Velocity>(other), false);
+        a[n++] = t == kHider ? 1.0f : 0.0f;
+        a[n++] = prep;
+        return;
     }
-    for (uint32_t obj = 0; obj < cfg.max_boxes + cfg.ramps; ++obj) {
-        const Piece& piece = ctx.at<Object, Piece>(obj);
-        bool ramp = obj >= cfg.max_boxes;
-        float* b = o + (ramp ? cfg.off_ramps + kPerObject * (obj - cfg.max_boxes) : cfg.off_boxes + kPerObject * obj);
-        if (piece.kind == kNoPiece) {
-            clear(b, kPerObject);
-            continue;
-        }
-        phys::Pose at = ctx.at<Object, phys::Pose>(obj);
-        if (ramp) at.q = ramp_frame(ctx, at.q); // its yaw, not its principal axes' tilt
-        uint32_t n = write_motion(b, at, ctx.at<Object, phys::Velocity>(obj), true);
-        Vec3 size = ramp ? Vec3{0, 0, 0} : ctx.at<Object, phys::Shape>(obj).dims * 2.0f;
-        b[n++] = size.x, b[n++] = size.y, b[n++] = size.z;
-        b[n++] = piece.locked && piece.locker == int32_t(row) ? 1.0f : 0.0f;
-        b[n++] = piece.locked && piece.lock_team == team.value ? 1.0f : 0.0f;
-        b[n++] = piece.locked ? 1.0f : 0.0f;
-    }
+    const uint32_t obj = piece - cfg.agents;
+    const bool ramp = obj >= cfg.max_boxes;
+    float* b = o + (ramp ? cfg.off_ramps + kPerObject * (obj - cfg.max_boxes) : cfg.off_boxes + kPerObject * obj);
+    const Piece& at_piece = ctx.at<Object, Piece>(obj);
+    if (team.value == kAbsent || at_piece.kind == kNoPiece) return clear(b, kPerObject);
+    phys::Pose at = ctx.at<Object, phys::Pose>(obj);
+    if (ramp) at.q = ramp_frame(ctx, at.q); // its yaw, not its principal axes' tilt
+    uint32_t n = write_motion(b, at, ctx.at<Object, phys::Velocity>(obj), true);
+    Vec3 size = ramp ? Vec3{0, 0, 0} : ctx.at<Object, phys::Shape>(obj).dims * 2.0f;
+    b[n++] = size.x, b[n++] = size.y, b[n++] = size.z;
+    b[n++] = at_piece.locked && at_piece.locker == int32_t(row) ? 1.0f : 0.0f;
+    b[n++] = at_piece.locked && at_piece.lock_team == team.value ? 1.0f : 0.0f;
+    b[n++] = at_piece.locked ? 1.0f : 0.0f;
 }
 
 /// The observation (OpenAI's policy inputs, flattened, one row per agent):
 /// self, the other agents, boxes, ramps, lidar, and the visibility masks,
-/// every ray of every agent spread over the world's lanes.
+/// every ray of every agent and every piece of its rest spread over the
+/// world's lanes.
 ORRERY_SYSTEM void observe(Ctx& ctx, uint32_t lane, uint32_t lanes) {
-    observe_lanes(ctx, lane, lanes, [](const Ctx& c, uint32_t row) { observe_agent(c, row); });
+    observe_lanes(ctx, lane, lanes, rest_pieces(ctx.config<Config>()),
+                  [](const Ctx& c, uint32_t row, uint32_t piece) { observe_piece(c, row, piece); });
 }
 
 } // namespace hide_and_seek
