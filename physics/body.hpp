@@ -173,8 +173,14 @@ struct SolverBody {
     uint32_t colours;  ///< the colours of constraints on it so far (colouring only)
     uint32_t sleep; ///< kSleepy: it has Sleep; kAsleep: asleep this step; kBlocked: near a moving body (settle_bodies)
     uint32_t still; ///< Sleep::still
+    /// Makes the size an odd number of 4-byte words (79): on the GPU, where a
+    /// team's bodies lie in shared memory, the same field of bodies 16 apart
+    /// then falls in different banks (at 78 words, any two 16 apart shared a
+    /// bank: a 2-way conflict for a pass's lanes; docs/perf-notes.md row 116).
+    uint32_t odd_stride = 0;
 };
-static_assert(sizeof(SolverBody) == 312, "SolverBody is plain data (its size is the Bodies scratch's)");
+static_assert(sizeof(SolverBody) == 316 && sizeof(SolverBody) / 4 % 2 == 1,
+              "SolverBody is plain data of an odd number of words (its size is the Bodies scratch's)");
 enum : uint32_t { kSleepy = 1, kAsleep = 2, kBlocked = 4 };
 /// One contact point, found at the step's start: normal from body a to body
 /// b (the two of its Pair, whose points lie in Contacts at [first, first +
