@@ -103,11 +103,11 @@ struct GpuOptions {
     /// fit_blocks does for all. Nothing but the aligned kernels needs the
     /// env's large block, and a kernel of more than 64 registers holds one
     /// such block an SM: hide-and-seek's observation (72 registers) runs 16
-    /// warps an SM in blocks of 512, and would run 28 in blocks of 128
-    /// (docs/perf-notes.md row 113). Off until a GPU row measures it (+3 to
-    /// +7 % predicted for OpenAI's game). Results do not depend on it.
-    /// ORRERY_CUDA_FIT_FREE=1.
-    bool fit_free_blocks = false;
+    /// warps an SM in blocks of 512, and runs 28 in blocks of 128: OpenAI's
+    /// game +7.5 / +9.1 / +9.4 % at 16,384 / 65,536 / 262,144 worlds on an
+    /// H100, gpu_hideseek +3.5 %, the crowd -0.2 % (docs/perf-notes.md row
+    /// 113). Results do not depend on it. ORRERY_CUDA_FIT_FREE=0 turns it off.
+    bool fit_free_blocks = true;
     /// Direct and per-node kernels with teams: the most threads a block may
     /// have (a multiple of 32 up to 1,024; 0: the env's
     /// EnvSpec::team_block_threads, else 256). A larger block puts more of
