@@ -299,15 +299,18 @@ class EnvSpec {
 
     /// Sets how many elements each row of buffer component T holds (required
     /// before simulation). Pushing past it records ErrorCode::kBufferOverflow.
-    template <class T> void capacity(uint32_t n) {
+    /// `element_bytes` (0: sizeof the element) makes room for an element of
+    /// that size instead, for an element whose GPU layout is larger than the
+    /// host's (a padding field only under ORRERY_DEVICE_CODE; phys::SolverBody).
+    template <class T> void capacity(uint32_t n, size_t element_bytes = 0) {
         static_assert(detail::IsBufferComponent<T>::value, "capacity<T>() is for BufferOf<...> components");
         ComponentSpec& c = components_.at(component_id<T>);
-        size_t bytes = kBufferHeaderBytes + size_t(n) * sizeof(typename T::Element);
+        const size_t each = element_bytes > sizeof(typename T::Element) ? element_bytes : sizeof(typename T::Element);
+        size_t bytes = kBufferHeaderBytes + size_t(n) * each;
         bytes = (bytes + 7) / 8 * 8;
         if (n == 0 || bytes > (size_t(1) << 30))
             throw Error("env '" + name_ + "': buffer '" + c.name + "' capacity " + std::to_string(n) +
-                        " is outside [1, " + std::to_string(((size_t(1) << 30) - 8) / sizeof(typename T::Element)) +
-                        "]");
+                        " is outside [1, " + std::to_string(((size_t(1) << 30) - 8) / each) + "]");
         c.dims = {n};
         c.row_bytes = uint32_t(bytes);
     }

@@ -173,14 +173,25 @@ struct SolverBody {
     uint32_t colours;  ///< the colours of constraints on it so far (colouring only)
     uint32_t sleep; ///< kSleepy: it has Sleep; kAsleep: asleep this step; kBlocked: near a moving body (settle_bodies)
     uint32_t still; ///< Sleep::still
-    /// Makes the size an odd number of 4-byte words (79): on the GPU, where a
-    /// team's bodies lie in shared memory, the same field of bodies 16 apart
-    /// then falls in different banks (at 78 words, any two 16 apart shared a
-    /// bank: a 2-way conflict for a pass's lanes; docs/perf-notes.md row 116).
+#if defined(ORRERY_DEVICE_CODE)
+    /// On the GPU only: makes the size an odd number of 4-byte words (79),
+    /// so that in shared memory, where a team's bodies lie, the same field of
+    /// bodies 16 apart falls in different banks (at 78 words any two 16 apart
+    /// shared a bank, a 2-way conflict for a pass's lanes: the crowd +1.0 %
+    /// on an H100). The host keeps 312 bytes, a multiple of 8, which its
+    /// batch solver reads 1.1-1.5 % faster (docs/perf-notes.md row 116);
+    /// add_to sizes the scratch for the larger one.
     uint32_t odd_stride = 0;
+#endif
 };
-static_assert(sizeof(SolverBody) == 316 && sizeof(SolverBody) / 4 % 2 == 1,
-              "SolverBody is plain data of an odd number of words (its size is the Bodies scratch's)");
+/// The GPU's SolverBody size (with odd_stride): the Bodies scratch's element size.
+inline constexpr uint32_t kDeviceSolverBodyBytes = 316;
+#if defined(ORRERY_DEVICE_CODE)
+static_assert(sizeof(SolverBody) == kDeviceSolverBodyBytes && sizeof(SolverBody) / 4 % 2 == 1,
+              "SolverBody is plain data of an odd number of words on the GPU");
+#else
+static_assert(sizeof(SolverBody) == 312, "SolverBody is plain data (its size is the Bodies scratch's)");
+#endif
 enum : uint32_t { kSleepy = 1, kAsleep = 2, kBlocked = 4 };
 /// One contact point, found at the step's start: normal from body a to body
 /// b (the two of its Pair, whose points lie in Contacts at [first, first +

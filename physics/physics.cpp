@@ -79,7 +79,7 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     spec.asset<HullPoints>(hulls.points);
     spec.asset<HullFaces>(hulls.faces);
     spec.asset<HullIndices>(hulls.indices);
-    spec.capacity<Bodies>(o.max_bodies);
+    spec.capacity<Bodies>(o.max_bodies, kDeviceSolverBodyBytes); // room for the GPU's odd stride (body.hpp)
     spec.capacity<Contacts>(o.max_contacts);
     spec.capacity<ContactCache>(o.max_contacts);
     spec.capacity<Joints>(o.max_joints);
