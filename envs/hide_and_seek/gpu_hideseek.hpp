@@ -347,14 +347,11 @@ ORRERY_HD inline void observe_gpu_piece(const Ctx& ctx, uint32_t row, uint32_t p
         Vec3 v = phys::unrotate(pose.q, vel.v);
         out[0] = x.x, out[1] = x.y, out[2] = v.x, out[3] = v.y;
     };
-    auto clear = [](float* p, uint32_t n) {
-        for (uint32_t i = 0; i < n; ++i) p[i] = 0.0f;
-    };
     if (piece < kGpuAgentSlots) { // the other agents in row order, skipping this one
         const uint32_t other = piece < row ? piece : piece + 1;
         float* a = o + cfg.off_agents + kGpuPerAgent * piece;
         if (team == kAbsent || other >= cfg.agents || ctx.at<Agent, Team>(other).value == kAbsent)
-            return clear(a, kGpuPerAgent);
+            return clear_floats(a, kGpuPerAgent);
         return relative(a, ctx.at<Agent, phys::Pose>(other), ctx.at<Agent, phys::Velocity>(other));
     }
     piece -= kGpuAgentSlots;
@@ -368,7 +365,7 @@ ORRERY_HD inline void observe_gpu_piece(const Ctx& ctx, uint32_t row, uint32_t p
     const uint32_t obj = ramp ? cfg.max_boxes + (piece - kGpuBoxSlots) : piece;
     float* b = o + (ramp ? cfg.off_ramps + kGpuPerRamp * (piece - kGpuBoxSlots) : cfg.off_boxes + kGpuPerBox * piece);
     if (team == kAbsent || (!ramp && piece >= cfg.max_boxes) || ctx.at<Object, Piece>(obj).kind == kNoPiece)
-        return clear(b, ramp ? kGpuPerRamp : kGpuPerBox);
+        return clear_floats(b, ramp ? kGpuPerRamp : kGpuPerBox);
     const phys::Pose& at = ctx.at<Object, phys::Pose>(obj);
     relative(b, at, ctx.at<Object, phys::Velocity>(obj));
     Vec3 size = ctx.at<Object, phys::Shape>(obj).dims * 2.0f;

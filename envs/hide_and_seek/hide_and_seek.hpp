@@ -1095,6 +1095,12 @@ ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lane, uint32_t lanes, uin
     });
 }
 
+/// Zeroes n floats from p (an empty observation slot); a plain loop, which
+/// NVRTC keeps small where fill_bytes' alignment branches grew the kernel.
+ORRERY_HD inline void clear_floats(float* p, uint32_t n) {
+    for (uint32_t i = 0; i < n; ++i) p[i] = 0.0f;
+}
+
 /// The number of pieces of an OpenAI agent's rest (observe_piece): self,
 /// each other agent's slot, each box slot, each ramp.
 ORRERY_HD inline uint32_t rest_pieces(const Config& cfg) { return cfg.agents + cfg.max_boxes + cfg.ramps; }
@@ -1108,32 +1114,28 @@ ORRERY_HD inline uint32_t rest_pieces(const Config& cfg) { return cfg.agents + c
 ORRERY_HD inline void observe_piece(const Ctx& ctx, uint32_t row, uint32_t piece) {
     const Config& cfg = ctx.config<Config>();
     float* o = &ctx.array_at<Obs>(archetype_id<Agent>, row)[0];
-    auto clear = [](float* p, uint32_t n) {
-        for (uint32_t i = 0; i < n; ++i) p[i] = 0.0f;
-    };
 #if ORRERY_OBS_CLEAR_ALL // the form before row 114, for an A/B (an NVRTC define): every entry cleared first
 #if ORRERY_OBS_REST_PIECES
 #error "ORRERY_OBS_CLEAR_ALL needs ORRERY_OBS_REST_PIECES=0 (one lane doing an agent's pieces in order)"
 #endif
-    if (piece == 0) clear(o, cfg.off_lidar);
+    if (piece == 0) clear_floats(o, cfg.off_lidar);
 #endif
     const Team& team = ctx.at<Agent, Team>(row);
-    const float prep = phys::min_f(1.0f, float(ctx.step()) / float(cfg.prep_steps));
     if (piece < cfg.agents) { // self, or another agent's slot
         const uint32_t other = piece == 0 ? row : (piece - 1 < row ? piece - 1 : piece);
         float* a = piece == 0 ? o : o + cfg.off_agents + kPerAgent * (piece - 1);
         const int32_t t = ctx.at<Agent, Team>(other).value;
-        if (team.value == kAbsent || t == kAbsent) return clear(a, piece == 0 ? kSelf : kPerAgent);
+        if (team.value == kAbsent || t == kAbsent) return clear_floats(a, piece == 0 ? kSelf : kPerAgent);
         uint32_t n = write_motion(a, ctx.at<Agent, phys::Pose>(other), ctx.at<Agent, phys::Velocity>(other), false);
         a[n++] = t == kHider ? 1.0f : 0.0f;
-        a[n++] = prep;
+        a[n++] = phys::min_f(1.0f, float(ctx.step()) / float(cfg.prep_steps)); // the preparation's progress
         return;
     }
     const uint32_t obj = piece - cfg.agents;
     const bool ramp = obj >= cfg.max_boxes;
     float* b = o + (ramp ? cfg.off_ramps + kPerObject * (obj - cfg.max_boxes) : cfg.off_boxes + kPerObject * obj);
     const Piece& at_piece = ctx.at<Object, Piece>(obj);
-    if (team.value == kAbsent || at_piece.kind == kNoPiece) return clear(b, kPerObject);
+    if (team.value == kAbsent || at_piece.kind == kNoPiece) return clear_floats(b, kPerObject);
     phys::Pose at = ctx.at<Object, phys::Pose>(obj);
     if (ramp) at.q = ramp_frame(ctx, at.q); // its yaw, not its principal axes' tilt
     uint32_t n = write_motion(b, at, ctx.at<Object, phys::Velocity>(obj), true);
