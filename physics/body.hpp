@@ -208,6 +208,31 @@ struct Contact {
     float approach; ///< normal velocity at the start (< 0: approaching), for restitution
 };
 static_assert(sizeof(Contact) == 84, "Contact is plain data");
+/// A Contact's floats, and the first of each field (PointRun's columns).
+inline constexpr uint32_t kContactFloats = 21;
+enum ContactField : uint32_t {
+    kFieldN = 0,
+    kFieldT1 = 3,
+    kFieldRa = 6,
+    kFieldRb = 9,
+    kFieldSeparation = 12,
+    kFieldNormalMass = 13,
+    kFieldT1Mass = 14,
+    kFieldT2Mass = 15,
+    kFieldNormalImpulse = 16,
+    kFieldT1Impulse = 17,
+    kFieldT2Impulse = 18,
+    kFieldMaxNormalImpulse = 19,
+    kFieldApproach = 20,
+};
+#if !defined(__CUDACC_RTC__) // NVRTC has no offsetof; the layout is the host's
+static_assert(offsetof(Contact, t1) == 4 * kFieldT1 && offsetof(Contact, rb) == 4 * kFieldRb &&
+                  offsetof(Contact, separation) == 4 * kFieldSeparation &&
+                  offsetof(Contact, normal_impulse) == 4 * kFieldNormalImpulse &&
+                  offsetof(Contact, max_normal_impulse) == 4 * kFieldMaxNormalImpulse &&
+                  offsetof(Contact, approach) == 4 * kFieldApproach && sizeof(Contact) == 4 * kContactFloats,
+              "a Contact is 21 floats in ContactField's order");
+#endif
 /// A contact's second tangent (tangents_of makes it so: the same bits).
 ORRERY_HD inline Vec3 contact_t2(const Contact& c) { return cross(c.n, c.t1); }
 

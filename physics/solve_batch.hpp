@@ -19,6 +19,10 @@
 
 namespace phys {
 
+#if ORRERY_PHYS_CONTACT_COLUMNS
+#error "the CPU's batches read each contact point as a row of floats (solver.hpp, PointRun)"
+#endif
+
 namespace detail {
 // A SolverBody from v on: v, w, inv_mass_damped, inv_inertia_world (18
 // floats), x, x0 (6: the positions batch's), turn (9), then material: the

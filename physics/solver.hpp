@@ -382,6 +382,74 @@ ORRERY_HD inline Tangents tangents_of(Vec3 n) {
 
 ORRERY_HD inline float inverse_or_zero(float k) { return k > 0.0f ? 1.0f / k : 0.0f; }
 
+// A world's contact points lie in Contacts as rows on the host (a Contact
+// after another: the CPU's batches read a point's floats as one run,
+// solve_batch.hpp) and as columns on the GPU (each of a Contact's 21 floats
+// in a run of its own, field f of point q at f x capacity + q). A pass's
+// lanes take a pair each, so in rows a warp's load of one field touched a
+// sector a lane, 84 bytes apart; in columns it touches the field's run.
+// ORRERY_PHYS_CONTACT_COLUMNS=0 (an NVRTC define) keeps rows on the GPU.
+// The passes load a point into a Contact and store back what they change:
+// the same operations in the same order, so the same bits either way.
+#ifndef ORRERY_PHYS_CONTACT_COLUMNS
+#if defined(ORRERY_DEVICE_CODE)
+#define ORRERY_PHYS_CONTACT_COLUMNS 1
+#else
+#define ORRERY_PHYS_CONTACT_COLUMNS 0
+#endif
+#endif
+
+/// A pair's contact points in Contacts, from its first (Pair::first).
+struct PointRun {
+    float* base; ///< the first point's first float
+#if ORRERY_PHYS_CONTACT_COLUMNS
+    uint32_t column; ///< floats from one field's column to the next: Contacts' capacity
+    ORRERY_HD float& at(uint32_t k, uint32_t field) const { return base[field * column + k]; }
+#else
+    ORRERY_HD float& at(uint32_t k, uint32_t field) const { return base[k * kContactFloats + field]; }
+#endif
+    ORRERY_HD Vec3 vec(uint32_t k, uint32_t field) const { return {at(k, field), at(k, field + 1), at(k, field + 2)}; }
+    ORRERY_HD void set(uint32_t k, uint32_t field, Vec3 v) const {
+        at(k, field) = v.x, at(k, field + 1) = v.y, at(k, field + 2) = v.z;
+    }
+    /// Point k whole (a pass reads only the fields it uses: the compiler drops the rest).
+    ORRERY_HD Contact load(uint32_t k) const {
+        Contact c;
+        c.n = vec(k, kFieldN), c.t1 = vec(k, kFieldT1), c.ra = vec(k, kFieldRa), c.rb = vec(k, kFieldRb);
+        c.separation = at(k, kFieldSeparation), c.normal_mass = at(k, kFieldNormalMass);
+        c.t1_mass = at(k, kFieldT1Mass), c.t2_mass = at(k, kFieldT2Mass);
+        c.normal_impulse = at(k, kFieldNormalImpulse), c.t1_impulse = at(k, kFieldT1Impulse);
+        c.t2_impulse = at(k, kFieldT2Impulse), c.max_normal_impulse = at(k, kFieldMaxNormalImpulse);
+        c.approach = at(k, kFieldApproach);
+        return c;
+    }
+    ORRERY_HD void store(uint32_t k, const Contact& c) const {
+        set(k, kFieldN, c.n), set(k, kFieldT1, c.t1), set(k, kFieldRa, c.ra), set(k, kFieldRb, c.rb);
+        at(k, kFieldSeparation) = c.separation, at(k, kFieldNormalMass) = c.normal_mass;
+        at(k, kFieldT1Mass) = c.t1_mass, at(k, kFieldT2Mass) = c.t2_mass;
+        at(k, kFieldNormalImpulse) = c.normal_impulse, at(k, kFieldT1Impulse) = c.t1_impulse;
+        at(k, kFieldT2Impulse) = c.t2_impulse, at(k, kFieldMaxNormalImpulse) = c.max_normal_impulse;
+        at(k, kFieldApproach) = c.approach;
+    }
+    /// What solve_normal changes (and restitute_points: its normal impulse).
+    ORRERY_HD void store_normal(uint32_t k, const Contact& c) const {
+        at(k, kFieldNormalImpulse) = c.normal_impulse, at(k, kFieldMaxNormalImpulse) = c.max_normal_impulse;
+    }
+    /// What solve_friction changes.
+    ORRERY_HD void store_friction(uint32_t k, const Contact& c) const {
+        at(k, kFieldT1Impulse) = c.t1_impulse, at(k, kFieldT2Impulse) = c.t2_impulse;
+    }
+};
+/// The points of Contacts from `first` on.
+ORRERY_HD inline PointRun points_at(Buffer<Contacts> contacts, uint32_t first) {
+    float* f = reinterpret_cast<float*>(contacts.items_);
+#if ORRERY_PHYS_CONTACT_COLUMNS
+    return {f + first, contacts.capacity()};
+#else
+    return {f + first * kContactFloats};
+#endif
+}
+
 /// Warm starting across steps: the nearest of last step's points of the
 /// same two bodies (a and b, at indices ia, ib now), within `reach` in a's
 /// frame (la), lends c its impulses (its friction projected onto c's
@@ -430,8 +498,9 @@ ORRERY_HD inline void remember_contacts(Buffer<Bodies> bodies, Buffer<Pairs> pai
     for (uint32_t k = l.lane; k < pairs.size(); k += l.count) {
         const Pair& p = pairs[k];
         const SolverBody& a = bodies[p.a];
+        const PointRun run = points_at(contacts, p.first);
         for (uint32_t i = p.first; i < p.first + p.count; ++i) {
-            const Contact& c = contacts[i];
+            const Contact c = run.load(i - p.first);
             CachedContact o;
             o.a = uint16_t(p.a), o.b = uint16_t(p.b);
             o.ea = a.entity, o.eb = bodies[p.b].entity;
@@ -606,7 +675,7 @@ ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const M
         c.approach = dot(relative_velocity(a, b, c.ra, c.rb), m.n);
         inherit_impulses(c, t.t2, p.a, p.b, a, b, unrotate(a.q, c.ra), s.cache, prm.match_distance,
                          ORRERY_PHYS_CACHE_ONCE ? m.count : cache_first(s.cache, p.a, p.b));
-        s.contacts[p.first + k] = c;
+        points_at(s.contacts, p.first).store(k, c);
     }
 }
 
@@ -848,26 +917,29 @@ ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, 
 #define ORRERY_FOR_POINTS(k, n) for (uint32_t k = 0; k < (n); ++k)
 #endif
 
-// The point loops below mark a pair's points __restrict__ (they never share
-// memory with its bodies): NVRTC then issues 80 fewer loads in simulate, and
-// OpenAI's game ran 0.4-0.5 % faster on an H200 (docs/benchmarks.md,
-// "Colours in use, ..."). Only the compiler's freedom changes, not the bits.
+// The point loops below mark a pair's bodies __restrict__ (they share no
+// memory with each other or with its points), as they marked the points
+// when they took them by pointer: NVRTC then issued 80 fewer loads in
+// simulate, and OpenAI's game ran 0.4-0.5 % faster on an H200
+// (docs/benchmarks.md, "Colours in use, ..."). Only the compiler's freedom
+// changes, not the bits.
 
-/// Each substep starts from the impulses the last one ended with: the n points at c.
-ORRERY_HD inline void warm_start_points(SolverBody& a, SolverBody& b, const Contact* __restrict__ c, uint32_t n) {
+/// Each substep starts from the impulses the last one ended with: the n points of run.
+ORRERY_HD inline void warm_start_points(SolverBody& __restrict__ a, SolverBody& __restrict__ b, PointRun run,
+                                        uint32_t n) {
     Motion ma = motion_of(a), mb = motion_of(b);
     ORRERY_FOR_POINTS(k, n) {
-        Vec3 p = c[k].n * c[k].normal_impulse + c[k].t1 * c[k].t1_impulse + contact_t2(c[k]) * c[k].t2_impulse;
-        apply_impulse(a, ma, b, mb, p, c[k].ra, c[k].rb);
+        const Contact c = run.load(k);
+        Vec3 p = c.n * c.normal_impulse + c.t1 * c.t1_impulse + contact_t2(c) * c.t2_impulse;
+        apply_impulse(a, ma, b, mb, p, c.ra, c.rb);
     }
     keep_motion(a, ma), keep_motion(b, mb);
 }
 
 /// Normal impulse of one point. With `push`, overlap is removed softly (at
 /// most push_speed); without, only velocities are solved (the relax pass).
-ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb,
-                                   Contact& __restrict__ c, Vec3 moved, float inv_h, Softness soft, bool push,
-                                   float push_speed) {
+ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c,
+                                   Vec3 moved, float inv_h, Softness soft, bool push, float push_speed) {
     float s = separation_now(a, b, c, moved);
     float bias = 0.0f, mass_scale = 1.0f, impulse_scale = 0.0f;
     if (s > 0.0f) {
@@ -913,8 +985,8 @@ ORRERY_HD inline void onto_diamond(float& f1, float& f2, float c) {
 /// (MuJoCo's default cone, OpenAI's) |f1| + |f2| along the point's tangents,
 /// where sliding keeps the nearest point of the mu.d square (a body sliding
 /// along a tangent feels no friction across it: MuJoCo's pyramid does the same).
-ORRERY_HD inline void solve_friction(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb,
-                                     Contact& __restrict__ c, float load, PairFriction mu) {
+ORRERY_HD inline void solve_friction(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c,
+                                     float load, PairFriction mu) {
     Vec3 dv = relative_velocity(ma, mb, c.ra, c.rb), t2 = contact_t2(c);
     float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
     if (mu.cone == FrictionCone::kPyramid) {
@@ -936,27 +1008,35 @@ ORRERY_HD inline bool cannot_tip(const SolverBody& b) {
     return b.kind == BodyKind::kDynamic && (b.locks & (kLockTurnX | kLockTurnY)) == (kLockTurnX | kLockTurnY);
 }
 
-/// One pass over a manifold's n points at c: their normal impulses, then
+/// One pass over a manifold's n points of run: their normal impulses, then
 /// their friction (as Box2D). Contacts touching a non-dynamic body use a
 /// stiffer spring (Box2D: twice the frequency). A body that cannot tip
 /// leaves the share of a patch's load among its points undetermined, and
 /// sequential impulses put it all on the first point, whose friction alone
 /// would then turn the body: such a patch's friction takes the points' mean
 /// normal impulse, the symmetric share (MuJoCo's regularised solver finds it too).
-ORRERY_HD inline void solve_points(SolverBody& a, SolverBody& b, Contact* __restrict__ c, uint32_t n, float inv_h,
-                                   Softness soft, Softness static_soft, bool push, float push_speed, PairFriction mu) {
+ORRERY_HD inline void solve_points(SolverBody& __restrict__ a, SolverBody& __restrict__ b, PointRun run, uint32_t n,
+                                   float inv_h, Softness soft, Softness static_soft, bool push, float push_speed,
+                                   PairFriction mu) {
     Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
     const Vec3 moved = moved_apart(a, b);
     Motion ma = motion_of(a), mb = motion_of(b);
-    ORRERY_FOR_POINTS(k, n) solve_normal(a, ma, b, mb, c[k], moved, inv_h, sf, push, push_speed);
+    ORRERY_FOR_POINTS(k, n) {
+        Contact c = run.load(k);
+        solve_normal(a, ma, b, mb, c, moved, inv_h, sf, push, push_speed);
+        run.store_normal(k, c);
+    }
     float shared = -1.0f;
     if (n > 1 && (cannot_tip(a) || cannot_tip(b))) {
         float sum = 0.0f;
-        ORRERY_FOR_POINTS(k, n) sum += c[k].normal_impulse;
+        ORRERY_FOR_POINTS(k, n) sum += run.at(k, kFieldNormalImpulse);
         shared = sum / float(n);
     }
-    ORRERY_FOR_POINTS(k, n)
-    solve_friction(a, ma, b, mb, c[k], shared < 0.0f ? c[k].normal_impulse : shared, mu);
+    ORRERY_FOR_POINTS(k, n) {
+        Contact c = run.load(k);
+        solve_friction(a, ma, b, mb, c, shared < 0.0f ? c.normal_impulse : shared, mu);
+        run.store_friction(k, c);
+    }
     keep_motion(a, ma), keep_motion(b, mb);
 }
 
@@ -1018,19 +1098,20 @@ ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const 
     }
 }
 
-/// After the substeps: of the n points at c, those that were approaching
+/// After the substeps: of the n points of run, those that were approaching
 /// faster than the bounce speed and were pushed leave at `restitution` times that speed.
-ORRERY_HD inline void restitute_points(SolverBody& a, SolverBody& b, Contact* __restrict__ cs, uint32_t n,
+ORRERY_HD inline void restitute_points(SolverBody& __restrict__ a, SolverBody& __restrict__ b, PointRun run, uint32_t n,
                                        float bounce_speed, float restitution) {
     Motion ma = motion_of(a), mb = motion_of(b);
     ORRERY_FOR_POINTS(k, n) {
-        Contact& c = cs[k];
+        Contact c = run.load(k);
         if (restitution == 0.0f || c.approach > -bounce_speed || c.max_normal_impulse == 0.0f) continue;
         float vn = dot(relative_velocity(ma, mb, c.ra, c.rb), c.n);
         float impulse = -c.normal_mass * (vn + restitution * c.approach);
         float total = max_f(c.normal_impulse + impulse, 0.0f);
         impulse = total - c.normal_impulse;
         c.normal_impulse = total;
+        run.store_normal(k, c);
         apply_impulse(a, ma, b, mb, c.n * impulse, c.ra, c.rb);
     }
     keep_motion(a, ma), keep_motion(b, mb);
@@ -1153,7 +1234,7 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         const Pair& p = s.pairs[entry & ~kPairEntry];
         SolverBody& a = s.bodies[p.a];
         SolverBody& b = s.bodies[p.b];
-        Contact* c = &s.contacts[p.first];
+        const PointRun c = points_at(s.contacts, p.first);
         switch (pass) {
         case Pass::kWarmStart: return warm_start_points(a, b, c, p.count);
         case Pass::kSolve:
