@@ -74,6 +74,8 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     spec.device_define("ORRERY_PHYS_FRICTION_RULE", std::to_string(uint32_t(o.friction_rule)) + "u");
     spec.device_define("ORRERY_PHYS_RESTITUTION_RULE", std::to_string(uint32_t(o.restitution_rule)) + "u");
     spec.device_define("ORRERY_PHYS_FRICTION_CONE", std::to_string(uint32_t(o.friction_cone)) + "u");
+    // And Contacts' capacity, the distance between a field's columns (solver.hpp, PointRun).
+    spec.device_define("ORRERY_PHYS_CONTACT_CAPACITY", std::to_string(o.max_contacts) + "u");
     HullTable hulls = build_hulls(o.hulls, "env '" + spec.name() + "': physics option hulls");
     spec.asset<Hulls>(hulls.info);
     spec.asset<HullPoints>(hulls.points);

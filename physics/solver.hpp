@@ -403,7 +403,11 @@ ORRERY_HD inline float inverse_or_zero(float k) { return k > 0.0f ? 1.0f / k : 0
 struct PointRun {
     float* base; ///< the first point's first float
 #if ORRERY_PHYS_CONTACT_COLUMNS
+#if defined(ORRERY_PHYS_CONTACT_CAPACITY) // the env's, from phys::add_to: each field at a constant offset
+    static constexpr uint32_t column = ORRERY_PHYS_CONTACT_CAPACITY;
+#else
     uint32_t column; ///< floats from one field's column to the next: Contacts' capacity
+#endif
     ORRERY_HD float& at(uint32_t k, uint32_t field) const { return base[field * column + k]; }
 #else
     ORRERY_HD float& at(uint32_t k, uint32_t field) const { return base[k * kContactFloats + field]; }
@@ -444,7 +448,11 @@ struct PointRun {
 ORRERY_HD inline PointRun points_at(Buffer<Contacts> contacts, uint32_t first) {
     float* f = reinterpret_cast<float*>(contacts.items_);
 #if ORRERY_PHYS_CONTACT_COLUMNS
-    return {f + first, contacts.capacity()};
+    PointRun run{f + first};
+#if !defined(ORRERY_PHYS_CONTACT_CAPACITY) // else add_to sized Contacts with the same number
+    run.column = contacts.capacity();
+#endif
+    return run;
 #else
     return {f + first * kContactFloats};
 #endif
