@@ -110,7 +110,7 @@ ORRERY_PHYS_INLINE ORRERY_HD inline Vec3 rotate(Quat q, Vec3 v) {
     return v + t * q.w + cross(u, t);
 }
 /// v rotated by the inverse of q (world to body frame).
-ORRERY_HD inline Vec3 unrotate(Quat q, Vec3 v) { return rotate(conj(q), v); }
+ORRERY_PHYS_INLINE ORRERY_HD inline Vec3 unrotate(Quat q, Vec3 v) { return rotate(conj(q), v); }
 /// Rotation of `angle` radians about unit `axis`.
 ORRERY_HD inline Quat axis_angle(Vec3 axis, float angle) {
     SinCos h = sin_cos(0.5f * angle);

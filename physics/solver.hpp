@@ -408,16 +408,20 @@ struct PointRun {
 #else
     uint32_t column; ///< floats from one field's column to the next: Contacts' capacity
 #endif
-    ORRERY_HD float& at(uint32_t k, uint32_t field) const { return base[field * column + k]; }
+    ORRERY_PHYS_INLINE ORRERY_HD float& at(uint32_t k, uint32_t field) const { return base[field * column + k]; }
 #else
-    ORRERY_HD float& at(uint32_t k, uint32_t field) const { return base[k * kContactFloats + field]; }
+    ORRERY_PHYS_INLINE ORRERY_HD float& at(uint32_t k, uint32_t field) const {
+        return base[k * kContactFloats + field];
+    }
 #endif
-    ORRERY_HD Vec3 vec(uint32_t k, uint32_t field) const { return {at(k, field), at(k, field + 1), at(k, field + 2)}; }
-    ORRERY_HD void set(uint32_t k, uint32_t field, Vec3 v) const {
+    ORRERY_PHYS_INLINE ORRERY_HD Vec3 vec(uint32_t k, uint32_t field) const {
+        return {at(k, field), at(k, field + 1), at(k, field + 2)};
+    }
+    ORRERY_PHYS_INLINE ORRERY_HD void set(uint32_t k, uint32_t field, Vec3 v) const {
         at(k, field) = v.x, at(k, field + 1) = v.y, at(k, field + 2) = v.z;
     }
     /// Point k whole (a pass reads only the fields it uses: the compiler drops the rest).
-    ORRERY_HD Contact load(uint32_t k) const {
+    ORRERY_PHYS_INLINE ORRERY_HD Contact load(uint32_t k) const {
         Contact c;
         c.n = vec(k, kFieldN), c.t1 = vec(k, kFieldT1), c.ra = vec(k, kFieldRa), c.rb = vec(k, kFieldRb);
         c.separation = at(k, kFieldSeparation), c.normal_mass = at(k, kFieldNormalMass);
@@ -427,7 +431,7 @@ struct PointRun {
         c.approach = at(k, kFieldApproach);
         return c;
     }
-    ORRERY_HD void store(uint32_t k, const Contact& c) const {
+    ORRERY_PHYS_INLINE ORRERY_HD void store(uint32_t k, const Contact& c) const {
         set(k, kFieldN, c.n), set(k, kFieldT1, c.t1), set(k, kFieldRa, c.ra), set(k, kFieldRb, c.rb);
         at(k, kFieldSeparation) = c.separation, at(k, kFieldNormalMass) = c.normal_mass;
         at(k, kFieldT1Mass) = c.t1_mass, at(k, kFieldT2Mass) = c.t2_mass;
@@ -436,16 +440,16 @@ struct PointRun {
         at(k, kFieldApproach) = c.approach;
     }
     /// What solve_normal changes (and restitute_points: its normal impulse).
-    ORRERY_HD void store_normal(uint32_t k, const Contact& c) const {
+    ORRERY_PHYS_INLINE ORRERY_HD void store_normal(uint32_t k, const Contact& c) const {
         at(k, kFieldNormalImpulse) = c.normal_impulse, at(k, kFieldMaxNormalImpulse) = c.max_normal_impulse;
     }
     /// What solve_friction changes.
-    ORRERY_HD void store_friction(uint32_t k, const Contact& c) const {
+    ORRERY_PHYS_INLINE ORRERY_HD void store_friction(uint32_t k, const Contact& c) const {
         at(k, kFieldT1Impulse) = c.t1_impulse, at(k, kFieldT2Impulse) = c.t2_impulse;
     }
 };
 /// The points of Contacts from `first` on.
-ORRERY_HD inline PointRun points_at(Buffer<Contacts> contacts, uint32_t first) {
+ORRERY_PHYS_INLINE ORRERY_HD inline PointRun points_at(Buffer<Contacts> contacts, uint32_t first) {
     float* f = reinterpret_cast<float*>(contacts.items_);
 #if ORRERY_PHYS_CONTACT_COLUMNS
     PointRun run{f + first};
