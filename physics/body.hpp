@@ -194,7 +194,7 @@ static_assert(sizeof(SolverBody) == 312, "SolverBody is plain data (its size is 
 #endif
 enum : uint32_t { kSleepy = 1, kAsleep = 2, kBlocked = 4 };
 /// One contact point, found at the step's start: normal from body a to body
-/// b (the two of its Pair, whose points lie in Contacts at [at, at +
+/// b (the two of its Pair, whose points lie in Contacts at [first, first +
 /// count)) and tangent t1 (the second tangent is cross(n, t1): contact_t2),
 /// anchors (world offsets from each body's centre, fixed for the step), and
 /// the solver's accumulated impulses. The pair's friction and restitution are
@@ -267,14 +267,12 @@ struct Manifold {
 };
 
 /// A pair of bodies the broadphase kept for a step (a < b; the list is in
-/// pair order), its first point's number among the step's points in pair
-/// order (which the contact cache keeps), how many of them the list kept
-/// (before the points are placed: how many the narrowphase found), and where
-/// they lie in Contacts: in the solve order, colour by colour (place_points).
+/// pair order), where its points start in Contacts and how many of them the
+/// list kept (before the points are placed: how many the narrowphase found).
 /// Its manifold is in Manifolds, at the same index.
 struct Pair {
-    uint16_t a, b; ///< indices in Bodies (max_bodies <= 4096)
-    uint32_t first, count, at;
+    uint32_t a, b;
+    uint32_t first, count;
 };
 static_assert(sizeof(Pair) == 16, "Pair is plain data");
 /// Colours of the step's constraints (joints and manifolds): no two of one
@@ -391,7 +389,7 @@ struct SolveOrder : BufferOf<uint32_t> {};
 /// Joint k's WeldStep at k (a weld's; capacity PhysicsOptions::max_joints).
 struct WeldSteps : BufferOf<WeldStep> {};
 /// Last step's contact points as warm starting reads them (written at the
-/// end of each step, in pair order), matched to this step's points.
+/// end of each step, in Contacts' order), matched to this step's points.
 struct ContactCache : BufferOf<CachedContact> {};
 /// The world's joints, capacity PhysicsOptions::max_joints; systems add and
 /// remove them in any step (physics/joint.hpp). A full list records

@@ -292,7 +292,7 @@ inline void plan_points4(detail::Batch4& B, const StepBuffers& s, const Pair* co
         const bool used = k < count;
         B.ab[k] = used ? &s.bodies[pairs[k]->a] : const_cast<SolverBody*>(&idle_body());
         B.bb[k] = used ? &s.bodies[pairs[k]->b] : const_cast<SolverBody*>(&idle_body());
-        cs[k] = used ? &s.contacts[pairs[k]->at] : idle_points();
+        cs[k] = used ? &s.contacts[pairs[k]->first] : idle_points();
         n[k] = used ? pairs[k]->count : 0u;
         B.most = n[k] > B.most ? n[k] : B.most;
         const SolverBody &a = *B.ab[k], &b = *B.bb[k];

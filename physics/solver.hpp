@@ -503,14 +503,14 @@ ORRERY_HD inline void inherit_impulses(Contact& c, Vec3 t2, uint32_t ia, uint32_
 
 /// The step's end, a pair per lane: each contact point as the next step's
 /// warm start reads it (bodies, the point in a's frame at the step's start,
-/// the final impulses), in pair order (point i of the step at i: Pair::first).
-/// The cache's capacity is Contacts': it never overflows.
+/// the final impulses), in Contacts' order. The cache's capacity is Contacts':
+/// it never overflows.
 ORRERY_HD inline void remember_contacts(Buffer<Bodies> bodies, Buffer<Pairs> pairs, Buffer<Contacts> contacts,
                                         Buffer<ContactCache> cache, const Lanes& l) {
     for (uint32_t k = l.lane; k < pairs.size(); k += l.count) {
         const Pair& p = pairs[k];
         const SolverBody& a = bodies[p.a];
-        const PointRun run = points_at(contacts, p.at);
+        const PointRun run = points_at(contacts, p.first);
         for (uint32_t i = p.first; i < p.first + p.count; ++i) {
             const Contact c = run.load(i - p.first);
             CachedContact o;
@@ -588,9 +588,7 @@ inline uint32_t find_pairs_host(const StepBuffers& s, const Params& prm) {
         for (uint64_t meets = later & (awake(a) ? all : woke); meets; meets &= meets - 1) {
             const uint32_t j = uint32_t(__builtin_ctzll(meets));
             const bool kept = within_reach(a, s.bodies[j], prm.margin);
-            if (at < cap)
-                s.pairs[at].a = uint16_t(i),
-                s.pairs[at].b = uint16_t(j); // the next free slot: a pair not kept is overwritten
+            if (at < cap) s.pairs[at].a = i, s.pairs[at].b = j; // the next free slot: a pair not kept is overwritten
             at += kept;
         }
     }
@@ -611,7 +609,7 @@ ORRERY_HD inline void find_pairs(const StepBuffers& s, const Params& prm, const 
     auto keep = [&](uint32_t at, uint32_t from, uint32_t to) {
         walk_pairs(n, from, to, [&](uint32_t i, uint32_t j) {
             if (!may_touch(s.bodies[i], s.bodies[j], prm.margin)) return;
-            if (at < s.pairs.capacity()) s.pairs[at].a = uint16_t(i), s.pairs[at].b = uint16_t(j);
+            if (at < s.pairs.capacity()) s.pairs[at].a = i, s.pairs[at].b = j;
             ++at;
         });
         return at;
@@ -689,7 +687,7 @@ ORRERY_HD inline void make_contacts(const StepBuffers& s, const Pair& p, const M
         c.approach = dot(relative_velocity(a, b, c.ra, c.rb), m.n);
         inherit_impulses(c, t.t2, p.a, p.b, a, b, unrotate(a.q, c.ra), s.cache, prm.match_distance,
                          ORRERY_PHYS_CACHE_ONCE ? m.count : cache_first(s.cache, p.a, p.b));
-        points_at(s.contacts, p.at).store(k, c);
+        points_at(s.contacts, p.first).store(k, c);
     }
 }
 
@@ -720,21 +718,6 @@ template <class F> ORRERY_HD void colour_constraints(const StepBuffers& s, F&& f
         if (s.pairs[k].count > 0) f(kPairEntry | k, pick_colour(s.bodies, s.pairs[k].a, s.pairs[k].b));
 }
 
-/// Each kept pair's place in Contacts (Pair::at): the points in the solve
-/// order, colour by colour, so that a colour's lanes, a pair each, read
-/// points that lie side by side (in pair order they lay across the whole
-/// list). Only where the points lie changes, not which are kept or how they
-/// are solved: the same bits.
-ORRERY_HD inline void place_points(const StepBuffers& s) {
-    uint32_t placed = 0;
-    for (uint32_t i = 0; i < s.order.size(); ++i) {
-        const uint32_t e = s.order[i];
-        if (!(e & kPairEntry)) continue;
-        Pair& p = s.pairs[e & ~kPairEntry];
-        p.at = placed, placed += p.count;
-    }
-}
-
 /// One lane's serial part between the narrowphase and the contacts: each
 /// pair's first point in Contacts (a full list keeps the points before it and
 /// records kBufferOverflow), and the constraints in colour order (a counting
@@ -760,7 +743,6 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
         if (at[c] < s.order.capacity()) s.order[at[c]] = entry;
         ++at[c];
     });
-    place_points(s);
 }
 
 #ifndef ORRERY_PHYS_WARP_ORDER
@@ -886,18 +868,6 @@ ORRERY_HD inline void order_constraints_warp(const StepBuffers& s, const Lanes& 
     }
     if (lane < nb) s.bodies[lane].colours = m0;
     if (lane + 32 < nb) s.bodies[lane + 32].colours = m1;
-    // place_points, 32 entries of the order at a time.
-    __syncwarp(full);
-    const uint32_t n = s.order.size();
-    uint32_t placed = 0;
-    for (uint32_t base = 0; base < n; base += 32) {
-        const uint32_t i = base + lane, e = i < n ? s.order[i] : 0u;
-        const bool pair = i < n && (e & kPairEntry);
-        const uint32_t count = pair ? s.pairs[e & ~kPairEntry].count : 0u;
-        const uint32_t incl = warp_inclusive_sum(count, l);
-        if (pair) s.pairs[e & ~kPairEntry].at = placed + incl - count;
-        placed += __shfl_sync(full, incl, 31);
-    }
 }
 #endif
 
@@ -1276,7 +1246,7 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         const Pair& p = s.pairs[entry & ~kPairEntry];
         SolverBody& a = s.bodies[p.a];
         SolverBody& b = s.bodies[p.b];
-        const PointRun c = points_at(s.contacts, p.at);
+        const PointRun c = points_at(s.contacts, p.first);
         switch (pass) {
         case Pass::kWarmStart: return warm_start_points(a, b, c, p.count);
         case Pass::kSolve:

@@ -915,7 +915,7 @@ struct ColourRig {
             uint32_t other = rng() % 4 == 0 ? moving : rng() % 4 == 0 ? body(phys::BodyKind::kDynamic) : fixed;
             phys::Pair p{};
             p.a = rng() % 2 ? other : d, p.b = p.a == d ? other : d;
-            p.first = p.at = contacts.b.size(), p.count = 1 + rng() % 4;
+            p.first = contacts.b.size(), p.count = 1 + rng() % 4;
             for (uint32_t i = 0; i < p.count; ++i) {
                 phys::Contact c{};
                 c.n = unit(), c.t1 = phys::normalize_or(cross(c.n, unit()), Vec3{1, 0, 0});
