@@ -33,11 +33,9 @@ static_assert(offsetof(SolverBody, w) == offsetof(SolverBody, v) + 12 &&
                   offsetof(SolverBody, turn) == offsetof(SolverBody, v) + 96 &&
                   offsetof(SolverBody, material) == offsetof(SolverBody, v) + 132,
               "the batch reads a body's solver fields as one run of floats");
-// A Contact: n, t1, ra, rb, separation, the three masses, then the four
+// A Contact is read as one run of floats in ContactField's order (body.hpp
+// asserts it): n, t1, ra, rb, separation, the three masses, then the four
 // impulses the solve writes (normal, t1, t2, max normal), then approach.
-static_assert(offsetof(Contact, separation) == 48 && offsetof(Contact, normal_impulse) == 64 &&
-                  offsetof(Contact, max_normal_impulse) == 76 && sizeof(Contact) == 84,
-              "the batch reads a contact as one run of floats");
 
 /// One side (a or b) of four pairs as it stays through a step: which
 /// lanes' bodies the constraints move or turn, their masses, and the
