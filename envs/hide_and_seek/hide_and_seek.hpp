@@ -1014,24 +1014,15 @@ inline void observe_sights(const Ctx& ctx, SceneView scene, const phys::HullSet&
 /// CPU with one lane, each agent's lidar goes through observe_lidar instead
 /// (the same bytes).
 ///
-/// The items' order (ORRERY_OBS_LIDAR_FIRST, 1 by default; an NVRTC define):
-/// all the agents' lidar rays, then all their lines of sight, then the
-/// rests. With 0, agent by agent (its lidar, then its sights): OpenAI's
-/// 4 agents' 176 rays and 4 rests make 6 rounds of a warp's 32 lanes, and
-/// every round holds lidar rays, each round as slow as its slowest ray;
-/// lidar first, 4 rounds do (docs/perf-notes.md row 112).
-///
-/// The rests' pieces (ORRERY_OBS_REST_PIECES, 1 by default; an NVRTC define):
-/// each piece an item of its own (OpenAI's 4 agents: 60 items of one slot
-/// each, about 2 rounds of the lanes), where one lane wrote a whole rest, 15
-/// slots one after another, with 4 of the 32 lanes active (row 115). With 0,
-/// an agent's pieces are one item, in order.
-#ifndef ORRERY_OBS_LIDAR_FIRST
-#define ORRERY_OBS_LIDAR_FIRST 1
-#endif
-#ifndef ORRERY_OBS_REST_PIECES
-#define ORRERY_OBS_REST_PIECES 1
-#endif
+/// The items' order: all the agents' lidar rays, then all their lines of
+/// sight, then the rests' pieces, agent-major. A round of the lanes then
+/// holds rays of one kind (OpenAI's 4 agents: 4 rounds of a warp's 32 lanes
+/// for the rays where agent by agent took 6, each as slow as its slowest
+/// ray; docs/perf-notes.md row 112), and each piece is an item of its own
+/// (60 one-slot items, about 2 rounds, where one lane wrote a whole rest of
+/// 15 slots with 4 of the 32 lanes active; row 115). The A/B defines of
+/// those rows (ORRERY_OBS_LIDAR_FIRST, ORRERY_OBS_REST_PIECES,
+/// ORRERY_OBS_CLEAR_ALL) were removed once settled.
 template <class Rest>
 ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lane, uint32_t lanes, uint32_t pieces, Rest rest) {
     const Config& cfg = ctx.config<Config>();
@@ -1052,46 +1043,28 @@ ORRERY_HD inline void observe_lanes(Ctx& ctx, uint32_t lane, uint32_t lanes, uin
         return;
     }
 #endif
-#if ORRERY_OBS_REST_PIECES
     const uint32_t rest_items = cfg.agents * pieces;
-#else
-    const uint32_t rest_items = cfg.agents;
-#endif
     phys::for_lane_share(0, rays + rest_items, lane, lanes, [&](uint32_t i) {
-#if ORRERY_OBS_LIDAR_FIRST
         // Every agent's lidar rays first, then every agent's lines of sight:
         // a round of the lanes then holds rays of one kind, and the sights
         // (shorter, many answered without a walk) no longer share each round
-        // with full-range lidar walks.
+        // with full-range lidar walks. The rests agent-major: an agent's
+        // slots lie side by side in its row, so a round's lanes write neighbours.
         const uint32_t lidar = cfg.agents * kLidarRays, sights = per - kLidarRays;
-        uint32_t row, k;
+        uint32_t row, k = ~0u, piece = 0;
         if (i < lidar) {
             row = i / kLidarRays, k = i - row * kLidarRays;
         } else if (i < rays) {
             const uint32_t j = i - lidar;
             row = j / sights, k = kLidarRays + (j - row * sights);
         } else {
-            row = i - rays, k = ~0u;
+            row = (i - rays) / pieces, piece = (i - rays) - row * pieces;
         }
-#else
-        uint32_t row = i < rays ? i / per : i - rays, k = i < rays ? i - row * per : ~0u;
-#endif
-#if ORRERY_OBS_REST_PIECES
-        // The rests agent-major (row = (i - rays) / pieces): an agent's slots
-        // lie side by side in its row, so a round's lanes write neighbours.
-        uint32_t piece = 0;
-        if (k == ~0u) row = (i - rays) / pieces, piece = (i - rays) - row * pieces;
-#endif
         if (!live_row<Agent>(ctx, row)) return;
-        if (k != ~0u) {
+        if (k != ~0u)
             observe_ray(ctx, scene, hulls, row, k);
-        } else {
-#if ORRERY_OBS_REST_PIECES
+        else
             rest(ctx, row, piece);
-#else
-            for (uint32_t p = 0; p < pieces; ++p) rest(ctx, row, p);
-#endif
-        }
     });
 }
 
@@ -1114,12 +1087,6 @@ ORRERY_HD inline uint32_t rest_pieces(const Config& cfg) { return cfg.agents + c
 ORRERY_HD inline void observe_piece(const Ctx& ctx, uint32_t row, uint32_t piece) {
     const Config& cfg = ctx.config<Config>();
     float* o = &ctx.array_at<Obs>(archetype_id<Agent>, row)[0];
-#if ORRERY_OBS_CLEAR_ALL // the form before row 114, for an A/B (an NVRTC define): every entry cleared first
-#if ORRERY_OBS_REST_PIECES
-#error "ORRERY_OBS_CLEAR_ALL needs ORRERY_OBS_REST_PIECES=0 (one lane doing an agent's pieces in order)"
-#endif
-    if (piece == 0) clear_floats(o, cfg.off_lidar);
-#endif
     const Team& team = ctx.at<Agent, Team>(row);
     if (piece < cfg.agents) { // self, or another agent's slot
         const uint32_t other = piece == 0 ? row : (piece - 1 < row ? piece - 1 : piece);
