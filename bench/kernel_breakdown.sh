@@ -9,6 +9,9 @@
 #   KB_WORLDS  worlds (default: 65536)   KB_SKIP / KB_COUNT  launches skipped / timed (default: 150 / 200)
 #   KB_METRICS more Nsight Compute metrics, comma-separated: a column each (mean per launch)
 #   KB_PER_NODE  "--per-node" (default) or "" for the env's own form
+#   KB_NCU_ARGS  more Nsight Compute options, e.g. "--cache-control none --clock-control none"
+#              (by default ncu flushes the caches before each launch, which
+#              inflates the small kernels of a small batch)
 #   OUT        where the CSVs go (default: ./kernel_breakdown)
 set -uo pipefail
 bin=$1
@@ -26,13 +29,14 @@ for args in "$@"; do
     # shellcheck disable=SC2086 # a row is a list of bench arguments
     "$bin" bench $args --device cuda $form --worlds 64 --steps 2 >/dev/null 2>&1
     # shellcheck disable=SC2086
-    timeout 240 ncu --csv --print-units base --metrics "$metrics" --launch-skip "${KB_SKIP:-150}" --launch-count "${KB_COUNT:-200}" \
+    timeout 240 ncu ${KB_NCU_ARGS:-} --csv --print-units base --metrics "$metrics" --launch-skip "${KB_SKIP:-150}" --launch-count "${KB_COUNT:-200}" \
         "$bin" bench $args --device cuda $form --worlds "${KB_WORLDS:-65536}" --steps 40 \
         >"$out/run$n.csv" 2>"$out/run$n.err"
     echo "== $args, ${KB_WORLDS:-65536} worlds, ${form:-own form} (rc $?)"
     python3 - "$out/run$n.csv" "$extra" <<'EOF'
 import csv, sys, collections
-rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+# Nsight Compute's rows only: the bench's own table line has commas too.
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10 and (r[0] == "ID" or r[0].isdigit())]
 if not rows:
     print("no kernels profiled"); sys.exit()
 head = rows[0]
