@@ -222,8 +222,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
     orrery::NodeId after = nodes.simulate;
     if (gpu) after = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(stop_agents), {nodes.simulate});
-    orrery::NodeId scene = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_LANES(gather_scene), {after});
-    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(reward_teams), {scene});
+    spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_TEAM(gather_and_reward), {after});
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(regather_scene));
     // Every agent's rays spread over the world's lanes (observe_lanes).
     if (gpu)

@@ -721,20 +721,38 @@ ORRERY_SYSTEM void grab_objects(Ctx& ctx) {
     }
 }
 
+/// Whether any seeker sees any hider (sees, as of the last gather_scene).
+/// Where a world's lanes are a GPU warp, each seeker-hider pair (at most 9)
+/// is a lane of its own and the warp votes; elsewhere each lane asks the
+/// pairs in order until one sees. The same answer either way (an or).
+ORRERY_HD inline bool hider_seen(const Ctx& ctx, const Lanes& l) {
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t pairs = (cfg.agents - cfg.max_hiders) * cfg.max_hiders;
+    auto pair_sees = [&](uint32_t k) {
+        const uint32_t s = cfg.max_hiders + k / cfg.max_hiders, h = k % cfg.max_hiders;
+        return ctx.at<Agent, Team>(s).value == kSeeker && ctx.at<Agent, Team>(h).value == kHider &&
+               sees(ctx, row_entity<Agent>(ctx, s), row_entity<Agent>(ctx, h));
+    };
+#if defined(__CUDA_ARCH__)
+    if (l.count == 32 && pairs <= 32) return __any_sync(l.mask, l.lane < pairs && pair_sees(l.lane));
+#else
+    (void)l;
+#endif
+    bool seen = false;
+    for (uint32_t k = 0; k < pairs && !seen; ++k) seen = pair_sees(k);
+    return seen;
+}
+
 /// Team rewards after the physics: hiders +1 when no seeker sees a hider, -1
 /// otherwise; seekers the opposite. An agent outside the 18 m square around
 /// the arena gets -10 instead (gpu_hideseek: -10 more at |x| or |y| >= 18);
 /// in the quadrant game every agent does while a box or ramp is outside
-/// [0.1, 5.9]. Zero during the preparation phase. Ends the episode at the horizon.
-ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
+/// [0.1, 5.9]. Zero during the preparation phase. Ends the episode at the
+/// horizon. Every lane of `l` calls it; lane 0 writes.
+ORRERY_HD inline void reward_teams(Ctx& ctx, const Lanes& l) {
     const Config& cfg = ctx.config<Config>();
-    bool seen = false;
-    for (uint32_t s = cfg.max_hiders; s < cfg.agents; ++s) {
-        if (ctx.at<Agent, Team>(s).value != kSeeker) continue;
-        for (uint32_t h = 0; h < cfg.max_hiders && !seen; ++h)
-            if (ctx.at<Agent, Team>(h).value == kHider)
-                seen = sees(ctx, row_entity<Agent>(ctx, s), row_entity<Agent>(ctx, h));
-    }
+    const bool seen = hider_seen(ctx, l);
+    if (l.lane != 0) return;
     bool prep = ctx.step() < cfg.prep_steps, object_out = false;
     for (uint32_t k = 0; k < cfg.max_boxes + cfg.ramps && cfg.quadrant; ++k) { // the quadrant game's rule
         Vec3 p = ctx.at<Object, phys::Pose>(k).p;
@@ -752,6 +770,16 @@ ORRERY_SYSTEM void reward_teams(Ctx& ctx) {
         ctx.at<Agent, Reward>(row).value = prep ? 0.0f : r;
     }
     if (ctx.step() + 1 >= cfg.horizon) ctx.truncate();
+}
+
+/// After the physics, one node on the world's team: the ray scene
+/// (gather_scene on the lanes), then the rewards it sees (reward_teams).
+/// One kernel where there were two, and the sight rays of the reward on
+/// lanes of their own where one thread cast them in turn (docs/perf-notes.md row 119).
+ORRERY_SYSTEM void gather_and_reward(Ctx& ctx, const Lanes& l) {
+    gather_scene(ctx, l.lane, l.count);
+    l.sync();
+    reward_teams(ctx, l);
 }
 
 // ---------------------------------------------------------------- observation
