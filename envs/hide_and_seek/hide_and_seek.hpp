@@ -723,8 +723,9 @@ ORRERY_SYSTEM void grab_objects(Ctx& ctx) {
 
 /// Whether any seeker sees any hider (sees, as of the last gather_scene).
 /// Where a world's lanes are a GPU warp, each seeker-hider pair (at most 9)
-/// is a lane of its own and the warp votes; elsewhere each lane asks the
-/// pairs in order until one sees. The same answer either way (an or).
+/// is a lane of its own and the warp votes, every lane getting the answer;
+/// elsewhere lane 0 asks the pairs in order until one sees (the other lanes
+/// get false: only lane 0 reads it). The same answer either way (an or).
 ORRERY_HD inline bool hider_seen(const Ctx& ctx, const Lanes& l) {
     const Config& cfg = ctx.config<Config>();
     const uint32_t pairs = (cfg.agents - cfg.max_hiders) * cfg.max_hiders;
@@ -735,11 +736,9 @@ ORRERY_HD inline bool hider_seen(const Ctx& ctx, const Lanes& l) {
     };
 #if defined(__CUDA_ARCH__)
     if (l.count == 32 && pairs <= 32) return __any_sync(l.mask, l.lane < pairs && pair_sees(l.lane));
-#else
-    (void)l;
 #endif
     bool seen = false;
-    for (uint32_t k = 0; k < pairs && !seen; ++k) seen = pair_sees(k);
+    for (uint32_t k = 0; k < pairs && !seen && l.lane == 0; ++k) seen = pair_sees(k);
     return seen;
 }
 
