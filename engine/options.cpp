@@ -66,6 +66,8 @@ SimOptions options_from_environment(SimOptions base) {
     if (env_off("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = false;
     if (env_on("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = true;
     g.order_teams = env_unsigned("ORRERY_CUDA_ORDER_TEAMS", g.order_teams);
+    g.pack_serial = env_unsigned("ORRERY_CUDA_PACK_SERIAL", g.pack_serial);
+    g.wide_lanes = env_unsigned("ORRERY_CUDA_WIDE_LANES", g.wide_lanes);
     return base;
 }
 

@@ -133,6 +133,23 @@ struct GpuOptions {
     /// 1,024 worlds on an H200); 2: always; 0: never, team t runs world t.
     /// Results do not depend on it. ORRERY_CUDA_ORDER_TEAMS=N.
     uint32_t order_teams = 1;
+    /// Per-node kernels of serial nodes (a world's work on one thread) in a
+    /// form whose teams are 2 to 32 lanes: 1 (the default) runs them 32
+    /// worlds a warp where a world a warp would take more than one wave of
+    /// the kernel's resident threads, and a world a warp (lane 0 at work,
+    /// the shortest chain a world) below that; 2: always packed; 0: never.
+    /// Results do not depend on it. ORRERY_CUDA_PACK_SERIAL=N.
+    uint32_t pack_serial = 1;
+    /// Per-node kernels of lane nodes that no team runs (ORRERY_PER_WORLD_LANES,
+    /// per-entity lanes, the output clears) in a form whose teams are 2 to
+    /// 32 lanes: the threads a world such a kernel gets, a power of two up
+    /// to 256 (past 32 a world's lanes span warps; never below the form's
+    /// lanes, never above what the node can use). 0 (the default) chooses
+    /// at launch the most that one wave of the kernel's resident threads
+    /// holds at this batch, so a small batch spreads a world's rays over
+    /// more of the idle GPU. Results do not depend on it.
+    /// ORRERY_CUDA_WIDE_LANES=N.
+    uint32_t wide_lanes = 0;
 };
 
 /// How a simulator is created.

@@ -102,6 +102,9 @@ int kernels(const BenchArgs& a) {
             std::ofstream f(a.out + "/" + p.kernel + ".cubin", std::ios::binary);
             f << m.cubin;
             if (!f) throw orrery::Error("cannot write " + a.out + "/" + p.kernel + ".cubin (--out)");
+            std::ofstream src(a.out + "/" + p.kernel + ".cu");
+            src << p.text;
+            if (!src) throw orrery::Error("cannot write " + a.out + "/" + p.kernel + ".cu (--out)");
         }
     }
     std::printf("  %-28s %9llu bytes %7llu instructions\n", "all", (unsigned long long)total,
@@ -232,7 +235,7 @@ int help(const std::string& cmd) {
             "and prints each program's machine code in bytes and instructions.\n\n"
             "  --arch N          compute capability times 10 (default 90: H100, H200)\n"
             "  --node NAME       only the programs of nodes whose name holds NAME (e.g. phys::simulate)\n"
-            "  --out DIR         also write each program's cubin to DIR/KERNEL.cubin\n"
+            "  --out DIR         also write each program's cubin and CUDA source to DIR/KERNEL.cubin, .cu\n"
             "  --layout L        the env's layout option (same as --opt layout=L)\n"
             "  --opt key=value   any env option, repeatable\n");
         return 0;

@@ -160,6 +160,15 @@ void check_team_order(uint32_t order_teams) {
                     "; expected 0 (never), 1 (past one wave of blocks) or 2 (always)");
 }
 
+void check_launch_lanes(uint32_t pack_serial, uint32_t wide_lanes) {
+    if (pack_serial > 2)
+        throw Error("GpuOptions::pack_serial (ORRERY_CUDA_PACK_SERIAL) is " + std::to_string(pack_serial) +
+                    "; expected 0 (never), 1 (past one wave) or 2 (always)");
+    if (wide_lanes > kMaxWorldLanes || (wide_lanes & (wide_lanes - 1)) != 0)
+        throw Error("GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is " + std::to_string(wide_lanes) +
+                    "; expected 0 (chosen at launch) or a power of two from 1 to " + std::to_string(kMaxWorldLanes));
+}
+
 unsigned team_block_for(const EnvSpec& spec, unsigned gpu_team_block_threads) {
     const unsigned b = gpu_team_block_threads ? gpu_team_block_threads : spec.team_block_threads;
     if (b % 32u || b > 1024u)
@@ -374,7 +383,8 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                std::string& staged, size_t head_size, std::vector<NodeProgram>& programs,
                std::vector<std::pair<std::string, unsigned>>& team_shared,
                std::vector<std::pair<std::string, std::string>>& ordered_kernels,
-               std::vector<std::string>& aligned_kernels, unsigned block_bound) {
+               std::vector<std::string>& aligned_kernels, std::vector<LaunchLanes>& launch_lanes,
+               unsigned block_bound) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
@@ -384,10 +394,23 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     // `aligned`: a team node of a whole warp in the per-node form, whose kernel
     // counts the block's teams that run it before any thread leaves
     // (Lanes::align meets them).
-    auto head = [&](const std::string& name, const Op* aligned = nullptr, bool ordered = false) {
+    // `at_launch`: the kernel's threads a world come as its argument, the
+    // shift of that power of two (KernelSource::launch_lanes).
+    auto head = [&](const std::string& name, const Op* aligned = nullptr, bool ordered = false,
+                    bool at_launch = false) {
         out << "\nextern \"C\" __global__ void "
             << (block_bound > 256 ? "__launch_bounds__(" + std::to_string(block_bound) + ", 1) " : std::string())
-            << name << "() {\n";
+            << name << (at_launch ? "(const unsigned orrery_lane_shift) {\n" : "() {\n");
+        if (at_launch) {
+            out << "    const unsigned long long g = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
+                << "    const unsigned lanes_now = 1u << orrery_lane_shift; // chosen at launch\n"
+                << "    const unsigned lane = unsigned(g) & (lanes_now - 1u);\n"
+                << "    const orrery::Storage& s = orrery_storage();\n"
+                << "    if ((g >> orrery_lane_shift) >= s.num_worlds) return; // the world's whole group leaves "
+                   "together\n"
+                << "    const orrery::uint32_t w = orrery::uint32_t(g >> orrery_lane_shift);\n";
+            return;
+        }
         if (lanes == 1) {
             out << "    const orrery::uint32_t w = blockIdx.x * blockDim.x + threadIdx.x;\n"
                 << "    const orrery::Storage& s = orrery_storage();\n"
@@ -494,7 +517,20 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                              op_lanes(spec, op, lanes, world_lanes) == 32;
         const bool ordered = aligned && op.node->order_teams;
         if (aligned) aligned_kernels.push_back(name);
-        head(name, aligned ? &op : nullptr, ordered);
+        // Threads a world chosen at launch: a serial op's kernel, and a lane
+        // op's that no team runs and that keeps no scratch (a slot is a
+        // team's), in a form whose teams are 2 to 32 lanes.
+        LaunchLanes ll{name, !is_lane_op(op), lanes};
+        if (!ll.serial && op.kind == OpKind::kNode)
+            ll.most = op.node->system.kind == NodeKind::kPerWorldTeam
+                          ? lanes
+                          : op_lanes(spec, op, kMaxWorldLanes, kMaxWorldLanes);
+        else if (!ll.serial)
+            ll.most = kMaxWorldLanes; // an output clear
+        const bool scratch = op.kind == OpKind::kNode && !op.node->scratch.empty();
+        const bool at_launch = lanes > 1 && lanes <= 32 && !scratch && (ll.serial || ll.most > lanes);
+        if (at_launch) launch_lanes.push_back(ll);
+        head(name, aligned ? &op : nullptr, ordered, at_launch);
         // A team a warp: each may keep scratch in its block's shared memory,
         // where the launch gives the block a region per team (the backend
         // gives them to the kernels listed in team_shared_kernels).
@@ -505,6 +541,11 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                 << lane_call(op, "w", "lane", "32u", "block_threads", shared_bytes ? "orrery_team_shared_region()" : "")
                 << " // " << op.node->system.name << ", 32 lanes, aligned in the block"
                 << (shared_bytes ? ", scratch kept on chip" : "") << "\n";
+        else if (at_launch && !ll.serial)
+            out << "    const unsigned n = min(" << ll.most << "u, lanes_now);\n"
+                << "    if (lane < n && orrery::phase_active(s, w, orrery::Phase::" << phase_name(op.phase) << ")) "
+                << lane_call(op, "w", "lane", "n") << " // " << (op.node ? op.node->system.name : "clear outputs")
+                << ", lanes chosen at launch\n";
         else if (lanes == 1 || is_lane_op(ops[i]))
             out << lane_line(ops[i]);
         else
@@ -630,10 +671,10 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     const size_t head_size = out.str().size();
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
               k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, k.aligned_kernels,
-              block_bound);
+              k.launch_lanes, block_bound);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
               k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, k.aligned_kernels,
-              block_bound);
+              k.launch_lanes, block_bound);
     k.text = out.str();
     if (per_node) k.program_head = head_size;
     return k;

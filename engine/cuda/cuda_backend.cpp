@@ -104,6 +104,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     // caller's options name one; the kernels are compiled to fit it.
     const unsigned team_block = team_block_for(spec, gpu_.team_block_threads);
     check_team_order(gpu_.order_teams);
+    check_launch_lanes(gpu_.pack_serial, gpu_.wide_lanes);
     if (per_node) { // its kernels need nothing of the device: NVRTC starts while the context is made
         source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes, team_block);
         start_compiles(spec);
@@ -266,6 +267,7 @@ void CudaBackend::install_program(size_t p, CUmodule m) {
             set_team_shared(step_fns_[i], source_.step_kernels[i]);
             find_order(step_fns_[i], m, source_.step_kernels[i]);
             note_aligned(step_fns_[i], source_.step_kernels[i]);
+            note_launch_lanes(step_fns_[i], source_.step_kernels[i]);
         }
     for (size_t i = 0; i < reset_fns_.size(); ++i)
         if (reset_program_[i] == p) {
@@ -273,6 +275,7 @@ void CudaBackend::install_program(size_t p, CUmodule m) {
             set_team_shared(reset_fns_[i], source_.reset_kernels[i]);
             find_order(reset_fns_[i], m, source_.reset_kernels[i]);
             note_aligned(reset_fns_[i], source_.reset_kernels[i]);
+            note_launch_lanes(reset_fns_[i], source_.reset_kernels[i]);
         }
     if (source_.per_node) return;
     module_ = m; // one program: the megakernel's
@@ -647,10 +650,29 @@ std::string CudaBackend::blocks_text() const {
 
 std::string CudaBackend::lanes_text() const {
     if (source_.lanes == 1) return "";
+    // A step kernel's lanes chosen at launch (KernelSource::launch_lanes), where it has them.
+    auto at_launch = [&](const std::string& node) -> const LaunchShape* {
+        for (size_t i = 0; i < step_fns_.size(); ++i)
+            if (step_ops_[i].kind == OpKind::kNode && node == step_ops_[i].node->system.name)
+                if (auto it = launch_shapes_.find(step_fns_[i]); it != launch_shapes_.end()) return &it->second;
+        return nullptr;
+    };
     std::string t = ", " + std::to_string(source_.lanes) + " lanes/world (";
-    for (size_t i = 0; i < source_.node_lanes.size(); ++i)
-        t += (i ? ", " : "") + source_.node_lanes[i].first + " " + std::to_string(source_.node_lanes[i].second);
-    return t + ")";
+    for (size_t i = 0; i < source_.node_lanes.size(); ++i) {
+        const std::string& node = source_.node_lanes[i].first;
+        const LaunchShape* sh = at_launch(node);
+        t += (i ? ", " : "") + node + " " + std::to_string(sh ? 1u << sh->shift : source_.node_lanes[i].second);
+    }
+    t += ")";
+    size_t serial = 0, packed = 0; // the step's serial kernels, and those run 32 worlds a warp
+    for (size_t i = 0; i < step_fns_.size(); ++i)
+        if (auto it = launch_shapes_.find(step_fns_[i]); it != launch_shapes_.end() && !is_lane_op(step_ops_[i]))
+            ++serial, packed += it->second.shift == 0;
+    if (serial)
+        t += ", serial nodes " + std::string(packed == serial ? "32 worlds a warp"
+                                             : packed == 0    ? "a world a warp"
+                                                              : "mixed");
+    return t;
 }
 
 unsigned CudaBackend::block_for(CUfunction f) const {
@@ -754,6 +776,38 @@ void CudaBackend::note_aligned(CUfunction f, const std::string& kernel) {
         aligned_fns_.insert(f);
 }
 
+void CudaBackend::note_launch_lanes(CUfunction f, const std::string& kernel) {
+    auto it = std::find_if(source_.launch_lanes.begin(), source_.launch_lanes.end(),
+                           [&](const LaunchLanes& l) { return l.kernel == kernel; });
+    if (it == source_.launch_lanes.end()) return;
+    // One wave: the threads the SMs hold at once in f's own block.
+    const unsigned base = block_for(f);
+    int per_sm = 0;
+    ORRERY_CU(driver().cuOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, f, int(base), 0));
+    const unsigned long long wave = (unsigned long long)std::max(per_sm, 1) * base * unsigned(info_.multiprocessors);
+    const unsigned long long worlds = storage_.num_worlds;
+    unsigned lanes = source_.lanes;
+    if (it->serial) {
+        const bool pack = gpu_.pack_serial == 2 || (gpu_.pack_serial == 1 && worlds * source_.lanes > wave);
+        if (pack) lanes = 1;
+    } else if (gpu_.wide_lanes) { // as asked, within what the node can use
+        lanes = std::max(source_.lanes, std::min(gpu_.wide_lanes, it->most));
+    } else { // the most that one wave holds
+        while (lanes * 2 <= it->most && worlds * lanes * 2 <= wave) lanes *= 2;
+    }
+    LaunchShape sh;
+    while ((1u << sh.shift) < lanes) ++sh.shift;
+    // A block no larger than f's own, small enough that a small batch
+    // spreads over every SM.
+    const unsigned long long threads = worlds * lanes;
+    const unsigned long long per = (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
+    sh.block = unsigned(std::clamp<unsigned long long>((per + 31) / 32 * 32, 32, base));
+    if ((threads + sh.block - 1) / sh.block > 0x7fffffffull)
+        throw Error("num_worlds " + std::to_string(worlds) + " needs more GPU blocks than a launch allows");
+    sh.grid = unsigned((threads + sh.block - 1) / sh.block);
+    launch_shapes_[f] = sh;
+}
+
 void CudaBackend::find_order(CUfunction f, CUmodule m, const std::string& kernel) {
     for (const auto& [node_kernel, order_kernel] : source_.ordered_kernels)
         if (node_kernel == kernel) ORRERY_CU(driver().cuModuleGetFunction(&order_of_[f], m, order_kernel.c_str()));
@@ -784,6 +838,12 @@ void CudaBackend::allocate_team_order(const EnvSpec& spec) {
 }
 
 void CudaBackend::launch(CUfunction f, void** params) {
+    if (auto at = launch_shapes_.find(f); at != launch_shapes_.end()) { // its threads a world as its argument
+        unsigned shift = at->second.shift;
+        void* args[] = {&shift};
+        ORRERY_CU(driver().cuLaunchKernel(f, at->second.grid, 1, 1, at->second.block, 1, 1, 0, stream_, args, nullptr));
+        return;
+    }
     if (storage_.team_order) // the worlds by cost, then the node in that order
         if (auto o = order_of_.find(f); o != order_of_.end())
             ORRERY_CU(driver().cuLaunchKernel(o->second, 1, 1, 1, kOrderThreads, 1, 1, 0, stream_, nullptr, nullptr));

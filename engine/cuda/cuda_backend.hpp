@@ -231,6 +231,15 @@ class CudaBackend final : public Backend {
     unsigned block_for(CUfunction f) const;
     std::set<CUfunction> aligned_fns_; ///< the loaded kernels KernelSource::aligned_kernels names
     void note_aligned(CUfunction f, const std::string& kernel);
+    /// A kernel whose threads a world are chosen at launch
+    /// (KernelSource::launch_lanes): the shift it is passed, its block and grid.
+    struct LaunchShape {
+        unsigned shift = 0, block = 32, grid = 1;
+    };
+    std::map<CUfunction, LaunchShape> launch_shapes_;
+    /// Finds f's launch shape when KernelSource::launch_lanes names `kernel`
+    /// (GpuOptions::pack_serial, wide_lanes).
+    void note_launch_lanes(CUfunction f, const std::string& kernel);
     std::map<CUfunction, unsigned> team_shared_; ///< bytes of a team's region, per kernel given one
     std::string shared_use_;                     ///< where scratch kept on chip went (ScratchPool::shared_use)
     unsigned stage_worlds_ = 0, stage_threads_ = 0, stage_grid_ = 0, stage_smem_ = 0;

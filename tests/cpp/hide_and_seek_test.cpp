@@ -1125,6 +1125,36 @@ TEST(HideAndSeekGpu, FittedBlocksGiveTheCpuBytes) {
                 gpus[2]->backend().describe().c_str());
 }
 
+// Lanes chosen at launch (GpuOptions::pack_serial, wide_lanes) give the
+// CPU's bytes in both variants: the serial nodes (move, grab, the engine's
+// begin and end) 32 worlds a warp, the lane nodes (lock, the scene's
+// regather, the observation) on 256 lanes a world over several warps; the
+// opposite choices; and the default's own at 1,000 worlds.
+TEST(HideAndSeekGpu, LanesChosenAtLaunchGiveTheCpuBytes) {
+    REQUIRE_GPU();
+    for (const char* variant : {"openai", "gpu_hideseek"}) {
+        EnvOptions o = {{"horizon", "30"}, {"prep_steps", "10"}, {"variant", variant}};
+        Simulator cpu(spec(o), random_actions(1000, "cpu", 0, 1));
+        std::vector<std::unique_ptr<Simulator>> gpus;
+        for (auto [pack, wide] : {std::pair{2u, 256u}, {0u, 32u}, {1u, 0u}}) {
+            SimOptions g = random_actions(1000, "cuda", 0, 1);
+            g.gpu.pack_serial = pack;
+            g.gpu.wide_lanes = wide;
+            gpus.push_back(std::make_unique<Simulator>(spec(o), g));
+        }
+        const std::string wide = gpus[0]->backend().describe(), narrow = gpus[1]->backend().describe();
+        EXPECT_NE(wide.find(std::string(variant) == "openai" ? "observe 256" : "observe_gpu 256"), std::string::npos)
+            << wide;
+        EXPECT_NE(wide.find("serial nodes 32 worlds a warp"), std::string::npos) << wide;
+        EXPECT_NE(narrow.find("serial nodes a world a warp"), std::string::npos) << narrow;
+        cpu.reset(5);
+        for (auto& g : gpus) g->reset(5);
+        ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 36, 6)) << variant; // past the first auto-reset
+        for (auto& g : gpus) EXPECT_EQ(g->errors(), std::vector<uint32_t>(1000, 0)) << variant;
+        std::printf("%s: %s\n", variant, gpus[2]->backend().describe().c_str());
+    }
+}
+
 // The per-node physics kernel aligns the teams of a block before each
 // substep (Lanes::align, a barrier over the block's teams that run the
 // node): a last block only partly filled (1,000 worlds), worlds that skip a

@@ -8,6 +8,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <tuple>
 
@@ -805,6 +806,84 @@ TEST(Module, GpuTeamsOrderedByCostMatchTheCpu) {
         EXPECT_EQ(gpus[k]->backend().describe().find("teams ordered by cost"), std::string::npos);
         EXPECT_EQ(gpus[k]->backend().storage().team_order, nullptr);
     }
+    expect_gpus_step_as_the_cpu(cpu, gpus, /*warmth_too=*/true);
+}
+
+// Per-node kernels take their threads a world at launch where the form's
+// teams are 2 to 32 lanes: a serial node's kernel (keep_score, spawn, the
+// engine's begin and end) 1 or the team's lanes, a lane node no team runs
+// (observe) up to 256, a per-entity lane node up to its rows. A team node
+// or a node that keeps scratch keeps the form's lanes and takes no argument.
+TEST(Module, LanesChosenAtLaunchNameTheirKernels) {
+    // Needs NVRTC only.
+    for (uint32_t pack : {0u, 1u, 2u}) EXPECT_NO_THROW(cuda::check_launch_lanes(pack, 0));
+    for (uint32_t wide : {1u, 32u, 64u, 256u}) EXPECT_NO_THROW(cuda::check_launch_lanes(1, wide));
+    expect_refused([] { cuda::check_launch_lanes(3, 0); },
+                   "GpuOptions::pack_serial (ORRERY_CUDA_PACK_SERIAL) is 3; expected 0 (never), 1 (past one wave) or "
+                   "2 (always)");
+    expect_refused([] { cuda::check_launch_lanes(1, 48); },
+                   "GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is 48; expected 0 (chosen at launch) or a power "
+                   "of two from 1 to 256");
+    expect_refused([] { cuda::check_launch_lanes(1, 512); }, "GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is 512");
+
+    EnvSpec s = spec();
+    Plan plan = make_plan(s, AutoReset::kSameStep);
+    cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kPerNode, 32);
+    auto node_of = [&](const std::string& kernel) {
+        for (const cuda::NodeProgram& p : k.programs)
+            if (p.kernel == kernel) return p.node;
+        return std::string("?");
+    };
+    std::map<std::string, std::pair<bool, unsigned>> seen; // node: serial, most
+    for (const cuda::LaunchLanes& l : k.launch_lanes) {
+        const std::string node = node_of(l.kernel);
+        seen[node] = {l.serial, l.most};
+        for (const cuda::NodeProgram& p : k.programs) {
+            if (p.kernel == l.kernel) {
+                EXPECT_NE(p.text.find(l.kernel + "(const unsigned orrery_lane_shift)"), std::string::npos) << p.text;
+            }
+        }
+    }
+    EXPECT_EQ(seen["keep_score"], std::make_pair(true, 32u));
+    EXPECT_EQ(seen["spawn"], std::make_pair(true, 32u));
+    EXPECT_EQ(seen["observe"], std::make_pair(false, 256u));
+    EXPECT_EQ(seen.count("spread_heat"), 0u) << "a team node keeps its team";
+    EXPECT_EQ(seen.count("contacts"), 0u) << "a node keeping scratch keeps the form's lanes";
+    EXPECT_EQ(seen.count("thrust"), 0u) << "3 planets: 4 lanes, fewer than the form's 32";
+    EXPECT_EQ(seen.count("orbit::integrate"), 0u) << "at most 3 rows an archetype: 4 lanes";
+    expect_nvrtc_compiles(s, k);
+    // The megakernels choose nothing at launch, nor a form of a block a
+    // world: many moons give integrate's 63 bodies 64 lanes.
+    EXPECT_TRUE(cuda::generate_kernels(s, plan, cuda::KernelForm::kDirect, 32).launch_lanes.empty());
+    EXPECT_TRUE(cuda::generate_kernels(s, plan, cuda::KernelForm::kStaged, 32).launch_lanes.empty());
+    EnvSpec big = big_spec();
+    cuda::KernelSource kb =
+        cuda::generate_kernels(big, make_plan(big, AutoReset::kSameStep), cuda::KernelForm::kPerNode, 32);
+    EXPECT_EQ(kb.lanes, 64u);
+    EXPECT_TRUE(kb.launch_lanes.empty());
+}
+
+// Every choice of lanes at launch gives the CPU's bytes: serial kernels
+// packed 32 worlds a warp or a world a warp, lane nodes on 32 to 256 lanes
+// (several warps a world), and the default's own choice.
+TEST(Module, GpuLanesChosenAtLaunchMatchTheCpu) {
+    REQUIRE_GPU();
+    Simulator cpu(spec(), options(300, "cpu", 1, 2));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (auto [pack, wide] : {std::pair{2u, 256u}, {0u, 64u}, {2u, 32u}, {1u, 0u}}) {
+        SimOptions o = options(300, "cuda");
+        o.per_node_launches = true;
+        o.gpu.world_lanes = 32;
+        o.gpu.pack_serial = pack;
+        o.gpu.wide_lanes = wide;
+        gpus.push_back(std::make_unique<Simulator>(spec(), o));
+    }
+    EXPECT_NE(gpus[0]->backend().describe().find("observe 256"), std::string::npos) << gpus[0]->backend().describe();
+    EXPECT_NE(gpus[0]->backend().describe().find("serial nodes 32 worlds a warp"), std::string::npos)
+        << gpus[0]->backend().describe();
+    EXPECT_NE(gpus[1]->backend().describe().find("observe 64"), std::string::npos) << gpus[1]->backend().describe();
+    EXPECT_NE(gpus[1]->backend().describe().find("serial nodes a world a warp"), std::string::npos)
+        << gpus[1]->backend().describe();
     expect_gpus_step_as_the_cpu(cpu, gpus, /*warmth_too=*/true);
 }
 
