@@ -488,6 +488,17 @@ class EnvSpec {
     /// GpuOptions::team_block_threads (ORRERY_CUDA_BLOCK_THREADS) overrides
     /// it. Results are the same at every block size.
     uint32_t team_block_threads = 0;
+    /// The per-node form's serial nodes run 32 worlds a warp where a world a
+    /// warp would take more than one wave of the GPU (GpuOptions::pack_serial,
+    /// which overrides it), for an env measured faster that way: a serial
+    /// node with little work a world issues one instruction for 32 worlds.
+    /// One that walks many rows of its world reads each line once a world
+    /// a warp, but 32 worlds a warp hold 32 worlds' lines in L1 at once:
+    /// the physics crowd's serial nodes (push, grab, observe over its
+    /// bodies) lost 5 and 11 % at 65,536 and 262,144 worlds on an H100,
+    /// where hide-and-seek's gained 2.5 % (docs/perf-notes.md row 121).
+    /// Results are the same either way.
+    bool pack_serial = false;
     /// NVRTC's fast-compile level for this env's kernels ("min", "mid" or
     /// "max": `--Ofast-compile`, less optimisation for a shorter cold start;
     /// "" for none). Float results do not change: every float operation stays

@@ -135,10 +135,11 @@ struct GpuOptions {
     uint32_t order_teams = 1;
     /// Per-node kernels of serial nodes (a world's work on one thread) in a
     /// form whose teams are 2 to 32 lanes: 1 (the default) runs them 32
-    /// worlds a warp where a world a warp would take more than one wave of
-    /// the kernel's resident threads, and a world a warp (lane 0 at work,
-    /// the shortest chain a world) below that; 2: always packed; 0: never.
-    /// Results do not depend on it. ORRERY_CUDA_PACK_SERIAL=N.
+    /// worlds a warp where the env asks (EnvSpec::pack_serial) and a world a
+    /// warp would take more than one wave of the kernel's resident threads,
+    /// else a world a warp (lane 0 at work, the shortest chain a world);
+    /// 2: always packed; 0: never. Results do not depend on it.
+    /// ORRERY_CUDA_PACK_SERIAL=N.
     uint32_t pack_serial = 1;
     /// Per-node kernels of lane nodes that no team runs (ORRERY_PER_WORLD_LANES,
     /// per-entity lanes, the output clears) in a form whose teams are 2 to

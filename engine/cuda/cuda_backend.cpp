@@ -93,6 +93,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     : started_(std::chrono::steady_clock::now()), env_name_(spec.name()), gpu_(opts.gpu), step_ops_(plan.step),
       reset_ops_(plan.reset) {
     const DriverApi& d = driver();
+    pack_serial_ = spec.pack_serial;
     info_ = device_info(index);
     check_driver_supports_nvrtc();
     ORRERY_CU(d.cuDeviceGet(&dev_, index));
@@ -788,7 +789,8 @@ void CudaBackend::note_launch_lanes(CUfunction f, const std::string& kernel) {
     const unsigned long long worlds = storage_.num_worlds;
     unsigned lanes = source_.lanes;
     if (it->serial) {
-        const bool pack = gpu_.pack_serial == 2 || (gpu_.pack_serial == 1 && worlds * source_.lanes > wave);
+        const bool pack =
+            gpu_.pack_serial == 2 || (gpu_.pack_serial == 1 && pack_serial_ && worlds * source_.lanes > wave);
         if (pack) lanes = 1;
     } else if (gpu_.wide_lanes) { // as asked, within what the node can use
         lanes = std::max(source_.lanes, std::min(gpu_.wide_lanes, it->most));

@@ -237,6 +237,7 @@ class CudaBackend final : public Backend {
         unsigned shift = 0, block = 32, grid = 1;
     };
     std::map<CUfunction, LaunchShape> launch_shapes_;
+    bool pack_serial_ = false; ///< the env's EnvSpec::pack_serial
     /// Finds f's launch shape when KernelSource::launch_lanes names `kernel`
     /// (GpuOptions::pack_serial, wide_lanes).
     void note_launch_lanes(CUfunction f, const std::string& kernel);
