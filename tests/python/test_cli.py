@@ -106,7 +106,8 @@ def test_view_and_record_are_listed_only_when_shipped():
 def test_kernels_compiles_an_envs_gpu_programs_without_a_gpu(tmp_path):
     """`orrery kernels ENV` (the native tool): every per-node program of the
     env compiled by NVRTC here, each line's bytes its cubin's machine code,
-    the total their sum; --node keeps one node's programs."""
+    the total their sum, --out writing each cubin and its source; --node
+    keeps one node's programs."""
     tool = cli.native_tool()
     out = subprocess.run([tool, "kernels", "tag", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     if out.returncode != 0 and "cannot load NVRTC" in out.stderr:
@@ -125,6 +126,8 @@ def test_kernels_compiles_an_envs_gpu_programs_without_a_gpu(tmp_path):
         bytes_of[kernel] = n
         cubin = (tmp_path / f"{kernel}.cubin").read_bytes()
         assert cubin[:4] == b"\x7fELF"  # what NVRTC made, written as is
+        source = (tmp_path / f"{kernel}.cu").read_text()  # the program NVRTC compiled, beside it
+        assert "__global__ void" in source and f" {kernel}(" in source
     assert "orrery_step_op0" in bytes_of and any(k.startswith("orrery_reset_op") for k in bytes_of)
     assert int(total[0][1]) == sum(bytes_of.values())
     one = subprocess.run([tool, "kernels", "tag", "--node", "observe"], capture_output=True, text=True, timeout=300)
