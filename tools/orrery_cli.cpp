@@ -98,8 +98,8 @@ int kernels(const BenchArgs& a) {
         for (const orrery::cuda::LaunchLanes& l : k.launch_lanes)
             if (l.kernel == p.kernel)
                 at_launch = l.serial
-                                ? ", serial: 1 or " + std::to_string(lanes) + " lanes at launch"
-                                : ", " + std::to_string(lanes) + " to " + std::to_string(l.most) + " lanes at launch";
+                                ? ", serial: 1 or " + std::to_string(k.lanes) + " lanes at launch"
+                                : ", " + std::to_string(k.lanes) + " to " + std::to_string(l.most) + " lanes at launch";
         std::printf("  %-28s %9llu bytes %7llu instructions  (%s, %zu code sections, %.1f s%s)\n", p.node.c_str(),
                     (unsigned long long)bytes, (unsigned long long)(bytes / 16), p.kernel.c_str(), sections.size(),
                     m.seconds, at_launch.c_str());

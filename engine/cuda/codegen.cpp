@@ -443,13 +443,13 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                                   "u * " + std::to_string(lanes) + "u)")
             << ";\n    (void)group; (void)lane;\n";
     };
-    auto lane_line = [&](const Op& op) {
+    // `n`: the op's lanes as a device expression, where not op_lanes' constant.
+    auto lane_line = [&](const Op& op, const std::string& n = "") {
         if (lanes == 1) return "    " + op_statement(op, mode, check_inputs) + "\n";
-        unsigned n = op_lanes(spec, op, lanes, world_lanes);
-        return "    if (lane < " + std::to_string(n) +
-               "u && orrery::phase_active(s, w, orrery::Phase::" + phase_name(op.phase) + ")) " +
-               lane_call(op, "w", "lane", std::to_string(n) + "u") + " // " +
-               (op.node ? op.node->system.name : "clear outputs") + ", " + std::to_string(n) + " lanes\n";
+        const std::string count = n.empty() ? std::to_string(op_lanes(spec, op, lanes, world_lanes)) + "u" : n;
+        return "    if (lane < " + count + " && orrery::phase_active(s, w, orrery::Phase::" + phase_name(op.phase) +
+               ")) " + lane_call(op, "w", "lane", count) + " // " + (op.node ? op.node->system.name : "clear outputs") +
+               ", " + (n.empty() ? count + " lanes" : "lanes chosen at launch") + "\n";
     };
     if (form == KernelForm::kDirect) {
         std::string name = std::string("orrery_") + pass;
@@ -521,12 +521,8 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         // op's that no team runs and that keeps no scratch (a slot is a
         // team's), in a form whose teams are 2 to 32 lanes.
         LaunchLanes ll{name, !is_lane_op(op), lanes};
-        if (!ll.serial && op.kind == OpKind::kNode)
-            ll.most = op.node->system.kind == NodeKind::kPerWorldTeam
-                          ? lanes
-                          : op_lanes(spec, op, kMaxWorldLanes, kMaxWorldLanes);
-        else if (!ll.serial)
-            ll.most = kMaxWorldLanes; // an output clear
+        const bool team = op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam;
+        if (!ll.serial && !team) ll.most = op_lanes(spec, op, kMaxWorldLanes, kMaxWorldLanes);
         const bool scratch = op.kind == OpKind::kNode && !op.node->scratch.empty();
         const bool at_launch = lanes > 1 && lanes <= 32 && !scratch && (ll.serial || ll.most > lanes);
         if (at_launch) launch_lanes.push_back(ll);
@@ -542,10 +538,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                 << " // " << op.node->system.name << ", 32 lanes, aligned in the block"
                 << (shared_bytes ? ", scratch kept on chip" : "") << "\n";
         else if (at_launch && !ll.serial)
-            out << "    const unsigned n = min(" << ll.most << "u, lanes_now);\n"
-                << "    if (lane < n && orrery::phase_active(s, w, orrery::Phase::" << phase_name(op.phase) << ")) "
-                << lane_call(op, "w", "lane", "n") << " // " << (op.node ? op.node->system.name : "clear outputs")
-                << ", lanes chosen at launch\n";
+            out << "    const unsigned n = min(" << ll.most << "u, lanes_now);\n" << lane_line(op, "n");
         else if (lanes == 1 || is_lane_op(ops[i]))
             out << lane_line(ops[i]);
         else

@@ -59,6 +59,21 @@ CompileRequest with_settings(CompileRequest req, const GpuOptions& gpu) {
     return req;
 }
 
+/// Threads a block of a direct or per-node launch of `threads` threads: at
+/// most `most`, small enough that a small batch still spreads over every SM.
+unsigned spread_block(unsigned long long threads, unsigned sms, unsigned most) {
+    const unsigned long long per_sm = (threads + sms - 1) / sms;
+    return unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, most));
+}
+
+/// Blocks of `block` threads for `threads` threads of `worlds` worlds;
+/// throws where a launch cannot have that many.
+unsigned grid_of(unsigned long long threads, unsigned block, unsigned long long worlds) {
+    if ((threads + block - 1) / block > 0x7fffffffull)
+        throw Error("num_worlds " + std::to_string(worlds) + " needs more GPU blocks than a launch allows");
+    return unsigned((threads + block - 1) / block);
+}
+
 } // namespace
 
 bool runs_per_node(const EnvSpec& spec, const SimOptions& opts) {
@@ -135,15 +150,9 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         // Direct and per-node kernels: source_.lanes threads per world; blocks
         // small enough that small batches still spread over every SM.
         const unsigned long long threads = (unsigned long long)opts.num_worlds * source_.lanes;
-        const unsigned long long per_sm =
-            (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
-        const unsigned most = source_.lanes == 1 ? 128u : team_block;
-        block_ = unsigned(std::clamp<unsigned long long>((per_sm + 31) / 32 * 32, 32, most));
+        block_ = spread_block(threads, unsigned(info_.multiprocessors), source_.lanes == 1 ? 128u : team_block);
         if (source_.lanes > 32) block_ = source_.lanes; // a block per world
-        if ((threads + block_ - 1) / block_ > 0x7fffffffull)
-            throw Error("num_worlds " + std::to_string(opts.num_worlds) +
-                        " needs more GPU blocks than a launch allows");
-        grid_ = unsigned((threads + block_ - 1) / block_);
+        grid_ = grid_of(threads, block_, opts.num_worlds);
         threads_ = threads;
         fit_team_shared(spec);
         load_module(spec);
@@ -799,14 +808,8 @@ void CudaBackend::note_launch_lanes(CUfunction f, const std::string& kernel) {
     }
     LaunchShape sh;
     while ((1u << sh.shift) < lanes) ++sh.shift;
-    // A block no larger than f's own, small enough that a small batch
-    // spreads over every SM.
-    const unsigned long long threads = worlds * lanes;
-    const unsigned long long per = (threads + unsigned(info_.multiprocessors) - 1) / unsigned(info_.multiprocessors);
-    sh.block = unsigned(std::clamp<unsigned long long>((per + 31) / 32 * 32, 32, base));
-    if ((threads + sh.block - 1) / sh.block > 0x7fffffffull)
-        throw Error("num_worlds " + std::to_string(worlds) + " needs more GPU blocks than a launch allows");
-    sh.grid = unsigned((threads + sh.block - 1) / sh.block);
+    sh.block = spread_block(worlds * lanes, unsigned(info_.multiprocessors), base); // no larger than f's own
+    sh.grid = grid_of(worlds * lanes, sh.block, worlds);
     launch_shapes_[f] = sh;
 }
 
