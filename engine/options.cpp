@@ -67,6 +67,7 @@ SimOptions options_from_environment(SimOptions base) {
     if (env_on("ORRERY_CUDA_TEAM_SHARED")) g.team_shared = true;
     g.order_teams = env_unsigned("ORRERY_CUDA_ORDER_TEAMS", g.order_teams);
     g.pack_serial = env_unsigned("ORRERY_CUDA_PACK_SERIAL", g.pack_serial);
+    g.pack_teams = env_unsigned("ORRERY_CUDA_PACK_TEAMS", g.pack_teams);
     g.wide_lanes = env_unsigned("ORRERY_CUDA_WIDE_LANES", g.wide_lanes);
     return base;
 }

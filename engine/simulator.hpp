@@ -141,6 +141,16 @@ struct GpuOptions {
     /// 2: always packed; 0: never. Results do not depend on it.
     /// ORRERY_CUDA_PACK_SERIAL=N.
     uint32_t pack_serial = 1;
+    /// Per-node kernels of team nodes that keep no step scratch
+    /// (ORRERY_PER_WORLD_TEAM) in a form whose teams are 2 to 32 lanes: 1
+    /// (the default) runs them as teams of one lane, 32 worlds a warp, by
+    /// pack_serial's rule (where the env asks and the form's teams would take
+    /// more than one wave), else in teams of the form's lanes; 2: always one
+    /// lane; 0: never. Such a kernel's teams never align in the block
+    /// (Lanes::align does nothing there). Results do not depend on it: a
+    /// team node's result does not depend on its team's size.
+    /// ORRERY_CUDA_PACK_TEAMS=N.
+    uint32_t pack_teams = 1;
     /// Per-node kernels of lane nodes that no team runs (ORRERY_PER_WORLD_LANES,
     /// per-entity lanes, the output clears) in a form whose teams are 2 to
     /// 32 lanes: the threads a world such a kernel gets, a power of two up

@@ -93,12 +93,13 @@ int kernels(const BenchArgs& a) {
         const auto sections = code_sections(m.cubin);
         for (const auto& [name, n] : sections) bytes += n;
         total += bytes;
-        // Kernels whose threads a world are chosen at launch (GpuOptions::pack_serial, wide_lanes).
+        // Kernels whose threads a world are chosen at launch (GpuOptions::pack_serial, pack_teams, wide_lanes).
         std::string at_launch;
         for (const orrery::cuda::LaunchLanes& l : k.launch_lanes)
             if (l.kernel == p.kernel)
-                at_launch = l.serial
-                                ? ", serial: 1 or " + std::to_string(k.lanes) + " lanes at launch"
+                at_launch = l.serial ? ", serial: 1 or " + std::to_string(k.lanes) + " lanes at launch"
+                            : l.team
+                                ? ", team: 1 or " + std::to_string(k.lanes) + " lanes at launch"
                                 : ", " + std::to_string(k.lanes) + " to " + std::to_string(l.most) + " lanes at launch";
         std::printf("  %-28s %9llu bytes %7llu instructions  (%s, %zu code sections, %.1f s%s)\n", p.node.c_str(),
                     (unsigned long long)bytes, (unsigned long long)(bytes / 16), p.kernel.c_str(), sections.size(),

@@ -160,9 +160,12 @@ void check_team_order(uint32_t order_teams) {
                     "; expected 0 (never), 1 (past one wave of blocks) or 2 (always)");
 }
 
-void check_launch_lanes(uint32_t pack_serial, uint32_t wide_lanes) {
+void check_launch_lanes(uint32_t pack_serial, uint32_t wide_lanes, uint32_t pack_teams) {
     if (pack_serial > 2)
         throw Error("GpuOptions::pack_serial (ORRERY_CUDA_PACK_SERIAL) is " + std::to_string(pack_serial) +
+                    "; expected 0 (never), 1 (past one wave) or 2 (always)");
+    if (pack_teams > 2)
+        throw Error("GpuOptions::pack_teams (ORRERY_CUDA_PACK_TEAMS) is " + std::to_string(pack_teams) +
                     "; expected 0 (never), 1 (past one wave) or 2 (always)");
     if (wide_lanes > kMaxWorldLanes || (wide_lanes & (wide_lanes - 1)) != 0)
         throw Error("GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is " + std::to_string(wide_lanes) +
@@ -512,20 +515,21 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         names.push_back(name);
         const std::streamoff at = out.tellp();
         const Op& op = ops[i];
-        const bool aligned = lanes == 32 && op.kind == OpKind::kNode &&
-                             op.node->system.kind == NodeKind::kPerWorldTeam &&
-                             op_lanes(spec, op, lanes, world_lanes) == 32;
-        const bool ordered = aligned && op.node->order_teams;
-        if (aligned) aligned_kernels.push_back(name);
-        // Threads a world chosen at launch: a serial op's kernel, and a lane
-        // op's that no team runs and that keeps no scratch (a slot is a
-        // team's), in a form whose teams are 2 to 32 lanes.
-        LaunchLanes ll{name, !is_lane_op(op), lanes};
+        // Threads a world chosen at launch: a serial op's kernel, a team
+        // op's, and a lane op's that no team runs, each where it keeps no
+        // scratch (a slot is a team's), in a form whose teams are 2 to 32
+        // lanes; not a team node that orders its teams (they align).
         const bool team = op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam;
+        LaunchLanes ll{name, !is_lane_op(op), lanes, team};
         if (!ll.serial && !team) ll.most = op_lanes(spec, op, kMaxWorldLanes, kMaxWorldLanes);
         const bool scratch = op.kind == OpKind::kNode && !op.node->scratch.empty();
-        const bool at_launch = lanes > 1 && lanes <= 32 && !scratch && (ll.serial || ll.most > lanes);
+        const bool at_launch = lanes > 1 && lanes <= 32 && !scratch && !(team && op.node->order_teams) &&
+                               (ll.serial || team || ll.most > lanes);
         if (at_launch) launch_lanes.push_back(ll);
+        // A team node of a whole warp whose lanes are the form's: its teams align in the block.
+        const bool aligned = lanes == 32 && team && !at_launch && op_lanes(spec, op, lanes, world_lanes) == 32;
+        const bool ordered = aligned && op.node->order_teams;
+        if (aligned) aligned_kernels.push_back(name);
         head(name, aligned ? &op : nullptr, ordered, at_launch);
         // A team a warp: each may keep scratch in its block's shared memory,
         // where the launch gives the block a region per team (the backend
@@ -537,6 +541,10 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                 << lane_call(op, "w", "lane", "32u", "block_threads", shared_bytes ? "orrery_team_shared_region()" : "")
                 << " // " << op.node->system.name << ", 32 lanes, aligned in the block"
                 << (shared_bytes ? ", scratch kept on chip" : "") << "\n";
+        else if (at_launch && team) // every lane of its team calls it; a team of one lane runs it alone
+            out << "    if (orrery::phase_active(s, w, orrery::Phase::" << phase_name(op.phase) << ")) "
+                << lane_call(op, "w", "lane", "lanes_now") << " // " << op.node->system.name
+                << ", a team of lanes chosen at launch\n";
         else if (at_launch && !ll.serial)
             out << "    const unsigned n = min(" << ll.most << "u, lanes_now);\n" << lane_line(op, "n");
         else if (lanes == 1 || is_lane_op(ops[i]))

@@ -23,15 +23,19 @@ struct NodeProgram {
 
 /// A per-node kernel whose threads a world the backend picks at launch (a
 /// power of two, passed as its shift): a serial node's kernel (1, 32 worlds
-/// a warp, or the form's `lanes`, a world a warp with lane 0 at work) or a
-/// lane node's or output clear's that no team runs (from the form's `lanes`
-/// up to `most`: past 32 a world's lanes span warps, which such a node never
+/// a warp, or the form's `lanes`, a world a warp with lane 0 at work); a
+/// team node's that keeps no scratch (1, a team of one lane and 32 worlds a
+/// warp, or the form's `lanes`: its lanes meet at __syncwarp within their
+/// warp either way, and Lanes::align does nothing); or a lane node's or
+/// output clear's that no team runs (from the form's `lanes` up to `most`:
+/// past 32 a world's lanes span warps, which such a node never
 /// synchronises). Results do not depend on the choice: a lane node's result
-/// does not depend on its lane count.
+/// does not depend on its lane count, nor a team node's on its team's size.
 struct LaunchLanes {
     std::string kernel;
     bool serial = false; ///< a serial op (lane 0 runs it), else a lane op
     unsigned most = 1;   ///< the most threads a world that still do work (a power of two)
+    bool team = false;   ///< a team node's (ORRERY_PER_WORLD_TEAM): the form's lanes or one
 };
 
 /// Generated CUDA source and the kernels it defines, in launch order.
@@ -67,7 +71,7 @@ struct KernelSource {
     /// kernel may run in any block of whole teams (GpuOptions::fit_free_blocks).
     std::vector<std::string> aligned_kernels;
     /// Per-node form with teams of 2 to 32 lanes: the kernels whose threads a
-    /// world are chosen at launch (GpuOptions::pack_serial, wide_lanes) and
+    /// world are chosen at launch (GpuOptions::pack_serial, pack_teams, wide_lanes) and
     /// passed as the kernel's one argument, the shift of that count (see
     /// LaunchLanes). Every other kernel takes `lanes` threads a world and no
     /// argument.
@@ -105,10 +109,10 @@ unsigned world_lanes_for(const EnvSpec& spec, unsigned gpu_world_lanes);
 unsigned team_block_for(const EnvSpec& spec, unsigned gpu_team_block_threads);
 /// Throws orrery::Error naming GpuOptions::order_teams unless it is 0, 1 or 2.
 void check_team_order(uint32_t order_teams);
-/// Throws orrery::Error naming GpuOptions::pack_serial unless it is 0, 1 or
-/// 2, or GpuOptions::wide_lanes unless it is 0 or a power of two up to
-/// kMaxWorldLanes.
-void check_launch_lanes(uint32_t pack_serial, uint32_t wide_lanes);
+/// Throws orrery::Error naming GpuOptions::pack_serial or pack_teams unless
+/// it is 0, 1 or 2, or GpuOptions::wide_lanes unless it is 0 or a power of
+/// two up to kMaxWorldLanes.
+void check_launch_lanes(uint32_t pack_serial, uint32_t wide_lanes, uint32_t pack_teams);
 
 /// Which kernels a module holds: only the form that will run is compiled, so
 /// a cold start pays NVRTC for one form.

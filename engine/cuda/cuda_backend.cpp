@@ -120,7 +120,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     // caller's options name one; the kernels are compiled to fit it.
     const unsigned team_block = team_block_for(spec, gpu_.team_block_threads);
     check_team_order(gpu_.order_teams);
-    check_launch_lanes(gpu_.pack_serial, gpu_.wide_lanes);
+    check_launch_lanes(gpu_.pack_serial, gpu_.wide_lanes, gpu_.pack_teams);
     if (per_node) { // its kernels need nothing of the device: NVRTC starts while the context is made
         source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes, team_block);
         start_compiles(spec);
@@ -797,9 +797,9 @@ void CudaBackend::note_launch_lanes(CUfunction f, const std::string& kernel) {
     const unsigned long long wave = (unsigned long long)std::max(per_sm, 1) * base * unsigned(info_.multiprocessors);
     const unsigned long long worlds = storage_.num_worlds;
     unsigned lanes = source_.lanes;
-    if (it->serial) {
-        const bool pack =
-            gpu_.pack_serial == 2 || (gpu_.pack_serial == 1 && pack_serial_ && worlds * source_.lanes > wave);
+    if (it->serial || it->team) { // one lane a world (32 worlds a warp), or the form's lanes
+        const uint32_t rule = it->team ? gpu_.pack_teams : gpu_.pack_serial;
+        const bool pack = rule == 2 || (rule == 1 && pack_serial_ && worlds * source_.lanes > wave);
         if (pack) lanes = 1;
     } else if (gpu_.wide_lanes) { // as asked, within what the node can use
         lanes = std::max(source_.lanes, std::min(gpu_.wide_lanes, it->most));

@@ -222,8 +222,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     } else {
         spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
         spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_agents));
-        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_LANES(lock_objects)); // an object per lane
-        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(grab_objects));
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_TEAM(lock_and_grab)); // lock an object a lane, then grab
     }
     phys::PhysicsNodes nodes = phys::add_to(spec, po);
     orrery::NodeId after = nodes.simulate;

@@ -31,6 +31,7 @@ inline constexpr float kCosHalfCone = 0.382683432f; ///< cos(3 pi / 8): the 135 
 inline constexpr float kForcePerBin = 18.0f;        ///< linspace(-0.9, 0.9, 11) step times gear 100 (N, N m)
 inline constexpr float kAgentRadius = 0.15f;
 inline constexpr uint32_t kSelf = 10, kPerAgent = 10, kPerObject = 15;
+inline constexpr uint32_t kMaxAgents = 6; ///< 3 hiders and 3 seekers at most (the options' bounds)
 enum : int32_t { kHider = 0, kSeeker = 1, kAbsent = -1 };
 enum : int32_t { kNoPiece = 0, kCube = 1, kElongated = 2, kRamp = 3 };
 enum : uint32_t { kSpawnFailed = uint32_t(ErrorCode::kEnvBase) + 1 };
@@ -672,7 +673,7 @@ ORRERY_SYSTEM void move_agents(Ctx& ctx) {
 /// way. Locked objects are static bodies, unlocked ones dynamic. Objects are
 /// independent (object k's call reads and writes only k's rows besides the
 /// agents' actions, poses and masks), so they are spread over the lanes.
-ORRERY_SYSTEM void lock_objects(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+ORRERY_HD inline void lock_objects(Ctx& ctx, uint32_t lane, uint32_t lanes) {
     const Config& cfg = ctx.config<Config>();
     for (uint32_t k = lane; k < cfg.max_boxes + cfg.ramps; k += lanes) {
         Piece& piece = ctx.at<Object, Piece>(k);
@@ -698,27 +699,68 @@ ORRERY_SYSTEM void lock_objects(Ctx& ctx, uint32_t lane, uint32_t lanes) {
     }
 }
 
+/// The object agent `row` grabs this step: the closest one in reach that it
+/// saw (reach_of; the first of equals), or ~0u (not pressing grab, or
+/// nothing in reach). Where a world's lanes are a GPU warp, object k is lane
+/// k's and the warp takes the minimum of (distance, k); elsewhere each lane
+/// walks the objects in order. The same object either way.
+ORRERY_HD inline uint32_t grab_target(const Ctx& ctx, uint32_t row, const Lanes& l) {
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t objects = cfg.max_boxes + cfg.ramps;
+    const bool wants = ctx.at<Agent, Team>(row).value != kAbsent && action_of(ctx, row).grab != 0;
+#if defined(__CUDA_ARCH__)
+    if (l.count == 32 && objects <= 32) {
+        float d = wants && l.lane < objects ? reach_of(ctx, row, l.lane) : kNoHit;
+        uint32_t k = l.lane;
+        for (uint32_t off = 16; off > 0; off >>= 1) {
+            const float od = __shfl_xor_sync(l.mask, d, off);
+            const uint32_t ok = __shfl_xor_sync(l.mask, k, off);
+            if (od < d || (od == d && ok < k)) d = od, k = ok;
+        }
+        return d < kNoHit ? k : ~0u;
+    }
+#else
+    (void)l;
+#endif
+    float best = kNoHit;
+    uint32_t pick = ~0u;
+    for (uint32_t k = 0; k < objects && wants; ++k) {
+        const float d = reach_of(ctx, row, k);
+        if (d < best) best = d, pick = k;
+    }
+    return pick;
+}
+
 /// Grab, held while wanted: each step an agent pressing grab holds the closest
 /// object in reach that it saw, welded to it in their relative pose of the
 /// moment it took hold (physics' weld joint, made and broken inside the step).
-/// Releasing, or nothing in reach, lets go.
-ORRERY_SYSTEM void grab_objects(Ctx& ctx) {
+/// Releasing, or nothing in reach, lets go. The targets are found on the
+/// lanes (grab_target); lane 0 makes and breaks the welds, in row order.
+ORRERY_HD inline void grab_objects(Ctx& ctx, const Lanes& l) {
     const Config& cfg = ctx.config<Config>();
-    for (uint32_t row = 0; row < cfg.agents; ++row) {
+    const uint32_t agents = cfg.agents < kMaxAgents ? cfg.agents : kMaxAgents; // the options allow no more
+    uint32_t target[kMaxAgents];
+    for (uint32_t row = 0; row < agents; ++row) target[row] = grab_target(ctx, row, l);
+    if (l.lane != 0) return;
+    for (uint32_t row = 0; row < agents; ++row) {
         Grip& g = ctx.at<Agent, Grip>(row);
-        float best = kNoHit;
-        Entity target{};
-        if (ctx.at<Agent, Team>(row).value != kAbsent && action_of(ctx, row).grab != 0)
-            for (uint32_t k = 0; k < cfg.max_boxes + cfg.ramps; ++k) {
-                float d = reach_of(ctx, row, k);
-                if (d < best) best = d, target = row_entity<Object>(ctx, k);
-            }
-        if (g.held.index == target.index && g.held.gen == target.gen) continue;
+        const Entity t = target[row] == ~0u ? Entity{} : row_entity<Object>(ctx, target[row]);
+        if (g.held.index == t.index && g.held.gen == t.gen) continue;
         Entity me = row_entity<Agent>(ctx, row);
         if (!g.held.is_null()) phys::remove_joints(ctx, me, g.held);
-        g.held = target;
-        if (!target.is_null() && !phys::weld(ctx, me, target)) g.held = Entity{};
+        g.held = t;
+        if (!t.is_null() && !phys::weld(ctx, me, t)) g.held = Entity{};
     }
+}
+
+/// Before the physics, one node on the world's team: lock (an object a
+/// lane), then grab (docs/perf-notes.md row 120). One kernel where there
+/// were two, and grab's reach queries on the lanes where one thread made
+/// them all in turn.
+ORRERY_SYSTEM void lock_and_grab(Ctx& ctx, const Lanes& l) {
+    lock_objects(ctx, l.lane, l.count);
+    l.sync();
+    grab_objects(ctx, l);
 }
 
 /// Whether any seeker sees any hider (sees, as of the last gather_scene).

@@ -1125,11 +1125,13 @@ TEST(HideAndSeekGpu, FittedBlocksGiveTheCpuBytes) {
                 gpus[2]->backend().describe().c_str());
 }
 
-// Lanes chosen at launch (GpuOptions::pack_serial, wide_lanes) give the
-// CPU's bytes in both variants: the serial nodes (move, grab, the engine's
-// begin and end) 32 worlds a warp, the lane nodes (lock, the scene's
-// regather, the observation) on 256 lanes a world over several warps; the
-// opposite choices; and the default's own at 1,000 worlds.
+// Lanes chosen at launch (GpuOptions::pack_serial, pack_teams, wide_lanes)
+// give the CPU's bytes in both variants: the serial nodes (move, the
+// engine's begin and end) 32 worlds a warp, the team nodes without scratch
+// (lock and grab, gather and reward) in teams of one lane, 32 worlds a
+// warp, the lane nodes (the scene's regather, the observation) on 256 lanes
+// a world over several warps; the opposite choices; and the default's own
+// at 1,000 worlds.
 TEST(HideAndSeekGpu, LanesChosenAtLaunchGiveTheCpuBytes) {
     REQUIRE_GPU();
     for (const char* variant : {"openai", "gpu_hideseek"}) {
@@ -1139,6 +1141,7 @@ TEST(HideAndSeekGpu, LanesChosenAtLaunchGiveTheCpuBytes) {
         for (auto [pack, wide] : {std::pair{2u, 256u}, {0u, 32u}, {1u, 0u}}) {
             SimOptions g = random_actions(1000, "cuda", 0, 1);
             g.gpu.pack_serial = pack;
+            g.gpu.pack_teams = pack;
             g.gpu.wide_lanes = wide;
             gpus.push_back(std::make_unique<Simulator>(spec(o), g));
         }
@@ -1146,7 +1149,13 @@ TEST(HideAndSeekGpu, LanesChosenAtLaunchGiveTheCpuBytes) {
         EXPECT_NE(wide.find(std::string(variant) == "openai" ? "observe 256" : "observe_gpu 256"), std::string::npos)
             << wide;
         EXPECT_NE(wide.find("serial nodes 32 worlds a warp"), std::string::npos) << wide;
+        EXPECT_NE(wide.find("gather_and_reward 1,"), std::string::npos) << wide;
         EXPECT_NE(narrow.find("serial nodes a world a warp"), std::string::npos) << narrow;
+        EXPECT_NE(narrow.find("gather_and_reward 32,"), std::string::npos) << narrow;
+        if (std::string(variant) == "openai") {
+            EXPECT_NE(wide.find("lock_and_grab 1,"), std::string::npos) << wide;
+            EXPECT_NE(narrow.find("lock_and_grab 32,"), std::string::npos) << narrow;
+        }
         cpu.reset(5);
         for (auto& g : gpus) g->reset(5);
         ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 36, 6)) << variant; // past the first auto-reset
@@ -1287,7 +1296,7 @@ TEST(HideAndSeekGpu, ColdStartSwapGivesTheCpuBytes) {
     Simulator gpu(spec(o), g);
     auto& b = dynamic_cast<cuda::CudaBackend&>(gpu.backend());
     ASSERT_EQ(b.module_stats().first_level, "max") << b.describe();
-    ASSERT_EQ(b.module_stats().programs, 14u) << "20 kernels, one program per node (regather_scene in both phases)";
+    ASSERT_EQ(b.module_stats().programs, 13u) << "19 kernels, one program per node (regather_scene in both phases)";
     ASSERT_EQ(b.module_stats().background_programs, b.module_stats().programs);
     cpu.reset(20);
     gpu.reset(20);

@@ -816,15 +816,19 @@ TEST(Module, GpuTeamsOrderedByCostMatchTheCpu) {
 // or a node that keeps scratch keeps the form's lanes and takes no argument.
 TEST(Module, LanesChosenAtLaunchNameTheirKernels) {
     // Needs NVRTC only.
-    for (uint32_t pack : {0u, 1u, 2u}) EXPECT_NO_THROW(cuda::check_launch_lanes(pack, 0));
-    for (uint32_t wide : {1u, 32u, 64u, 256u}) EXPECT_NO_THROW(cuda::check_launch_lanes(1, wide));
-    expect_refused([] { cuda::check_launch_lanes(3, 0); },
+    for (uint32_t pack : {0u, 1u, 2u}) EXPECT_NO_THROW(cuda::check_launch_lanes(pack, 0, pack));
+    for (uint32_t wide : {1u, 32u, 64u, 256u}) EXPECT_NO_THROW(cuda::check_launch_lanes(1, wide, 1));
+    expect_refused([] { cuda::check_launch_lanes(3, 0, 1); },
                    "GpuOptions::pack_serial (ORRERY_CUDA_PACK_SERIAL) is 3; expected 0 (never), 1 (past one wave) or "
                    "2 (always)");
-    expect_refused([] { cuda::check_launch_lanes(1, 48); },
+    expect_refused([] { cuda::check_launch_lanes(1, 0, 3); },
+                   "GpuOptions::pack_teams (ORRERY_CUDA_PACK_TEAMS) is 3; expected 0 (never), 1 (past one wave) or "
+                   "2 (always)");
+    expect_refused([] { cuda::check_launch_lanes(1, 48, 1); },
                    "GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is 48; expected 0 (chosen at launch) or a power "
                    "of two from 1 to 256");
-    expect_refused([] { cuda::check_launch_lanes(1, 512); }, "GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is 512");
+    expect_refused([] { cuda::check_launch_lanes(1, 512, 1); },
+                   "GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is 512");
 
     EnvSpec s = spec();
     Plan plan = make_plan(s, AutoReset::kSameStep);
