@@ -8,7 +8,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -254,6 +256,46 @@ TEST(NvrtcKernels, PerNodeProgramsAreCachedOneEntryEach) {
     for (orrery::cuda::CompileRequest& r : reqs) r.use_cache = false;
     std::vector<orrery::cuda::CompiledModule> parallel = orrery::cuda::compile_modules(reqs, 4);
     for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(parallel[i].cubin, one[i].cubin) << reqs[i].label;
+}
+
+// Hide-and-seek's per-node kernels that take their lanes at launch: its two
+// team nodes without scratch (lock_and_grab, gather_and_reward) as teams
+// (GpuOptions::pack_teams), each call guarded by its phase and given a team
+// of the launch's lanes; phys::simulate keeps scratch, so its teams keep the
+// form's 32 lanes and align in the block. Needs no compile.
+TEST(NvrtcKernels, TeamNodesWithoutScratchTakeTheirLanesAtLaunch) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("hide_and_seek", {});
+    orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep, true);
+    orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode,
+                                                                  orrery::cuda::world_lanes_for(spec, 0));
+    ASSERT_EQ(k.lanes, 32u);
+    std::map<std::string, const orrery::cuda::NodeProgram*> by_node;
+    for (const orrery::cuda::NodeProgram& p : k.programs) by_node.emplace(p.node, &p);
+    auto launch_of = [&](const std::string& node) -> const orrery::cuda::LaunchLanes* {
+        for (const orrery::cuda::LaunchLanes& l : k.launch_lanes)
+            if (by_node.count(node) && l.kernel == by_node[node]->kernel) return &l;
+        return nullptr;
+    };
+    for (const char* node : {"lock_and_grab", "gather_and_reward"}) {
+        SCOPED_TRACE(node);
+        ASSERT_TRUE(by_node.count(node));
+        const orrery::cuda::LaunchLanes* l = launch_of(node);
+        ASSERT_NE(l, nullptr);
+        EXPECT_TRUE(l->team);
+        EXPECT_FALSE(l->serial);
+        const std::string& text = by_node[node]->text;
+        EXPECT_NE(text.find(by_node[node]->kernel + "(const unsigned orrery_lane_shift)"), std::string::npos) << text;
+        EXPECT_NE(
+            text.find("if (orrery::phase_active(s, w, orrery::Phase::kStep)) orrery::run_world_team<&hide_and_seek::" +
+                      std::string(node) + ">(s, w, orrery_lanes(lane, lanes_now));"),
+            std::string::npos)
+            << text;
+        EXPECT_EQ(std::count(k.aligned_kernels.begin(), k.aligned_kernels.end(), by_node[node]->kernel), 0);
+    }
+    ASSERT_TRUE(by_node.count("phys::simulate"));
+    EXPECT_EQ(launch_of("phys::simulate"), nullptr) << "its scratch is a team's slot";
+    EXPECT_EQ(std::count(k.aligned_kernels.begin(), k.aligned_kernels.end(), by_node["phys::simulate"]->kernel), 1);
 }
 
 // What the CUDA backend compiles in the per-node form: the kernels that run
