@@ -52,6 +52,16 @@ struct PhysicsOptions {
     /// in that order, as fit a block (the rest stay in the slot). The same
     /// results at every level (docs/benchmarks.md, "Physics scratch on chip").
     uint32_t on_chip = 3;
+    /// GPU, per-node form: whether simulate's teams meet the other teams of
+    /// their block (Lanes::align) after the contact build and before each
+    /// substep and pass, so that they run the same code at once and share
+    /// its instruction fetches. On by default: OpenAI's game ran 19 % slower
+    /// at 1,024 worlds and 38 % at 65,536 without it, gpu_hideseek 6 and 16 %.
+    /// The physics crowd, whose every world runs the same short passes,
+    /// ran 2.0 % faster at 65,536 worlds without (an H100; docs/benchmarks.md,
+    /// "Team nodes at launch ..."). A device define (ORRERY_PHYS_ALIGN); the
+    /// same results either way.
+    bool align = true;
     /// Convex hulls by number (a body's shape: hull_shape(i)), each a list of
     /// 4..32 corner vertices; wedge_vertices() makes hide-and-seek's ramp.
     std::vector<std::vector<Vec3>> hulls;

@@ -76,6 +76,8 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     spec.device_define("ORRERY_PHYS_FRICTION_CONE", std::to_string(uint32_t(o.friction_cone)) + "u");
     // And Contacts' capacity, the distance between a field's columns (solver.hpp, PointRun).
     spec.device_define("ORRERY_PHYS_CONTACT_CAPACITY", std::to_string(o.max_contacts) + "u");
+    // And whether simulate's teams align in their block (solver.hpp, align_teams).
+    spec.device_define("ORRERY_PHYS_ALIGN", o.align ? "1" : "0");
     HullTable hulls = build_hulls(o.hulls, "env '" + spec.name() + "': physics option hulls");
     spec.asset<Hulls>(hulls.info);
     spec.asset<HullPoints>(hulls.points);

@@ -763,6 +763,16 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
 #ifndef ORRERY_PHYS_ALIGN_PASSES
 #define ORRERY_PHYS_ALIGN_PASSES 1
 #endif
+// ORRERY_PHYS_ALIGN=0 (PhysicsOptions::align = false, a device define from
+// add_to) leaves every one of those aligns out: an env whose worlds run the
+// same short passes may step faster unaligned (the physics crowd).
+#ifndef ORRERY_PHYS_ALIGN
+#define ORRERY_PHYS_ALIGN 1
+#endif
+/// Lanes::align, where the env aligns simulate's teams (ORRERY_PHYS_ALIGN).
+ORRERY_HD inline void align_teams(const Lanes& l) {
+    if (ORRERY_PHYS_ALIGN) l.align();
+}
 #if defined(__CUDA_ARCH__)
 /// The sum of v over lanes 0..lane of a whole-warp team (an inclusive scan).
 ORRERY_HD inline uint32_t warp_inclusive_sum(uint32_t v, const Lanes& l) {
@@ -1605,7 +1615,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     }
     mark(clock, kPhaseBegin);
     find_contacts(s, prm, hulls, l, clock);
-    l.align(); // the block's teams leave the contact build together (Lanes::align)
+    align_teams(l); // the block's teams leave the contact build together (Lanes::align)
     float h = prm.dt / float(prm.substeps);
     // Box2D's rule: the contact spring at most a quarter of the substep rate.
     float hertz = min_f(prm.contact_hertz, 0.25f * float(prm.substeps) / prm.dt);
@@ -1623,7 +1633,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
 #endif
     pp.welds_moved = true; // the first pass makes the welds' geometry, then each after integrate_positions
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
-        l.align(); // and start each substep together: one instruction fetch serves them all
+        align_teams(l); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
@@ -1632,7 +1642,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         pp.welds_moved = false;
         mark(clock, kPhaseWarm);
         if (ORRERY_PHYS_ALIGN_PASSES) { // and each pass after the first
-            l.align();
+            align_teams(l);
             mark(clock, kPhaseAlign);
         }
         pass_constraints(s, Pass::kSolve, pp, l);
@@ -1642,7 +1652,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         l.sync();
         mark(clock, kPhaseIntegrate);
         if (ORRERY_PHYS_ALIGN_PASSES) {
-            l.align();
+            align_teams(l);
             mark(clock, kPhaseAlign);
         }
         for (uint32_t r = 0; r < prm.relax_iterations; ++r) {

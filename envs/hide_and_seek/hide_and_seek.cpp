@@ -164,6 +164,12 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     // slower ("More aligned teams a block").
     po.on_chip = opt.u32("on_chip", po.on_chip, 0, 3);
     opt.unrecorded("on_chip"); // the same results at every level
+    // GPU: simulate's teams align in their block (PhysicsOptions::align):
+    // without, OpenAI's game stepped 19 % slower at 1,024 worlds and 38 % at
+    // 65,536, gpu_hideseek 6 and 16 % (an H100; docs/benchmarks.md, "Team
+    // nodes at launch ...").
+    po.align = opt.flag("align", true);
+    opt.unrecorded("align"); // the same results either way
     // kRampHull: OpenAI's 45 degree ramp, or gpu_hideseek's 2 wide, 3 long, 2 high (33.7 degrees)
     po.hulls = {gpu ? phys::wedge_vertices(2.0f, 3.0f, 2.0f) : phys::wedge_vertices(0.5f, 0.5f, 0.5f)};
     opt.finish();

@@ -755,6 +755,27 @@ TEST(PhysicsRules, TheEnvsCombineRulesAndConeReachItsGpuKernelsAsConstants) {
     EXPECT_EQ(value("ORRERY_PHYS_FRICTION_CONE"), "0u");
 }
 
+// Whether simulate's teams align in their GPU block reaches its kernels as a
+// device define (PhysicsOptions::align): on for both hide-and-seek variants
+// and the module's default, off for the physics crowd, and each env's option
+// turns it either way.
+TEST(PhysicsRules, TheEnvsAlignChoiceReachesItsGpuKernels) {
+    register_builtin_envs();
+    EXPECT_EQ(device_define_of(make_env_spec("hide_and_seek", {}), "ORRERY_PHYS_ALIGN"), "1");
+    EXPECT_EQ(device_define_of(make_env_spec("hide_and_seek", {{"variant", "gpu_hideseek"}}), "ORRERY_PHYS_ALIGN"),
+              "1");
+    EXPECT_EQ(device_define_of(make_env_spec("hide_and_seek", {{"align", "0"}}), "ORRERY_PHYS_ALIGN"), "0");
+    EXPECT_EQ(device_define_of(scene("crowd"), "ORRERY_PHYS_ALIGN"), "0");
+    EXPECT_EQ(
+        device_define_of(make_env_spec("physics_scenes", {{"scene", "crowd"}, {"align", "1"}}), "ORRERY_PHYS_ALIGN"),
+        "1");
+    EXPECT_EQ(device_define_of(scene("stack"), "ORRERY_PHYS_ALIGN"), "1");
+    EnvSpec spec("align_probe", "");
+    spec.components(phys::OrreryComponents{});
+    phys::add_to(spec, phys::PhysicsOptions{});
+    EXPECT_EQ(device_define_of(spec, "ORRERY_PHYS_ALIGN"), "1");
+}
+
 /// A world for the solver's lane tests: a chain of touching balls on a
 /// plane, a kinematic box pushing the chain, and a box hung from the world by
 /// 30 welds (more constraints on one body than there are colours).
