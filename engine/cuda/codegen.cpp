@@ -161,12 +161,13 @@ void check_team_order(uint32_t order_teams) {
 }
 
 void check_launch_lanes(uint32_t pack_serial, uint32_t wide_lanes, uint32_t pack_teams) {
-    if (pack_serial > 2)
-        throw Error("GpuOptions::pack_serial (ORRERY_CUDA_PACK_SERIAL) is " + std::to_string(pack_serial) +
-                    "; expected 0 (never), 1 (past one wave) or 2 (always)");
-    if (pack_teams > 2)
-        throw Error("GpuOptions::pack_teams (ORRERY_CUDA_PACK_TEAMS) is " + std::to_string(pack_teams) +
-                    "; expected 0 (never), 1 (past one wave) or 2 (always)");
+    auto check_pack = [](uint32_t value, const char* field) {
+        if (value > 2)
+            throw Error(std::string(field) + " is " + std::to_string(value) +
+                        "; expected 0 (never), 1 (past one wave) or 2 (always)");
+    };
+    check_pack(pack_serial, "GpuOptions::pack_serial (ORRERY_CUDA_PACK_SERIAL)");
+    check_pack(pack_teams, "GpuOptions::pack_teams (ORRERY_CUDA_PACK_TEAMS)");
     if (wide_lanes > kMaxWorldLanes || (wide_lanes & (wide_lanes - 1)) != 0)
         throw Error("GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is " + std::to_string(wide_lanes) +
                     "; expected 0 (chosen at launch) or a power of two from 1 to " + std::to_string(kMaxWorldLanes));

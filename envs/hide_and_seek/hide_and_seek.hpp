@@ -702,8 +702,9 @@ ORRERY_HD inline void lock_objects(Ctx& ctx, uint32_t lane, uint32_t lanes) {
 /// The object agent `row` grabs this step: the closest one in reach that it
 /// saw (reach_of; the first of equals), or ~0u (not pressing grab, or
 /// nothing in reach). Where a world's lanes are a GPU warp, object k is lane
-/// k's and the warp takes the minimum of (distance, k); elsewhere each lane
-/// walks the objects in order. The same object either way.
+/// k's and the warp takes the minimum of (distance, k); elsewhere lane 0
+/// walks the objects in order (the other lanes get ~0u: only lane 0 reads
+/// it). The same object either way.
 ORRERY_HD inline uint32_t grab_target(const Ctx& ctx, uint32_t row, const Lanes& l) {
     const Config& cfg = ctx.config<Config>();
     const uint32_t objects = cfg.max_boxes + cfg.ramps;
@@ -719,12 +720,10 @@ ORRERY_HD inline uint32_t grab_target(const Ctx& ctx, uint32_t row, const Lanes&
         }
         return d < kNoHit ? k : ~0u;
     }
-#else
-    (void)l;
 #endif
     float best = kNoHit;
     uint32_t pick = ~0u;
-    for (uint32_t k = 0; k < objects && wants; ++k) {
+    for (uint32_t k = 0; k < objects && wants && l.lane == 0; ++k) {
         const float d = reach_of(ctx, row, k);
         if (d < best) best = d, pick = k;
     }
