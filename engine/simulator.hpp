@@ -37,8 +37,11 @@ struct GpuOptions {
     /// Staged blocks meant to be resident per SM: a block gets at most this
     /// share of the SM's shared memory (0 counts as 1). ORRERY_CUDA_STAGE_BLOCKS.
     uint32_t stage_blocks_per_sm = kDefaultStageBlocksPerSm;
-    /// Launch staged passes as programmatic dependent launches where the GPU
-    /// (sm_90+) and driver (CUDA 12.3+) allow. ORRERY_CUDA_PDL=0 turns it off.
+    /// Launch every kernel (the staged passes, the direct megakernel, the
+    /// per-node kernels) as a programmatic dependent launch where the GPU
+    /// (sm_90+) and driver (CUDA 12.3+) allow: it is dispatched while the one
+    /// ahead runs and waits for it before touching a world. Results do not
+    /// depend on it. ORRERY_CUDA_PDL=0 turns it off.
     bool programmatic_launch = true;
     /// Compile cache directory; "" is $XDG_CACHE_HOME/orrery, else ~/.cache/orrery. ORRERY_CACHE_DIR.
     std::string cache_dir;

@@ -227,6 +227,8 @@ const char* kStagedHead = R"((const __grid_constant__ OrreryStageArgs orrery_arg
 // came first: it decides which team runs a world, never a result.
 const char* kOrderKernel = R"(() {
     __shared__ unsigned at[orrery::kCostBuckets];
+    orrery_wait_for_previous_pass(); // launched programmatically (sm_90+): the kernel before has finished
+    orrery_let_next_pass_launch();
     const orrery::Storage& s = orrery_storage();
     const unsigned n = s.num_worlds, last = orrery::kCostBuckets - 1u;
     for (unsigned k = threadIdx.x; k < orrery::kCostBuckets; k += blockDim.x) at[k] = 0;
@@ -404,7 +406,10 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                     bool at_launch = false) {
         out << "\nextern \"C\" __global__ void "
             << (block_bound > 256 ? "__launch_bounds__(" + std::to_string(block_bound) + ", 1) " : std::string())
-            << name << (at_launch ? "(const unsigned orrery_lane_shift) {\n" : "() {\n");
+            << name << (at_launch ? "(const unsigned orrery_lane_shift) {\n" : "() {\n")
+            << "    orrery_wait_for_previous_pass(); // launched programmatically (sm_90+): the kernel before has "
+               "finished\n"
+            << "    orrery_let_next_pass_launch();\n";
         if (at_launch) {
             out << "    const unsigned long long g = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x;\n"
                 << "    const unsigned lanes_now = 1u << orrery_lane_shift; // chosen at launch\n"

@@ -156,6 +156,11 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         threads_ = threads;
         fit_team_shared(spec);
         load_module(spec);
+        // Every generated kernel waits for the one ahead before reading any
+        // world (orrery_wait_for_previous_pass), so each may be launched
+        // programmatically: on sm_90 and newer, with a driver of CUDA 12.3 or
+        // newer (whose stream capture keeps such launches as graph edges).
+        pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && driver_version() >= 12030 && gpu_.programmatic_launch;
         if (stage_worlds) plan_staging(spec, layout, stage_worlds);
         allocate_team_order(spec);
         allocate_scratch();
@@ -596,11 +601,6 @@ void CudaBackend::plan_staging(const EnvSpec& spec, const StorageLayout& layout,
     stage_threads_ = threads;
     stage_grid_ = (storage_.num_worlds + block - 1) / block;
     staged_ = true;
-    // The staged kernels wait for the pass ahead before reading any world
-    // (orrery_wait_for_previous_pass), so they may be launched programmatically:
-    // on sm_90 and newer, with a driver of CUDA 12.3 or newer (whose stream
-    // capture keeps such launches as graph edges).
-    pdl_ = info_.arch >= 90 && d.cuLaunchKernelEx && driver_version() >= 12030 && gpu_.programmatic_launch;
 }
 
 CudaBackend::~CudaBackend() { release(); }
@@ -641,7 +641,8 @@ std::string CudaBackend::describe() const {
                             std::to_string(stage_threads_ / stage_worlds_) + " lanes/world" +
                             (pdl_ ? ", programmatic launch" : "")
                       : "megakernel on global memory" + lanes_text()) +
-           (staged_ ? "" : blocks_text()) + (shared_use_.empty() ? "" : ", scratch " + shared_use_) +
+           (!staged_ && pdl_ ? ", programmatic launch" : "") + (staged_ ? "" : blocks_text()) +
+           (shared_use_.empty() ? "" : ", scratch " + shared_use_) +
            (storage_.team_order ? ", teams ordered by cost" : "") + ")";
 }
 
@@ -842,19 +843,30 @@ void CudaBackend::allocate_team_order(const EnvSpec& spec) {
     upload_storage_everywhere();
 }
 
+void CudaBackend::launch_one(CUfunction f, unsigned grid, unsigned block, unsigned smem, void** params) {
+    if (pdl_) { // it may start while the kernel ahead finishes (GpuOptions::programmatic_launch)
+        CUlaunchAttribute attr{};
+        attr.id = kLaunchAttrProgrammaticStreamSerialization;
+        attr.value.programmatic_stream_serialization_allowed = 1;
+        CUlaunchConfig c{grid, 1, 1, block, 1, 1, smem, stream_, &attr, 1};
+        ORRERY_CU(driver().cuLaunchKernelEx(&c, f, params, nullptr));
+        return;
+    }
+    ORRERY_CU(driver().cuLaunchKernel(f, grid, 1, 1, block, 1, 1, smem, stream_, params, nullptr));
+}
+
 void CudaBackend::launch(CUfunction f, void** params) {
     if (auto at = launch_shapes_.find(f); at != launch_shapes_.end()) { // its threads a world as its argument
         unsigned shift = at->second.shift;
         void* args[] = {&shift};
-        ORRERY_CU(driver().cuLaunchKernel(f, at->second.grid, 1, 1, at->second.block, 1, 1, 0, stream_, args, nullptr));
+        launch_one(f, at->second.grid, at->second.block, 0, args);
         return;
     }
     if (storage_.team_order) // the worlds by cost, then the node in that order
-        if (auto o = order_of_.find(f); o != order_of_.end())
-            ORRERY_CU(driver().cuLaunchKernel(o->second, 1, 1, 1, kOrderThreads, 1, 1, 0, stream_, nullptr, nullptr));
+        if (auto o = order_of_.find(f); o != order_of_.end()) launch_one(o->second, 1, kOrderThreads, 0, nullptr);
     const unsigned block = block_for(f);
     const unsigned grid = block == block_ ? grid_ : unsigned((threads_ + block - 1) / block);
-    ORRERY_CU(driver().cuLaunchKernel(f, grid, 1, 1, block, 1, 1, shared_for(f, block), stream_, params, nullptr));
+    launch_one(f, grid, block, shared_for(f, block), params);
 }
 
 void CudaBackend::run(const std::vector<Op>& ops) {
@@ -877,16 +889,7 @@ void CudaBackend::run(const std::vector<Op>& ops) {
 void CudaBackend::launch_staged(CUfunction f, const StageArgs& args) {
     StageArgs copy = args;
     void* params[] = {&copy};
-    if (pdl_) {
-        CUlaunchAttribute attr{};
-        attr.id = kLaunchAttrProgrammaticStreamSerialization;
-        attr.value.programmatic_stream_serialization_allowed = 1;
-        CUlaunchConfig c{stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, &attr, 1};
-        ORRERY_CU(driver().cuLaunchKernelEx(&c, f, params, nullptr));
-        return;
-    }
-    ORRERY_CU(
-        driver().cuLaunchKernel(f, stage_grid_, 1, 1, stage_threads_, 1, 1, stage_smem_, stream_, params, nullptr));
+    launch_one(f, stage_grid_, stage_threads_, stage_smem_, params);
 }
 
 unsigned CudaBackend::stage_region_of(const void* column, size_t bytes) const {

@@ -115,9 +115,9 @@ class CudaBackend final : public Backend {
     unsigned block_size() const { return staged_ ? stage_worlds_ : block_; }
     /// True when the megakernel stages each block's worlds in shared memory.
     bool staged() const { return staged_; }
-    /// True when staged passes are launched as programmatic dependent launches
-    /// (sm_90+, unless GpuOptions::programmatic_launch is off): a pass's launch
-    /// and its first copies overlap the pass ahead of it.
+    /// True when the kernels are launched as programmatic dependent launches
+    /// (sm_90+, unless GpuOptions::programmatic_launch is off): a kernel's
+    /// launch (and a staged pass's first copies) overlap the kernel ahead of it.
     bool programmatic_launch() const { return pdl_; }
     const ModuleStats& module_stats() const { return stats_; }
     const KernelSource& kernel_source() const { return source_; }
@@ -155,6 +155,8 @@ class CudaBackend final : public Backend {
     /// Uploads the staging tables into module `m` and takes its staged kernels.
     void upload_staging(CUmodule m);
     void launch(CUfunction f, void** params);
+    /// One launch on the stream, programmatic when pdl_.
+    void launch_one(CUfunction f, unsigned grid, unsigned block, unsigned smem, void** params);
     /// Chooses the scratch a team keeps on chip (EnvSpec::scratch_shared):
     /// the longest run of the components asked for, in the order asked, whose
     /// regions fit a block (GpuOptions::team_shared); sets storage_'s mask

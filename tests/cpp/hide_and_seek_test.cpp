@@ -1165,6 +1165,49 @@ TEST(HideAndSeekGpu, LanesChosenAtLaunchGiveTheCpuBytes) {
     }
 }
 
+// Every per-node kernel launched programmatically (GpuOptions::
+// programmatic_launch, the default on sm_90+: dispatched while the kernel
+// ahead runs, waiting for it before touching a world) gives the CPU's bytes
+// queued, with plain launches beside it, and as steps captured in a CUDA
+// graph and replayed; 1,000 worlds past an auto-reset.
+TEST(HideAndSeekGpu, ProgrammaticLaunchesGiveTheCpuBytesQueuedAndInAGraph) {
+    REQUIRE_GPU();
+    EnvOptions o = {{"horizon", "12"}, {"prep_steps", "4"}};
+    Simulator cpu(spec(o), random_actions(1000, "cpu", 0, 1));
+    std::vector<std::unique_ptr<Simulator>> gpus;
+    for (bool pdl : {true, false}) {
+        SimOptions g = random_actions(1000, "cuda", 0, 1);
+        g.gpu.programmatic_launch = pdl;
+        gpus.push_back(std::make_unique<Simulator>(spec(o), g));
+    }
+    auto& first = dynamic_cast<cuda::CudaBackend&>(gpus[0]->backend());
+    auto& plain = dynamic_cast<cuda::CudaBackend&>(gpus[1]->backend());
+    EXPECT_FALSE(plain.programmatic_launch()) << plain.describe();
+    if (cuda::device_info(0).arch >= 90 && cuda::driver_version() >= 12030) { // where the launch attribute exists
+        EXPECT_TRUE(first.programmatic_launch()) << first.describe();
+    }
+    cpu.reset(3);
+    for (auto& g : gpus) g->reset(3);
+    ASSERT_NO_FATAL_FAILURE(expect_the_cpus_bytes(cpu, gpus, 16, 4));
+    // Ten steps captured from the programmatic simulator, replayed twice.
+    const cuda::DriverApi& d = cuda::driver();
+    gpus[0]->synchronize();
+    cuda::CUgraph graph = nullptr;
+    cuda::CUgraphExec exec = nullptr;
+    ORRERY_CU(d.cuStreamBeginCapture(first.stream(), cuda::kCaptureModeThreadLocal));
+    for (int i = 0; i < 10; ++i) gpus[0]->step(); // no host synchronisation may happen here
+    ORRERY_CU(d.cuStreamEndCapture(first.stream(), &graph));
+    ORRERY_CU(d.cuGraphInstantiateWithFlags(&exec, graph, 0));
+    for (int rep = 0; rep < 2; ++rep) ORRERY_CU(d.cuGraphLaunch(exec, first.stream()));
+    gpus[0]->synchronize();
+    d.cuGraphExecDestroy(exec);
+    d.cuGraphDestroy(graph);
+    for (int i = 0; i < 20; ++i) cpu.step();
+    EXPECT_EQ(first_difference(state_bytes(*gpus[0]), state_bytes(cpu)), "") << "after the graph's 20 steps";
+    EXPECT_EQ(gpus[0]->errors(), std::vector<uint32_t>(1000, 0));
+    std::printf("%s\n", first.describe().c_str());
+}
+
 // The per-node physics kernel aligns the teams of a block before each
 // substep (Lanes::align, a barrier over the block's teams that run the
 // node): a last block only partly filled (1,000 worlds), worlds that skip a

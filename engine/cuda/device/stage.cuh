@@ -191,26 +191,6 @@ __device__ __forceinline__ void orrery_stage_outputs(const unsigned char* smem, 
     }
 }
 
-// Programmatic dependent launch (sm_90+, CudaBackend launches passes with it):
-// a pass may be launched while the one before it still runs. Its blocks copy
-// the template and config, then wait here until the pass before has finished
-// and its writes are visible. Without the launch attribute these are no-ops.
-__device__ __forceinline__ void orrery_wait_for_previous_pass() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-
-// Lets the pass after this one launch, once this block has loaded its worlds:
-// the next pass's prologue (its template and config copies) then overlaps this
-// pass's systems, not its loads, which are the critical path of a small batch
-// (docs/perf-notes.md, row 26). At most one pass waits ahead of the running one.
-__device__ __forceinline__ void orrery_let_next_pass_launch() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
 /// Zeroes the shared copies of the block's Output::kClearedEachStep outputs
 /// (flag 2), which the step pass never loads: the clear op before the step's
 /// observe nodes, done before anything is read.

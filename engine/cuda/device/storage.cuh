@@ -10,6 +10,29 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
     return *reinterpret_cast<const orrery::Storage*>(orrery_storage_bytes);
 }
 
+// Programmatic dependent launch (sm_90+): CudaBackend launches the staged
+// passes and the per-node kernels with it, so a kernel may be launched while
+// the one before it still runs. It waits here, before it reads or writes any
+// world, until the kernel before has finished and its writes are visible.
+// Without the launch attribute these are no-ops.
+__device__ __forceinline__ void orrery_wait_for_previous_pass() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// Lets the kernel after this one launch once every block of this one has
+// called it: its blocks are then dispatched (and wait at
+// orrery_wait_for_previous_pass) while this one runs. A staged pass calls it
+// after its blocks have loaded their worlds (docs/perf-notes.md, row 26), a
+// per-node kernel right after its wait, so at most one kernel waits ahead of
+// the running one.
+__device__ __forceinline__ void orrery_let_next_pass_launch() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // Lane `lane` of a world's team of `count` threads (a power of two up to 32,
 // consecutive and aligned within one warp): the Lanes an ORRERY_PER_WORLD_TEAM
 // system gets, its sync() a __syncwarp over exactly those threads.
