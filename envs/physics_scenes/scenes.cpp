@@ -55,11 +55,11 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     po.joint_kinds = cfg.scene == kGrab ? phys::joint_kind_bit(phys::JointKind::kWeld) : 0u;
     po.on_chip = opt.u32("on_chip", po.on_chip, 0, 3); // GPU: what the physics keeps in shared memory
     opt.unrecorded("on_chip");                         // the same results at every level
-    // GPU: simulate's teams align in their block (PhysicsOptions::align),
-    // but the crowd's: its worlds run the same short passes, and it stepped
-    // 2.0 % faster at 65,536 worlds unaligned (an H100; docs/benchmarks.md,
-    // "Team nodes at launch ...").
-    po.align = opt.flag("align", scene != "crowd");
+    // GPU: simulate's teams align in their block (PhysicsOptions::align) in
+    // every scene. Unaligned, the crowd stepped 2.0 % faster at 65,536
+    // worlds but 6.3 % slower at 262,144, its best batch (an H100;
+    // docs/benchmarks.md, "Programmatic launch for every kernel ...").
+    po.align = opt.flag("align", true);
     opt.unrecorded("align");                                                  // the same results either way
     po.gravity = {0.0f, 0.0f, opt.f32("gravity", -9.81f, -1000.0f, 1000.0f)}; // OpenAI's hide-and-seek: -50
     po.max_bodies = kMaxBodies;

@@ -765,10 +765,10 @@ TEST(PhysicsRules, TheEnvsAlignChoiceReachesItsGpuKernels) {
     EXPECT_EQ(device_define_of(make_env_spec("hide_and_seek", {{"variant", "gpu_hideseek"}}), "ORRERY_PHYS_ALIGN"),
               "1");
     EXPECT_EQ(device_define_of(make_env_spec("hide_and_seek", {{"align", "0"}}), "ORRERY_PHYS_ALIGN"), "0");
-    EXPECT_EQ(device_define_of(scene("crowd"), "ORRERY_PHYS_ALIGN"), "0");
+    EXPECT_EQ(device_define_of(scene("crowd"), "ORRERY_PHYS_ALIGN"), "1");
     EXPECT_EQ(
-        device_define_of(make_env_spec("physics_scenes", {{"scene", "crowd"}, {"align", "1"}}), "ORRERY_PHYS_ALIGN"),
-        "1");
+        device_define_of(make_env_spec("physics_scenes", {{"scene", "crowd"}, {"align", "0"}}), "ORRERY_PHYS_ALIGN"),
+        "0");
     EXPECT_EQ(device_define_of(scene("stack"), "ORRERY_PHYS_ALIGN"), "1");
     EnvSpec spec("align_probe", "");
     spec.components(phys::OrreryComponents{});
