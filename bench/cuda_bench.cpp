@@ -212,7 +212,7 @@ void compile_only(const Args& a) {
                       : a.only == "direct" ? KernelForm::kDirect
                                            : KernelForm::kStaged;
     KernelSource k = generate_kernels(spec, plan, form, world_lanes_for(spec, o.gpu.world_lanes),
-                                      team_block_for(spec, o.gpu.team_block_threads));
+                                      team_block_for(spec, o.gpu.team_block_threads), o.gpu.fuse_serial);
     // The per-node form as the backend compiles it: a program per node (node_group_requests).
     std::vector<CompileRequest> reqs = a.per_node ? node_group_requests(spec, k, a.arch).reqs
                                                   : std::vector<CompileRequest>{kernel_request(spec, k, a.arch)};
@@ -304,9 +304,9 @@ int main(int argc, char** argv) {
             KernelForm form = a.per_node           ? KernelForm::kPerNode
                               : a.only == "direct" ? KernelForm::kDirect
                                                    : KernelForm::kStaged;
-            std::fputs(orrery::cuda::generate_kernels(spec, plan, form,
-                                                      orrery::cuda::world_lanes_for(spec, o.gpu.world_lanes),
-                                                      orrery::cuda::team_block_for(spec, o.gpu.team_block_threads))
+            std::fputs(orrery::cuda::generate_kernels(
+                           spec, plan, form, orrery::cuda::world_lanes_for(spec, o.gpu.world_lanes),
+                           orrery::cuda::team_block_for(spec, o.gpu.team_block_threads), o.gpu.fuse_serial)
                            .text.c_str(),
                        stdout);
             return 0;

@@ -164,6 +164,14 @@ struct GpuOptions {
     /// more of the idle GPU. Results do not depend on it.
     /// ORRERY_CUDA_WIDE_LANES=N.
     uint32_t wide_lanes = 0;
+    /// Per-node form with teams of 2 to 32 lanes: each run of consecutive
+    /// serial ops that keep no scratch (the engine's begin and end of a step,
+    /// the random actions, spawn, an env's serial nodes) is one kernel, a
+    /// world's ops one after another on its lane 0 as in the megakernel,
+    /// instead of a kernel each: fewer launches and kernel boundaries a step
+    /// (hide-and-seek's 13 step kernels become 7). Results do not depend on
+    /// it. ORRERY_CUDA_FUSE_SERIAL=0 turns it off.
+    bool fuse_serial = true;
 };
 
 /// How a simulator is created.

@@ -75,7 +75,7 @@ int kernels(const BenchArgs& a) {
     const unsigned lanes = orrery::cuda::world_lanes_for(spec, gpu.world_lanes);
     const unsigned block = orrery::cuda::team_block_for(spec, gpu.team_block_threads);
     const orrery::cuda::KernelSource k =
-        orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode, lanes, block);
+        orrery::cuda::generate_kernels(spec, plan, orrery::cuda::KernelForm::kPerNode, lanes, block, gpu.fuse_serial);
     std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, a.arch);
     if (!a.out.empty()) std::filesystem::create_directories(a.out);
     std::printf("%s: sm_%d, %u lanes a world, blocks of %u threads%s%s\n", spec.name().c_str(), a.arch, lanes, block,

@@ -389,8 +389,8 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
                std::string& staged, size_t head_size, std::vector<NodeProgram>& programs,
                std::vector<std::pair<std::string, unsigned>>& team_shared,
                std::vector<std::pair<std::string, std::string>>& ordered_kernels,
-               std::vector<std::string>& aligned_kernels, std::vector<LaunchLanes>& launch_lanes,
-               unsigned block_bound) {
+               std::vector<std::string>& aligned_kernels, std::vector<LaunchLanes>& launch_lanes, unsigned block_bound,
+               bool fuse_serial, std::vector<size_t>& first_op) {
     bool step_pass = std::string(pass) == "step";
     bool draws = std::any_of(ops.begin(), ops.end(), [](const Op& op) { return op.kind == OpKind::kRandomInputs; });
     bool check_inputs = step_pass && !draws;
@@ -516,11 +516,38 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     }
     // Per-node: each kernel is also a program of its own (the head, then it).
     const std::string shared_head = out.str().substr(0, head_size);
+    const auto label_of = [](const Op& op) { return op.node ? std::string(op.node->system.name) : op_label(op.kind); };
+    // A serial op whose kernel takes its lanes at launch (no scratch, teams
+    // of 2 to 32 lanes): consecutive ones fuse into one kernel (fuse_serial).
+    const auto fusable = [&](const Op& op) {
+        return fuse_serial && lanes > 1 && lanes <= 32 && !is_lane_op(op) &&
+               !(op.kind == OpKind::kNode && !op.node->scratch.empty());
+    };
     for (size_t i = 0; i < ops.size(); ++i) {
         std::string name = std::string("orrery_") + pass + "_op" + std::to_string(i);
         names.push_back(name);
+        first_op.push_back(i);
         const std::streamoff at = out.tellp();
         const Op& op = ops[i];
+        size_t end = i + 1;
+        if (fusable(op))
+            while (end < ops.size() && fusable(ops[end])) ++end;
+        if (end - i > 1) { // a run of serial ops, one after another on the world's lane 0
+            launch_lanes.push_back(LaunchLanes{name, true, lanes, false});
+            head(name, nullptr, false, true);
+            out << "    if (lane != 0) return; // serial ops, fused: " << end - i << "\n";
+            NodeProgram p{name, "", "", {}};
+            for (size_t j = i; j < end; ++j) {
+                out << "    " << op_statement(ops[j], mode, check_inputs) << "\n";
+                p.nodes.push_back(label_of(ops[j]));
+                p.node += (j > i ? " + " : "") + p.nodes.back();
+            }
+            out << "}\n";
+            p.text = shared_head + out.str().substr(size_t(at));
+            programs.push_back(std::move(p));
+            i = end - 1;
+            continue;
+        }
         // Threads a world chosen at launch: a serial op's kernel, a team
         // op's, and a lane op's that no team runs, each where it keeps no
         // scratch (a slot is a team's), in a form whose teams are 2 to 32
@@ -563,8 +590,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
             out << "\nextern \"C\" __global__ void __launch_bounds__(" << kOrderThreads << ") " << name << "_order"
                 << kOrderKernel;
         }
-        programs.push_back({name, ops[i].node ? ops[i].node->system.name : op_label(ops[i].kind),
-                            shared_head + out.str().substr(size_t(at))});
+        programs.push_back({name, label_of(ops[i]), shared_head + out.str().substr(size_t(at)), {label_of(ops[i])}});
     }
 }
 
@@ -603,19 +629,31 @@ NodeGroups node_group_requests(const EnvSpec& spec, const KernelSource& k, int a
     NodeGroups g;
     std::vector<std::string> kernels; // of each program, for its label
     for (const NodeProgram& p : k.programs) {
-        size_t at = size_t(std::find(g.nodes.begin(), g.nodes.end(), p.node) - g.nodes.begin());
-        if (at == g.nodes.size()) {
+        const auto shares = [&](const std::vector<std::string>& set) {
+            return std::any_of(p.nodes.begin(), p.nodes.end(),
+                               [&](const std::string& n) { return std::find(set.begin(), set.end(), n) != set.end(); });
+        };
+        size_t at = size_t(std::find_if(g.node_sets.begin(), g.node_sets.end(), shares) - g.node_sets.begin());
+        if (at == g.node_sets.size()) {
             CompileRequest req = kernel_request(spec, k, arch);
             req.source = p.text;
             req.file_name = p.kernel + ".cu";
             g.reqs.push_back(std::move(req));
-            g.nodes.push_back(p.node);
+            g.node_sets.emplace_back();
             kernels.push_back(p.kernel);
-        } else { // the same node again: its kernel joins that program, after the head
+        } else { // a node in common: its kernel joins that program, after the head
             g.reqs[at].source += p.text.substr(k.program_head);
             kernels[at] += ", " + p.kernel;
         }
+        for (const std::string& n : p.nodes)
+            if (std::find(g.node_sets[at].begin(), g.node_sets[at].end(), n) == g.node_sets[at].end())
+                g.node_sets[at].push_back(n);
         g.program.push_back(at);
+    }
+    for (const std::vector<std::string>& set : g.node_sets) {
+        std::string joined;
+        for (const std::string& n : set) joined += (joined.empty() ? "" : ", ") + n;
+        g.nodes.push_back(joined);
     }
     for (size_t i = 0; i < g.reqs.size(); ++i)
         g.reqs[i].label = "'" + spec.name() + "' per-node kernel" +
@@ -640,7 +678,7 @@ CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int ar
 }
 
 KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form, unsigned world_lanes,
-                              unsigned block_bound) {
+                              unsigned block_bound, bool fuse_serial) {
     if (world_lanes == 0 || world_lanes > 32 || (world_lanes & (world_lanes - 1)) != 0)
         throw Error("GpuOptions::world_lanes (ORRERY_CUDA_LANES) is " + std::to_string(world_lanes) +
                     "; expected a power of two from 1 to 32");
@@ -678,10 +716,10 @@ KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm 
     const size_t head_size = out.str().size();
     emit_pass(out, spec, plan.step, plan.autoreset, "step", form, k.lanes, world_lanes, k.step_kernels,
               k.staged_step_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, k.aligned_kernels,
-              k.launch_lanes, block_bound);
+              k.launch_lanes, block_bound, fuse_serial, k.step_first_op);
     emit_pass(out, spec, plan.reset, plan.autoreset, "reset", form, k.lanes, world_lanes, k.reset_kernels,
               k.staged_reset_kernel, head_size, k.programs, k.team_shared_kernels, k.ordered_kernels, k.aligned_kernels,
-              k.launch_lanes, block_bound);
+              k.launch_lanes, block_bound, fuse_serial, k.reset_first_op);
     k.text = out.str();
     if (per_node) k.program_head = head_size;
     return k;

@@ -16,9 +16,12 @@ namespace orrery::cuda {
 /// kernel. The CUDA backend compiles these as separate NVRTC programs, in
 /// parallel, each its own cache entry (docs/perf-notes.md, cold start).
 struct NodeProgram {
-    std::string kernel; ///< the kernel's name ("orrery_step_op7")
-    std::string node;   ///< what it runs, for labels and errors ("phys::simulate")
+    std::string kernel; ///< the kernel's name ("orrery_step_op7": its first op's index in the pass)
+    /// What it runs, for labels and errors ("phys::simulate"; a run of fused
+    /// serial ops: their names joined by " + ").
+    std::string node;
     std::string text;
+    std::vector<std::string> nodes; ///< each op it runs, in order (one, or a fused run's)
 };
 
 /// A per-node kernel whose threads a world the backend picks at launch (a
@@ -42,8 +45,12 @@ struct LaunchLanes {
 struct KernelSource {
     std::string text;                      ///< the whole translation unit
     std::string env_header;                ///< include name of the env's systems header
-    std::vector<std::string> step_kernels; ///< one megakernel, or one kernel per op
+    std::vector<std::string> step_kernels; ///< one megakernel, or one kernel per op or fused run of ops
     std::vector<std::string> reset_kernels;
+    /// Per-node form: the index in the pass of each kernel's first op; kernel
+    /// i runs ops [first[i], first[i + 1]) (one op, or a run of serial ops
+    /// fused into one kernel, fuse_serial).
+    std::vector<size_t> step_first_op, reset_first_op;
     std::string staged_step_kernel;  ///< megakernel that stages its block's worlds in shared memory
     std::string staged_reset_kernel; ///< (set only in KernelForm::kStaged, which has no other kernels)
     bool per_node = false;
@@ -185,8 +192,12 @@ inline constexpr const char* kStorageSymbol = "orrery_storage_bytes";
 /// `block_bound`, when above 256, is the most threads a block of the direct
 /// or per-node kernels will have (EnvSpec::team_block_threads): each kernel
 /// is compiled to fit such a block on an SM (__launch_bounds__).
+/// `fuse_serial` (the per-node form with teams of 2 to 32 lanes): each run of
+/// consecutive serial ops that keep no scratch becomes one kernel, its
+/// world's ops one after another on the world's lane 0, as the direct
+/// megakernel runs them (GpuOptions::fuse_serial).
 KernelSource generate_kernels(const EnvSpec& spec, const Plan& plan, KernelForm form,
-                              unsigned world_lanes = kWorldLanes, unsigned block_bound = 0);
+                              unsigned world_lanes = kWorldLanes, unsigned block_bound = 0, bool fuse_serial = true);
 
 /// What compiling `k` (generated for `spec`) asks of NVRTC for sm_`arch`: its
 /// source, the env header and the folder headers outside the library are read
@@ -198,13 +209,14 @@ CompileRequest kernel_request(const EnvSpec& spec, const KernelSource& k, int ar
 std::vector<CompileRequest> node_requests(const EnvSpec& spec, const KernelSource& k, int arch);
 
 /// The per-node form's programs as the CUDA backend compiles them: the kernels
-/// that run the same node (spawn in the step and in the reset pass, each
-/// apply_destroys...) share one program, the head once and those kernels, so
-/// NVRTC compiles each node's code once. Hide-and-seek: 21 kernels, 14 programs.
+/// that run a node in common (spawn in the step's and the reset pass's fused
+/// serial runs, each apply_destroys...) share one program, the head once and
+/// those kernels. Hide-and-seek: 10 kernels, 6 programs.
 struct NodeGroups {
-    std::vector<CompileRequest> reqs; ///< one per program, in the order of each node's first kernel
-    std::vector<size_t> program;      ///< the program of each of k.programs
-    std::vector<std::string> nodes;   ///< the node each program runs
+    std::vector<CompileRequest> reqs;                ///< one per program, in the order of its first kernel
+    std::vector<size_t> program;                     ///< the program of each of k.programs
+    std::vector<std::string> nodes;                  ///< the nodes each program runs, joined by ", " (for labels)
+    std::vector<std::vector<std::string>> node_sets; ///< the same, one name each, no repeats
 };
 NodeGroups node_group_requests(const EnvSpec& spec, const KernelSource& k, int arch);
 

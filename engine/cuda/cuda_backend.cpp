@@ -122,7 +122,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     check_team_order(gpu_.order_teams);
     check_launch_lanes(gpu_.pack_serial, gpu_.wide_lanes, gpu_.pack_teams);
     if (per_node) { // its kernels need nothing of the device: NVRTC starts while the context is made
-        source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes, team_block);
+        source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes, team_block, gpu_.fuse_serial);
         start_compiles(spec);
     }
     ORRERY_CU(d.cuDevicePrimaryCtxRetain(&ctx_, dev_));
@@ -360,7 +360,7 @@ unsigned CudaBackend::resident_scratch_teams_per_sm() const {
         }
         const std::vector<CUfunction>& fns = p == 0 ? step_fns_ : reset_fns_;
         for (size_t i = 0; i < fns.size(); ++i) { // per-node: only the kernels of scratch nodes
-            if (source_.per_node && !has_scratch(ops[i])) continue;
+            if (source_.per_node && !has_scratch(ops[first_op_of(p == 0, i)])) continue;
             const unsigned block = block_for(fns[i]);
             most = std::max(most, teams(fns[i], block, shared_for(fns[i], block), std::max(1u, block / source_.lanes)));
         }
@@ -646,14 +646,18 @@ std::string CudaBackend::describe() const {
            (storage_.team_order ? ", teams ordered by cost" : "") + ")";
 }
 
+size_t CudaBackend::first_op_of(bool step, size_t kernel) const {
+    if (!source_.per_node) return 0; // one kernel a pass
+    return (step ? source_.step_first_op : source_.reset_first_op)[kernel];
+}
+
 std::string CudaBackend::blocks_text() const {
     // The step kernels launched so far in blocks other than the default (GpuOptions::fit_blocks).
     std::string t = ", " + std::to_string(block_) + " threads/block";
     for (size_t i = 0; i < step_fns_.size(); ++i) {
         auto it = blocks_.find(step_fns_[i]);
         if (it == blocks_.end() || it->second == block_) continue;
-        const Op& op = step_ops_[i];
-        t += std::string(" (") + (source_.per_node && op.kind == OpKind::kNode ? op.node->system.name : "step") + " " +
+        t += " (" + (source_.per_node ? source_.programs[i].node : std::string("step")) + " " +
              std::to_string(it->second) + ")";
     }
     return t;
@@ -663,9 +667,11 @@ std::string CudaBackend::lanes_text() const {
     if (source_.lanes == 1) return "";
     // A step kernel's lanes chosen at launch (KernelSource::launch_lanes), where it has them.
     auto at_launch = [&](const std::string& node) -> const LaunchShape* {
-        for (size_t i = 0; i < step_fns_.size(); ++i)
-            if (step_ops_[i].kind == OpKind::kNode && node == step_ops_[i].node->system.name)
+        for (size_t i = 0; i < step_fns_.size(); ++i) {
+            const Op& op = step_ops_[first_op_of(true, i)];
+            if (op.kind == OpKind::kNode && node == op.node->system.name)
                 if (auto it = launch_shapes_.find(step_fns_[i]); it != launch_shapes_.end()) return &it->second;
+        }
         return nullptr;
     };
     std::string t = ", " + std::to_string(source_.lanes) + " lanes/world (";
@@ -677,7 +683,8 @@ std::string CudaBackend::lanes_text() const {
     t += ")";
     size_t serial = 0, packed = 0; // the step's serial kernels, and those run 32 worlds a warp
     for (size_t i = 0; i < step_fns_.size(); ++i)
-        if (auto it = launch_shapes_.find(step_fns_[i]); it != launch_shapes_.end() && !is_lane_op(step_ops_[i]))
+        if (auto it = launch_shapes_.find(step_fns_[i]);
+            it != launch_shapes_.end() && !is_lane_op(step_ops_[first_op_of(true, i)]))
             ++serial, packed += it->second.shift == 0;
     if (serial)
         t += ", serial nodes " + std::string(packed == serial ? "32 worlds a warp"

@@ -223,6 +223,9 @@ class CudaBackend final : public Backend {
     CUfunction step_staged_ = nullptr, reset_staged_ = nullptr;
     bool staged_ = false;
     bool pdl_ = false;
+    /// The index in its pass of the first op kernel `kernel` of the step
+    /// (else reset) pass runs (KernelSource::step_first_op; 0 in the megakernel forms).
+    size_t first_op_of(bool step, size_t kernel) const;
     std::string lanes_text() const;   ///< ", 8 lanes/world (observe 8, ...)" or ""
     std::string blocks_text() const;  ///< ", 256 threads/block (phys::simulate 128)"
     unsigned block_ = 128, grid_ = 1; ///< the default block (GpuOptions::fit_blocks) and its grid

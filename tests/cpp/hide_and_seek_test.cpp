@@ -1167,19 +1167,23 @@ TEST(HideAndSeekGpu, LanesChosenAtLaunchGiveTheCpuBytes) {
 
 // Every per-node kernel launched programmatically (GpuOptions::
 // programmatic_launch, the default on sm_90+: dispatched while the kernel
-// ahead runs, waiting for it before touching a world) gives the CPU's bytes
-// queued, with plain launches beside it, and as steps captured in a CUDA
-// graph and replayed; 1,000 worlds past an auto-reset.
-TEST(HideAndSeekGpu, ProgrammaticLaunchesGiveTheCpuBytesQueuedAndInAGraph) {
+// ahead runs, waiting for it before touching a world) and the serial runs
+// fused into one kernel each (GpuOptions::fuse_serial, the default) give the
+// CPU's bytes queued, beside plain launches and a kernel per op, and as steps
+// captured in a CUDA graph and replayed; 1,000 worlds past an auto-reset.
+TEST(HideAndSeekGpu, ProgrammaticLaunchesAndFusedRunsGiveTheCpuBytesQueuedAndInAGraph) {
     REQUIRE_GPU();
     EnvOptions o = {{"horizon", "12"}, {"prep_steps", "4"}};
     Simulator cpu(spec(o), random_actions(1000, "cpu", 0, 1));
     std::vector<std::unique_ptr<Simulator>> gpus;
-    for (bool pdl : {true, false}) {
+    for (auto [pdl, fuse] : {std::pair{true, true}, {false, true}, {true, false}}) {
         SimOptions g = random_actions(1000, "cuda", 0, 1);
         g.gpu.programmatic_launch = pdl;
+        g.gpu.fuse_serial = fuse;
         gpus.push_back(std::make_unique<Simulator>(spec(o), g));
     }
+    EXPECT_EQ(dynamic_cast<cuda::CudaBackend&>(gpus[0]->backend()).kernel_source().step_kernels.size(), 7u);
+    EXPECT_EQ(dynamic_cast<cuda::CudaBackend&>(gpus[2]->backend()).kernel_source().step_kernels.size(), 13u);
     auto& first = dynamic_cast<cuda::CudaBackend&>(gpus[0]->backend());
     auto& plain = dynamic_cast<cuda::CudaBackend&>(gpus[1]->backend());
     EXPECT_FALSE(plain.programmatic_launch()) << plain.describe();
@@ -1340,7 +1344,7 @@ TEST(HideAndSeekGpu, ColdStartSwapGivesTheCpuBytes) {
     Simulator gpu(spec(o), g);
     auto& b = dynamic_cast<cuda::CudaBackend&>(gpu.backend());
     ASSERT_EQ(b.module_stats().first_level, "max") << b.describe();
-    ASSERT_EQ(b.module_stats().programs, 13u) << "19 kernels, one program per node (regather_scene in both phases)";
+    ASSERT_EQ(b.module_stats().programs, 6u) << "10 kernels, one program per node (fuse_serial's runs share spawn)";
     ASSERT_EQ(b.module_stats().background_programs, b.module_stats().programs);
     cpu.reset(20);
     gpu.reset(20);

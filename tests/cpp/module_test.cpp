@@ -833,15 +833,14 @@ TEST(Module, LanesChosenAtLaunchNameTheirKernels) {
     EnvSpec s = spec();
     Plan plan = make_plan(s, AutoReset::kSameStep);
     cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kPerNode, 32);
-    auto node_of = [&](const std::string& kernel) {
+    auto nodes_of = [&](const std::string& kernel) { // a fused run of serial ops has several (fuse_serial)
         for (const cuda::NodeProgram& p : k.programs)
-            if (p.kernel == kernel) return p.node;
-        return std::string("?");
+            if (p.kernel == kernel) return p.nodes;
+        return std::vector<std::string>{"?"};
     };
     std::map<std::string, std::pair<bool, unsigned>> seen; // node: serial, most
     for (const cuda::LaunchLanes& l : k.launch_lanes) {
-        const std::string node = node_of(l.kernel);
-        seen[node] = {l.serial, l.most};
+        for (const std::string& node : nodes_of(l.kernel)) seen[node] = {l.serial, l.most};
         for (const cuda::NodeProgram& p : k.programs) {
             if (p.kernel == l.kernel) {
                 EXPECT_NE(p.text.find(l.kernel + "(const unsigned orrery_lane_shift)"), std::string::npos) << p.text;

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <thread>
 #include <vector>
 
@@ -47,11 +48,22 @@ void compile_all(orrery::AutoReset mode, orrery::cuda::KernelForm form, int arch
         orrery::cuda::KernelSource k = orrery::cuda::generate_kernels(spec, plan, form);
         EXPECT_EQ(k.text.find("orrery::draw_random_inputs(s, w") != std::string::npos, random_inputs);
         const size_t direct = form == KernelForm::kDirect ? 1u : 0u;
-        EXPECT_EQ(k.step_kernels.size(), per_node ? plan.step.size() : direct);
-        EXPECT_EQ(k.reset_kernels.size(), per_node ? plan.reset.size() : direct);
+        if (per_node) { // a kernel per op or fused run of serial ops, covering the pass in order
+            for (auto [kernels, first, ops] : {std::tuple{&k.step_kernels, &k.step_first_op, &plan.step},
+                                               std::tuple{&k.reset_kernels, &k.reset_first_op, &plan.reset}}) {
+                ASSERT_EQ(first->size(), kernels->size());
+                ASSERT_FALSE(first->empty());
+                EXPECT_EQ(first->front(), 0u);
+                for (size_t i = 1; i < first->size(); ++i) EXPECT_LT((*first)[i - 1], (*first)[i]);
+                EXPECT_LT(first->back(), ops->size());
+            }
+        } else {
+            EXPECT_EQ(k.step_kernels.size(), direct);
+            EXPECT_EQ(k.reset_kernels.size(), direct);
+        }
         if (per_node) { // what the backend compiles: each kernel its own program
             std::vector<orrery::cuda::CompileRequest> reqs = orrery::cuda::node_requests(spec, k, arch);
-            ASSERT_EQ(reqs.size(), plan.step.size() + plan.reset.size());
+            ASSERT_EQ(reqs.size(), k.step_kernels.size() + k.reset_kernels.size());
             for (orrery::cuda::CompileRequest& r : reqs) r.use_cache = false;
             std::vector<orrery::cuda::CompiledModule> ms;
             try {
@@ -258,6 +270,54 @@ TEST(NvrtcKernels, PerNodeProgramsAreCachedOneEntryEach) {
     for (size_t i = 0; i < reqs.size(); ++i) EXPECT_EQ(parallel[i].cubin, one[i].cubin) << reqs[i].label;
 }
 
+// GpuOptions::fuse_serial: each run of consecutive serial ops without scratch
+// is one kernel, named by its first op, its world's ops one after another on
+// lane 0 in the plan's order, its lanes chosen at launch like a serial node's;
+// off, a kernel per op. Hide-and-seek's step: 13 ops in 7 kernels. Needs no
+// compile.
+TEST(NvrtcKernels, SerialRunsFuseIntoOneKernel) {
+    orrery::register_builtin_envs();
+    orrery::EnvSpec spec = orrery::make_env_spec("hide_and_seek", {});
+    orrery::Plan plan = orrery::make_plan(spec, orrery::AutoReset::kNextStep, true);
+    const unsigned lanes = orrery::cuda::world_lanes_for(spec, 0);
+    using orrery::cuda::KernelForm;
+    orrery::cuda::KernelSource fused = orrery::cuda::generate_kernels(spec, plan, KernelForm::kPerNode, lanes);
+    orrery::cuda::KernelSource apart =
+        orrery::cuda::generate_kernels(spec, plan, KernelForm::kPerNode, lanes, 0, false);
+    ASSERT_EQ(plan.step.size(), 13u);
+    EXPECT_EQ(apart.step_kernels.size(), 13u);
+    EXPECT_EQ(fused.step_kernels.size(), 7u);
+    EXPECT_EQ(fused.step_first_op, (std::vector<size_t>{0, 6, 7, 8, 9, 11, 12}));
+    EXPECT_EQ(fused.reset_first_op, (std::vector<size_t>{0, 4, 5}));
+    const orrery::cuda::NodeProgram& run = fused.programs[0];
+    EXPECT_EQ(run.kernel, "orrery_step_op0");
+    EXPECT_EQ(run.nodes, (std::vector<std::string>{"begin step", "random inputs", "spawn", "phys::init_world",
+                                                   "orrery::apply_destroys", "move_agents"}));
+    // Each op's statement, as its own kernel has it, in the plan's order.
+    size_t at = run.text.find("if (lane != 0) return;");
+    ASSERT_NE(at, std::string::npos) << run.text;
+    for (size_t i = 0; i < 6; ++i) {
+        const std::string& own = apart.programs[i].text;
+        const size_t open = own.find("if (lane == 0) {\n");
+        ASSERT_NE(open, std::string::npos) << own;
+        const size_t from = open + 17, to = own.find('\n', from);
+        std::string statement = own.substr(from, to - from);
+        statement.erase(0, statement.find_first_not_of(' '));
+        const size_t found = run.text.find(statement, at);
+        ASSERT_NE(found, std::string::npos) << statement << " in\n" << run.text;
+        at = found + statement.size();
+    }
+    const auto launch = std::find_if(fused.launch_lanes.begin(), fused.launch_lanes.end(),
+                                     [&](const orrery::cuda::LaunchLanes& l) { return l.kernel == run.kernel; });
+    ASSERT_NE(launch, fused.launch_lanes.end());
+    EXPECT_TRUE(launch->serial);
+    EXPECT_FALSE(launch->team);
+    // A lane node and a node with scratch are never fused.
+    EXPECT_EQ(fused.programs[1].nodes, std::vector<std::string>{"lock_and_grab"});
+    EXPECT_EQ(fused.programs[2].nodes, std::vector<std::string>{"phys::simulate"});
+    EXPECT_EQ(fused.programs[4].nodes, (std::vector<std::string>{"orrery::apply_destroys", "end step"}));
+}
+
 // Hide-and-seek's per-node kernels that take their lanes at launch: its two
 // team nodes without scratch (lock_and_grab, gather_and_reward) as teams
 // (GpuOptions::pack_teams), each call guarded by its phase and given a team
@@ -301,8 +361,9 @@ TEST(NvrtcKernels, TeamNodesWithoutScratchTakeTheirLanesAtLaunch) {
 // What the CUDA backend compiles in the per-node form: the kernels that run
 // the same node share one program (NVRTC compiles each node's code once); each
 // program holds exactly its kernels, after the head, and its cubin has them.
-// Hide-and-seek's step and reset passes: 19 kernels, 13 nodes (the step's
-// gather_and_reward and the observation's regather_scene are two).
+// Hide-and-seek's step and reset passes: 10 kernels (the serial runs fused,
+// GpuOptions::fuse_serial), 6 programs: the three fused runs share spawn or
+// apply_destroys, the observation and its regather_scene run in both passes.
 TEST(NvrtcKernels, PerNodeKernelsOfOneNodeShareAProgram) {
     orrery::register_builtin_envs();
     for (const char* env : {"tag", "hide_and_seek"}) {
@@ -319,7 +380,9 @@ TEST(NvrtcKernels, PerNodeKernelsOfOneNodeShareAProgram) {
             const size_t p = g.program[i];
             ASSERT_LT(p, g.reqs.size());
             ++kernels[p];
-            EXPECT_EQ(g.nodes[p], k.programs[i].node) << k.programs[i].kernel;
+            for (const std::string& n : k.programs[i].nodes)
+                EXPECT_NE(std::find(g.node_sets[p].begin(), g.node_sets[p].end(), n), g.node_sets[p].end())
+                    << k.programs[i].kernel << " runs " << n;
             EXPECT_NE(g.reqs[p].source.find("void " + k.programs[i].kernel + "("), std::string::npos)
                 << k.programs[i].kernel << " is in its program";
             EXPECT_NE(g.reqs[p].label.find(k.programs[i].kernel), std::string::npos) << g.reqs[p].label;
@@ -331,11 +394,14 @@ TEST(NvrtcKernels, PerNodeKernelsOfOneNodeShareAProgram) {
                  at = g.reqs[p].source.find("__global__", at + 1))
                 ++n;
             EXPECT_EQ(n, kernels[p]) << g.reqs[p].label << ": its kernels and no other";
-            for (size_t q = 0; q < p; ++q) EXPECT_NE(g.nodes[p], g.nodes[q]) << "one program per node";
+            for (size_t q = 0; q < p; ++q)
+                for (const std::string& n : g.node_sets[p])
+                    EXPECT_EQ(std::find(g.node_sets[q].begin(), g.node_sets[q].end(), n), g.node_sets[q].end())
+                        << n << ": one program per node";
         }
         if (std::string(env) == "hide_and_seek") {
-            EXPECT_EQ(k.programs.size(), 19u);
-            EXPECT_EQ(g.reqs.size(), 13u);
+            EXPECT_EQ(k.programs.size(), 10u);
+            EXPECT_EQ(g.reqs.size(), 6u);
             continue;
         }
         EXPECT_LT(g.reqs.size(), k.programs.size()) << "tag's passes share nodes too";

@@ -19,7 +19,7 @@ const char* const kVariables[] = {
     "ORRERY_NVRTC_OPTIONS",    "ORRERY_CUDA_LANES",         "ORRERY_CUDA_PER_NODE",     "ORRERY_NVRTC_THREADS",
     "ORRERY_CUDA_FOLLOW",      "ORRERY_CUDA_SCRATCH_SLOTS", "ORRERY_NVRTC_BACKGROUND",  "ORRERY_CUDA_FIT_BLOCKS",
     "ORRERY_CUDA_TEAM_SHARED", "ORRERY_CUDA_BLOCK_THREADS", "ORRERY_CUDA_ORDER_TEAMS",  "ORRERY_CUDA_FIT_FREE",
-    "ORRERY_CUDA_PACK_SERIAL", "ORRERY_CUDA_WIDE_LANES",    "ORRERY_CUDA_PACK_TEAMS"};
+    "ORRERY_CUDA_PACK_SERIAL", "ORRERY_CUDA_WIDE_LANES",    "ORRERY_CUDA_PACK_TEAMS",   "ORRERY_CUDA_FUSE_SERIAL"};
 
 /// Clears the variables for one test and puts the caller's values back after it.
 class Environment : public ::testing::Test {
@@ -85,6 +85,8 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     setenv("ORRERY_CUDA_PACK_SERIAL", "0", 1);
     setenv("ORRERY_CUDA_WIDE_LANES", "64", 1);
     setenv("ORRERY_CUDA_PACK_TEAMS", "2", 1);
+    setenv("ORRERY_CUDA_FUSE_SERIAL", "0", 1);
+    EXPECT_TRUE(orrery::SimOptions{}.gpu.fuse_serial);
     EXPECT_EQ(orrery::SimOptions{}.gpu.pack_serial, 1u);
     EXPECT_EQ(orrery::SimOptions{}.gpu.wide_lanes, 0u);
     EXPECT_EQ(orrery::SimOptions{}.gpu.pack_teams, 1u);
@@ -101,6 +103,7 @@ TEST_F(Environment, EveryVariableSetsItsField) {
     EXPECT_EQ(o.gpu.pack_serial, 0u);
     EXPECT_EQ(o.gpu.wide_lanes, 64u);
     EXPECT_EQ(o.gpu.pack_teams, 2u);
+    EXPECT_FALSE(o.gpu.fuse_serial);
     EXPECT_EQ(o.gpu.team_block_threads, 384u);
     EXPECT_FALSE(o.gpu.stage);
     EXPECT_EQ(o.gpu.stage_worlds, 80u);
