@@ -58,9 +58,10 @@ struct PhysicsOptions {
     /// its instruction fetches. On by default: OpenAI's game ran 19 % slower
     /// at 1,024 worlds and 38 % at 65,536 without it, gpu_hideseek 6 and 16 %.
     /// The physics crowd, whose every world runs the same short passes,
-    /// ran 2.0 % faster at 65,536 worlds without (an H100; docs/benchmarks.md,
-    /// "Team nodes at launch ..."). A device define (ORRERY_PHYS_ALIGN); the
-    /// same results either way.
+    /// ran 2.0 % faster at 65,536 worlds without but 6.3 % slower at 262,144,
+    /// its best batch (an H100; docs/benchmarks.md, "Programmatic launch for
+    /// every kernel ..."), so every shipped env aligns. A device define
+    /// (ORRERY_PHYS_ALIGN); the same results either way.
     bool align = true;
     /// Convex hulls by number (a body's shape: hull_shape(i)), each a list of
     /// 4..32 corner vertices; wedge_vertices() makes hide-and-seek's ramp.

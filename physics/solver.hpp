@@ -764,8 +764,9 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
 #define ORRERY_PHYS_ALIGN_PASSES 1
 #endif
 // ORRERY_PHYS_ALIGN=0 (PhysicsOptions::align = false, a device define from
-// add_to) leaves every one of those aligns out: an env whose worlds run the
-// same short passes may step faster unaligned (the physics crowd).
+// add_to) leaves every one of those aligns out, for an env whose worlds run
+// the same short passes (the physics crowd stepped 2.0 % faster unaligned at
+// 65,536 worlds, 6.3 % slower at 262,144; it aligns).
 #ifndef ORRERY_PHYS_ALIGN
 #define ORRERY_PHYS_ALIGN 1
 #endif
