@@ -517,23 +517,29 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     // Per-node: each kernel is also a program of its own (the head, then it).
     const std::string shared_head = out.str().substr(0, head_size);
     const auto label_of = [](const Op& op) { return op.node ? std::string(op.node->system.name) : op_label(op.kind); };
-    // A serial op whose kernel takes its lanes at launch (no scratch, teams
-    // of 2 to 32 lanes): consecutive ones fuse into one kernel (fuse_serial).
-    const auto fusable = [&](const Op& op) {
-        return fuse_serial && lanes > 1 && lanes <= 32 && !is_lane_op(op) &&
-               !(op.kind == OpKind::kNode && !op.node->scratch.empty());
-    };
+    const auto has_scratch = [](const Op& op) { return op.kind == OpKind::kNode && !op.node->scratch.empty(); };
     for (size_t i = 0; i < ops.size(); ++i) {
         std::string name = std::string("orrery_") + pass + "_op" + std::to_string(i);
         names.push_back(name);
         first_op.push_back(i);
         const std::streamoff at = out.tellp();
         const Op& op = ops[i];
+        // Threads a world chosen at launch: a serial op's kernel, a team
+        // op's, and a lane op's that no team runs, each where it keeps no
+        // scratch (a slot is a team's), in a form whose teams are 2 to 32
+        // lanes; not a team node that orders its teams (they align).
+        const bool team = op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam;
+        LaunchLanes ll{name, !is_lane_op(op), lanes, team};
+        if (!ll.serial && !team) ll.most = op_lanes(spec, op, kMaxWorldLanes, kMaxWorldLanes);
+        const bool at_launch = lanes > 1 && lanes <= 32 && !has_scratch(op) && !(team && op.node->order_teams) &&
+                               (ll.serial || team || ll.most > lanes);
+        if (at_launch) launch_lanes.push_back(ll);
+        // Consecutive serial ops that take their lanes at launch fuse into
+        // this one kernel (fuse_serial).
         size_t end = i + 1;
-        if (fusable(op))
-            while (end < ops.size() && fusable(ops[end])) ++end;
+        if (fuse_serial && at_launch && ll.serial)
+            while (end < ops.size() && !is_lane_op(ops[end]) && !has_scratch(ops[end])) ++end;
         if (end - i > 1) { // a run of serial ops, one after another on the world's lane 0
-            launch_lanes.push_back(LaunchLanes{name, true, lanes, false});
             head(name, nullptr, false, true);
             out << "    if (lane != 0) return; // serial ops, fused: " << end - i << "\n";
             NodeProgram p{name, "", "", {}};
@@ -548,17 +554,6 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
             i = end - 1;
             continue;
         }
-        // Threads a world chosen at launch: a serial op's kernel, a team
-        // op's, and a lane op's that no team runs, each where it keeps no
-        // scratch (a slot is a team's), in a form whose teams are 2 to 32
-        // lanes; not a team node that orders its teams (they align).
-        const bool team = op.kind == OpKind::kNode && op.node->system.kind == NodeKind::kPerWorldTeam;
-        LaunchLanes ll{name, !is_lane_op(op), lanes, team};
-        if (!ll.serial && !team) ll.most = op_lanes(spec, op, kMaxWorldLanes, kMaxWorldLanes);
-        const bool scratch = op.kind == OpKind::kNode && !op.node->scratch.empty();
-        const bool at_launch = lanes > 1 && lanes <= 32 && !scratch && !(team && op.node->order_teams) &&
-                               (ll.serial || team || ll.most > lanes);
-        if (at_launch) launch_lanes.push_back(ll);
         // A team node of a whole warp whose lanes are the form's: its teams align in the block.
         const bool aligned = lanes == 32 && team && !at_launch && op_lanes(spec, op, lanes, world_lanes) == 32;
         const bool ordered = aligned && op.node->order_teams;

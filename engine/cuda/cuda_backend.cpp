@@ -638,10 +638,9 @@ std::string CudaBackend::describe() const {
     return "cuda:" + std::to_string(info_.index) + " " + info_.name + " (sm_" + std::to_string(info_.arch) + ", " +
            (source_.per_node ? "per-node" + lanes_text()
             : staged_ ? "megakernel, " + std::to_string(stage_worlds_) + " worlds/block staged in shared memory, " +
-                            std::to_string(stage_threads_ / stage_worlds_) + " lanes/world" +
-                            (pdl_ ? ", programmatic launch" : "")
+                            std::to_string(stage_threads_ / stage_worlds_) + " lanes/world"
                       : "megakernel on global memory" + lanes_text()) +
-           (!staged_ && pdl_ ? ", programmatic launch" : "") + (staged_ ? "" : blocks_text()) +
+           (pdl_ ? ", programmatic launch" : "") + (staged_ ? "" : blocks_text()) +
            (shared_use_.empty() ? "" : ", scratch " + shared_use_) +
            (storage_.team_order ? ", teams ordered by cost" : "") + ")";
 }
