@@ -626,6 +626,12 @@ template <class A> ORRERY_HD inline Entity row_entity(const Ctx& ctx, uint32_t r
     return t.alive[r] ? Entity::make(archetype_id<A>, row, t.generation[r]) : Entity{};
 }
 
+/// Whether row `row` of archetype A holds a live entity (the rows a per-entity system visits).
+template <class A> ORRERY_HD inline bool live_row(const Ctx& ctx, uint32_t row) {
+    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
+    return row < min_of(t.high_water[ctx.world()], t.capacity) && t.alive[ctx.slot(t, row)];
+}
+
 // ---------------------------------------------------------------- step
 
 /// Whether agent `row` saw object `k` at the last observation (its own mask).
@@ -667,81 +673,58 @@ ORRERY_SYSTEM void move_agents(Ctx& ctx) {
     }
 }
 
+/// Agent row's reach of object k (reach_of), kNoHit for an absent agent:
+/// what lock and grab read, made once for both (neither changes it: lock
+/// writes only the objects' lock state and body kinds).
+ORRERY_HD inline float agent_reach(const Ctx& ctx, uint32_t row, uint32_t k) {
+    return ctx.at<Agent, Team>(row).value == kAbsent ? kNoHit : reach_of(ctx, row, k);
+}
+
 /// Lock, OpenAI's all_lock_team_specific: an object locks when an agent in
 /// reach that saw it presses lock, unless a teammate of the locker is in reach,
 /// saw it, and is not pressing; only the locking team can unlock it, the same
-/// way. Locked objects are static bodies, unlocked ones dynamic. Objects are
+/// way. Locked objects are static bodies, unlocked ones dynamic. `reach` is
+/// object k's column: each agent row's agent_reach of it. Objects are
 /// independent (object k's call reads and writes only k's rows besides the
-/// agents' actions, poses and masks), so they are spread over the lanes.
-ORRERY_HD inline void lock_objects(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+/// agents' actions), so they are spread over the lanes.
+ORRERY_HD inline void lock_object(Ctx& ctx, uint32_t k, const float* reach) {
     const Config& cfg = ctx.config<Config>();
-    for (uint32_t k = lane; k < cfg.max_boxes + cfg.ramps; k += lanes) {
-        Piece& piece = ctx.at<Object, Piece>(k);
-        if (piece.kind == kNoPiece || (piece.kind == kRamp && !cfg.lock_ramps)) continue;
-        int32_t first[2] = {-1, -1};
-        bool refuse[2] = {false, false};
-        for (uint32_t row = 0; row < cfg.agents; ++row) {
-            int32_t team = ctx.at<Agent, Team>(row).value;
-            if (team == kAbsent || reach_of(ctx, row, k) == kNoHit) continue;
-            if (action_of(ctx, row).lock != 0) {
-                if (first[team] < 0) first[team] = int32_t(row);
-            } else {
-                refuse[team] = true;
-            }
-        }
-        if (piece.locked) {
-            if (refuse[piece.lock_team]) piece = {piece.kind, 0, kAbsent, -1};
+    Piece& piece = ctx.at<Object, Piece>(k);
+    if (piece.kind == kNoPiece || (piece.kind == kRamp && !cfg.lock_ramps)) return;
+    int32_t first[2] = {-1, -1};
+    bool refuse[2] = {false, false};
+    for (uint32_t row = 0; row < cfg.agents && row < kMaxAgents; ++row) {
+        if (reach[row] == kNoHit) continue; // an absent agent's too
+        const int32_t team = ctx.at<Agent, Team>(row).value;
+        if (action_of(ctx, row).lock != 0) {
+            if (first[team] < 0) first[team] = int32_t(row);
         } else {
-            for (int32_t team = 0; team < 2; ++team)
-                if (first[team] >= 0 && !refuse[team] && !piece.locked) piece = {piece.kind, 1, team, first[team]};
+            refuse[team] = true;
         }
-        ctx.at<Object, phys::BodyType>(k).kind = piece.locked ? phys::BodyKind::kStatic : phys::BodyKind::kDynamic;
     }
+    if (piece.locked) {
+        if (refuse[piece.lock_team]) piece = {piece.kind, 0, kAbsent, -1};
+    } else {
+        for (int32_t team = 0; team < 2; ++team)
+            if (first[team] >= 0 && !refuse[team] && !piece.locked) piece = {piece.kind, 1, team, first[team]};
+    }
+    ctx.at<Object, phys::BodyType>(k).kind = piece.locked ? phys::BodyKind::kStatic : phys::BodyKind::kDynamic;
 }
 
-/// The object agent `row` grabs this step: the closest one in reach that it
-/// saw (reach_of; the first of equals), or ~0u (not pressing grab, or
-/// nothing in reach). Where a world's lanes are a GPU warp, object k is lane
-/// k's and the warp takes the minimum of (distance, k); elsewhere lane 0
-/// walks the objects in order (the other lanes get ~0u: only lane 0 reads
-/// it). The same object either way.
-ORRERY_HD inline uint32_t grab_target(const Ctx& ctx, uint32_t row, const Lanes& l) {
-    const Config& cfg = ctx.config<Config>();
-    const uint32_t objects = cfg.max_boxes + cfg.ramps;
-    const bool wants = ctx.at<Agent, Team>(row).value != kAbsent && action_of(ctx, row).grab != 0;
-#if defined(__CUDA_ARCH__)
-    if (l.count == 32 && objects <= 32) {
-        float d = wants && l.lane < objects ? reach_of(ctx, row, l.lane) : kNoHit;
-        uint32_t k = l.lane;
-        for (uint32_t off = 16; off > 0; off >>= 1) {
-            const float od = __shfl_xor_sync(l.mask, d, off);
-            const uint32_t ok = __shfl_xor_sync(l.mask, k, off);
-            if (od < d || (od == d && ok < k)) d = od, k = ok;
-        }
-        return d < kNoHit ? k : ~0u;
-    }
-#endif
-    float best = kNoHit;
-    uint32_t pick = ~0u;
-    for (uint32_t k = 0; k < objects && wants && l.lane == 0; ++k) {
-        const float d = reach_of(ctx, row, k);
-        if (d < best) best = d, pick = k;
-    }
-    return pick;
+/// Whether agent row presses grab this step (and plays this episode).
+ORRERY_HD inline bool wants_grab(const Ctx& ctx, uint32_t row) {
+    return ctx.at<Agent, Team>(row).value != kAbsent && action_of(ctx, row).grab != 0;
 }
 
 /// Grab, held while wanted: each step an agent pressing grab holds the closest
-/// object in reach that it saw, welded to it in their relative pose of the
-/// moment it took hold (physics' weld joint, made and broken inside the step).
-/// Releasing, or nothing in reach, lets go. The targets are found on the
-/// lanes (grab_target); lane 0 makes and breaks the welds, in row order.
-ORRERY_HD inline void grab_objects(Ctx& ctx, const Lanes& l) {
+/// object in reach that it saw (the first of equals), welded to it in their
+/// relative pose of the moment it took hold (physics' weld joint, made and
+/// broken inside the step). Releasing, or nothing in reach, lets go. Lane 0
+/// makes and breaks the welds, in row order, from `target` (the object row
+/// each agent grabs, ~0u for none).
+ORRERY_HD inline void grab_objects(Ctx& ctx, const uint32_t* target) {
     const Config& cfg = ctx.config<Config>();
-    const uint32_t agents = cfg.agents < kMaxAgents ? cfg.agents : kMaxAgents; // the options allow no more
-    uint32_t target[kMaxAgents];
-    for (uint32_t row = 0; row < agents; ++row) target[row] = grab_target(ctx, row, l);
-    if (l.lane != 0) return;
-    for (uint32_t row = 0; row < agents; ++row) {
+    for (uint32_t row = 0; row < cfg.agents && row < kMaxAgents; ++row) {
         Grip& g = ctx.at<Agent, Grip>(row);
         const Entity t = target[row] == ~0u ? Entity{} : row_entity<Object>(ctx, target[row]);
         if (g.held.index == t.index && g.held.gen == t.gen) continue;
@@ -752,14 +735,74 @@ ORRERY_HD inline void grab_objects(Ctx& ctx, const Lanes& l) {
     }
 }
 
-/// Before the physics, one node on the world's team: lock (an object a
-/// lane), then grab (docs/perf-notes.md row 120). One kernel where there
-/// were two, and grab's reach queries on the lanes where one thread made
-/// them all in turn.
+/// Before the physics, one node on the world's team: the reach of every
+/// agent to every object, made once; then the lock (an object a lane) and
+/// each agent's grab target, both from those reaches; then lane 0 makes and
+/// breaks the welds (docs/perf-notes.md rows 120 and 126).
+///
+/// Where a world's lanes are a GPU warp, the agent-object pairs are spread
+/// over the lanes (44 pairs of OpenAI's game: two rounds of 32), each lane takes
+/// its object's column by shuffles, and the warp takes each agent's minimum
+/// of (distance, object), the first of equals as the walk takes it. Elsewhere
+/// each lane walks its objects, making each column once; a single lane (the
+/// CPU, and 32 worlds a warp on the GPU) folds the grab targets into the
+/// same walk, and lane 0 of several walks every object for them. The same
+/// targets and locks either way, so the same bytes.
 ORRERY_SYSTEM void lock_and_grab(Ctx& ctx, const Lanes& l) {
-    lock_objects(ctx, l.lane, l.count);
+    const Config& cfg = ctx.config<Config>();
+    const uint32_t objects = cfg.max_boxes + cfg.ramps;
+    const uint32_t agents = cfg.agents < kMaxAgents ? cfg.agents : kMaxAgents; // the options allow no more
+    uint32_t target[kMaxAgents];
+    float best[kMaxAgents];
+    for (uint32_t row = 0; row < kMaxAgents; ++row) target[row] = ~0u, best[row] = kNoHit;
+    float reach[kMaxAgents];
+#if defined(__CUDA_ARCH__)
+    if (l.count == 32 && objects <= 32 && agents * objects <= 96) {
+        const uint32_t pairs = agents * objects;
+        float r[3];
+        for (uint32_t round = 0; round < 3;
+             ++round) { // pair p = round * 32 + lane: agent p / objects, object p % objects
+            const uint32_t p = round * 32u + l.lane;
+            r[round] = p < pairs ? agent_reach(ctx, p / objects, p % objects) : kNoHit;
+        }
+        for (uint32_t row = 0; row < kMaxAgents; ++row) { // lane k's column: pair row * objects + k
+            const uint32_t p = row * objects + (l.lane < objects ? l.lane : 0u);
+            const float r0 = __shfl_sync(l.mask, r[0], p & 31u), r1 = __shfl_sync(l.mask, r[1], p & 31u),
+                        r2 = __shfl_sync(l.mask, r[2], p & 31u);
+            reach[row] = row < agents && l.lane < objects ? (p < 32u ? r0 : p < 64u ? r1 : r2) : kNoHit;
+        }
+        if (l.lane < objects) lock_object(ctx, l.lane, reach);
+        for (uint32_t row = 0; row < agents; ++row) {
+            float d = wants_grab(ctx, row) ? reach[row] : kNoHit;
+            uint32_t k = l.lane;
+            for (uint32_t off = 16; off > 0; off >>= 1) {
+                const float od = __shfl_xor_sync(l.mask, d, off);
+                const uint32_t ok = __shfl_xor_sync(l.mask, k, off);
+                if (od < d || (od == d && ok < k)) d = od, k = ok;
+            }
+            target[row] = d < kNoHit ? k : ~0u;
+        }
+        l.sync(); // the locks written before the welds read the bodies' kinds
+        if (l.lane == 0) grab_objects(ctx, target);
+        return;
+    }
+#endif
+    bool wants[kMaxAgents];
+    for (uint32_t row = 0; row < kMaxAgents; ++row) wants[row] = row < agents && wants_grab(ctx, row);
+    for (uint32_t k = l.lane; k < objects; k += l.count) {
+        for (uint32_t row = 0; row < kMaxAgents; ++row) reach[row] = row < agents ? agent_reach(ctx, row, k) : kNoHit;
+        lock_object(ctx, k, reach);
+        for (uint32_t row = 0; row < agents && l.count == 1; ++row) // objects in order: the first of equals
+            if (wants[row] && reach[row] < best[row]) best[row] = reach[row], target[row] = k;
+    }
     l.sync();
-    grab_objects(ctx, l);
+    if (l.lane != 0) return;
+    for (uint32_t k = 0; k < objects && l.count > 1; ++k)
+        for (uint32_t row = 0; row < agents; ++row) {
+            const float d = wants[row] ? agent_reach(ctx, row, k) : kNoHit;
+            if (d < best[row]) best[row] = d, target[row] = k;
+        }
+    grab_objects(ctx, target);
 }
 
 /// Whether any seeker sees any hider (sees, as of the last gather_scene).
@@ -812,12 +855,65 @@ ORRERY_HD inline void reward_teams(Ctx& ctx, const Lanes& l) {
     if (ctx.step() + 1 >= cfg.horizon) ctx.truncate();
 }
 
+#if defined(__CUDA_ARCH__)
+/// Row `row` of archetype A as the ray scene lists it (gather_scene's entry).
+template <class A> ORRERY_HD inline RayBody scene_body(const Ctx& ctx, uint32_t row, const phys::HullSet& hulls) {
+    const phys::Pose& p = ctx.at<A, phys::Pose>(row);
+    return ray_body_of(ctx.at<A, phys::Shape>(row), p.p, p.q, row_entity<A>(ctx, row).index, hulls);
+}
+
+/// gather_scene on a world's warp of 32 lanes: the same entries in the same
+/// order, and the same count. The rows of the agents, the objects and (when
+/// they block rays) the walls are taken 32 at a time, a row a lane; a ballot
+/// of the rows that go in numbers them, so each lane writes its own entry.
+/// Where gather_scene's lanes each walk every row in turn (a chain of
+/// dependent reads per row), the warp reads a round of rows at once.
+ORRERY_HD inline void gather_scene_warp(Ctx& ctx, const Lanes& l) {
+    const Config& cfg = ctx.config<Config>();
+    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    const phys::HullSet hulls = phys::hull_set(ctx);
+    auto rows = [&](uint32_t a) {
+        const ArchetypeTable& t = ctx.storage().tables[a];
+        return min_of(t.high_water[ctx.world()], t.capacity);
+    };
+    const uint32_t na = rows(archetype_id<Agent>), no = rows(archetype_id<Object>);
+    const uint32_t all = na + no + (cfg.walls_block_rays ? rows(archetype_id<Wall>) : 0u);
+    uint32_t n = 0;
+    for (uint32_t base = 0; base < all; base += 32u) {
+        const uint32_t g = base + l.lane;
+        bool in = false;
+        if (g < na)
+            in = live_row<Agent>(ctx, g) && ctx.at<Agent, Team>(g).value != kAbsent &&
+                 ctx.at<Agent, phys::Shape>(g).kind != phys::ShapeKind::kPlane;
+        else if (g < na + no)
+            in = live_row<Object>(ctx, g - na) && ctx.at<Object, Piece>(g - na).kind != kNoPiece &&
+                 ctx.at<Object, phys::Shape>(g - na).kind != phys::ShapeKind::kPlane;
+        else if (g < all)
+            in = live_row<Wall>(ctx, g - na - no) &&
+                 ctx.at<Wall, phys::Shape>(g - na - no).kind != phys::ShapeKind::kPlane;
+        const uint32_t vote = __ballot_sync(l.mask, in);
+        const uint32_t at = n + uint32_t(__popc(vote & ((1u << l.lane) - 1u)));
+        if (in && at < scene.capacity())
+            scene[at] = g < na        ? scene_body<Agent>(ctx, g, hulls)
+                        : g < na + no ? scene_body<Object>(ctx, g - na, hulls)
+                                      : scene_body<Wall>(ctx, g - na - no, hulls);
+        n += uint32_t(__popc(vote));
+    }
+    if (l.lane == 0) scene.resize(n);
+}
+#endif
+
 /// After the physics, one node on the world's team: the ray scene
 /// (gather_scene on the lanes), then the rewards it sees (reward_teams).
 /// One kernel where there were two, and the sight rays of the reward on
 /// lanes of their own where one thread cast them in turn (docs/perf-notes.md row 119).
 ORRERY_SYSTEM void gather_and_reward(Ctx& ctx, const Lanes& l) {
-    gather_scene(ctx, l.lane, l.count);
+#if defined(__CUDA_ARCH__)
+    if (l.count == 32)
+        gather_scene_warp(ctx, l);
+    else
+#endif
+        gather_scene(ctx, l.lane, l.count);
     l.sync();
     reward_teams(ctx, l);
 }
@@ -835,12 +931,6 @@ ORRERY_HD inline uint32_t write_motion(float* out, const phys::Pose& p, const ph
         out[k++] = yaw_of(p.q);
     out[k++] = v.v.x, out[k++] = v.v.y, out[k++] = v.v.z, out[k++] = v.w.z;
     return k;
-}
-
-/// Whether row `row` of archetype A holds a live entity (the rows a per-entity system visits).
-template <class A> ORRERY_HD inline bool live_row(const Ctx& ctx, uint32_t row) {
-    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
-    return row < min_of(t.high_water[ctx.world()], t.capacity) && t.alive[ctx.slot(t, row)];
 }
 
 /// Lidar ray k's direction: world-fixed angles 2 pi k / 30; gpu_hideseek:
