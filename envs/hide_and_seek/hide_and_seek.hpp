@@ -395,7 +395,70 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
     ctx.single<Arena, Round>() = {d.hiders, d.seekers, d.boxes, cfg.quadrant ? 2u : d.walls_n - 3, d.outer};
 }
 
+/// Whether row `row` of archetype A holds a live entity (the rows a per-entity system visits).
+template <class A> ORRERY_HD inline bool live_row(const Ctx& ctx, uint32_t row) {
+    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
+    return row < min_of(t.high_water[ctx.world()], t.capacity) && t.alive[ctx.slot(t, row)];
+}
+
+/// Agent row `row`'s entity (rows are created in order at reset and never freed).
+template <class A> ORRERY_HD inline Entity row_entity(const Ctx& ctx, uint32_t row) {
+    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
+    uint32_t r = ctx.slot(t, row);
+    return t.alive[r] ? Entity::make(archetype_id<A>, row, t.generation[r]) : Entity{};
+}
+
 // ---------------------------------------------------------------- rays and vision
+
+#if defined(__CUDA_ARCH__)
+/// Row `row` of archetype A as the ray scene lists it (gather_scene's entry).
+template <class A> ORRERY_HD inline RayBody scene_body(const Ctx& ctx, uint32_t row, const phys::HullSet& hulls) {
+    const phys::Pose& p = ctx.at<A, phys::Pose>(row);
+    return ray_body_of(ctx.at<A, phys::Shape>(row), p.p, p.q, row_entity<A>(ctx, row).index, hulls);
+}
+
+/// gather_scene on whole warps (a world's lanes a multiple of 32): the same
+/// entries in the same order, and the same count. Each warp takes the rows
+/// of the agents, the objects and (when they block rays) the walls 32 at a
+/// time, a row a lane; a ballot of the rows that go in numbers them, and
+/// the warp whose turn the round is writes its entries. Where the lanes of
+/// the walk below each read every row in turn (a chain of dependent reads
+/// per row), a warp reads a round of rows at once.
+ORRERY_HD inline void gather_scene_warps(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+    const Config& cfg = ctx.config<Config>();
+    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
+    const phys::HullSet hulls = phys::hull_set(ctx);
+    auto rows = [&](uint32_t a) {
+        const ArchetypeTable& t = ctx.storage().tables[a];
+        return min_of(t.high_water[ctx.world()], t.capacity);
+    };
+    const uint32_t na = rows(archetype_id<Agent>), no = rows(archetype_id<Object>);
+    const uint32_t all = na + no + (cfg.walls_block_rays ? rows(archetype_id<Wall>) : 0u);
+    const uint32_t warps = lanes / 32u, warp = lane / 32u, wl = lane % 32u;
+    uint32_t n = 0;
+    for (uint32_t base = 0, round = 0; base < all; base += 32u, ++round) {
+        const uint32_t g = base + wl;
+        bool in = false;
+        if (g < na)
+            in = live_row<Agent>(ctx, g) && ctx.at<Agent, Team>(g).value != kAbsent &&
+                 ctx.at<Agent, phys::Shape>(g).kind != phys::ShapeKind::kPlane;
+        else if (g < na + no)
+            in = live_row<Object>(ctx, g - na) && ctx.at<Object, Piece>(g - na).kind != kNoPiece &&
+                 ctx.at<Object, phys::Shape>(g - na).kind != phys::ShapeKind::kPlane;
+        else if (g < all)
+            in = live_row<Wall>(ctx, g - na - no) &&
+                 ctx.at<Wall, phys::Shape>(g - na - no).kind != phys::ShapeKind::kPlane;
+        const uint32_t vote = __ballot_sync(0xffffffffu, in);
+        const uint32_t at = n + uint32_t(__popc(vote & ((1u << wl) - 1u)));
+        if (in && at < scene.capacity() && round % warps == warp)
+            scene[at] = g < na        ? scene_body<Agent>(ctx, g, hulls)
+                        : g < na + no ? scene_body<Object>(ctx, g - na, hulls)
+                                      : scene_body<Wall>(ctx, g - na - no, hulls);
+        n += uint32_t(__popc(vote));
+    }
+    if (lane == 0) scene.resize(n);
+}
+#endif
 
 /// Fills the world's ray scene from the bodies' poses now: agents of this
 /// episode, present boxes and ramps, and the walls when they block rays
@@ -403,8 +466,12 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
 /// lane walks the rows in order counting the bodies that go in (the same
 /// count on every lane) and fills entries lane, lane + lanes, ...; lane 0
 /// sets the count (past the capacity: the capacity and kBufferOverflow, as
-/// pushing them one by one would).
+/// pushing them one by one would). On the GPU, lanes in whole warps take
+/// gather_scene_warps, the same bytes.
 ORRERY_SYSTEM void gather_scene(Ctx& ctx, uint32_t lane, uint32_t lanes) {
+#if defined(__CUDA_ARCH__)
+    if (lanes % 32u == 0) return gather_scene_warps(ctx, lane, lanes);
+#endif
     const Config& cfg = ctx.config<Config>();
     Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
     const phys::HullSet hulls = phys::hull_set(ctx);
@@ -617,19 +684,6 @@ ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
     SightRay r = sight_ray(ctx, scene, a.index, b.index);
     if (r.answer >= 0) return r.answer == 1;
     return cast_in(scene, phys::hull_set(ctx), r.o, r.dir, r.range, a.index, b.index).index == b.index;
-}
-
-/// Agent row `row`'s entity (rows are created in order at reset and never freed).
-template <class A> ORRERY_HD inline Entity row_entity(const Ctx& ctx, uint32_t row) {
-    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
-    uint32_t r = ctx.slot(t, row);
-    return t.alive[r] ? Entity::make(archetype_id<A>, row, t.generation[r]) : Entity{};
-}
-
-/// Whether row `row` of archetype A holds a live entity (the rows a per-entity system visits).
-template <class A> ORRERY_HD inline bool live_row(const Ctx& ctx, uint32_t row) {
-    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
-    return row < min_of(t.high_water[ctx.world()], t.capacity) && t.alive[ctx.slot(t, row)];
 }
 
 // ---------------------------------------------------------------- step
@@ -855,65 +909,12 @@ ORRERY_HD inline void reward_teams(Ctx& ctx, const Lanes& l) {
     if (ctx.step() + 1 >= cfg.horizon) ctx.truncate();
 }
 
-#if defined(__CUDA_ARCH__)
-/// Row `row` of archetype A as the ray scene lists it (gather_scene's entry).
-template <class A> ORRERY_HD inline RayBody scene_body(const Ctx& ctx, uint32_t row, const phys::HullSet& hulls) {
-    const phys::Pose& p = ctx.at<A, phys::Pose>(row);
-    return ray_body_of(ctx.at<A, phys::Shape>(row), p.p, p.q, row_entity<A>(ctx, row).index, hulls);
-}
-
-/// gather_scene on a world's warp of 32 lanes: the same entries in the same
-/// order, and the same count. The rows of the agents, the objects and (when
-/// they block rays) the walls are taken 32 at a time, a row a lane; a ballot
-/// of the rows that go in numbers them, so each lane writes its own entry.
-/// Where gather_scene's lanes each walk every row in turn (a chain of
-/// dependent reads per row), the warp reads a round of rows at once.
-ORRERY_HD inline void gather_scene_warp(Ctx& ctx, const Lanes& l) {
-    const Config& cfg = ctx.config<Config>();
-    Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
-    const phys::HullSet hulls = phys::hull_set(ctx);
-    auto rows = [&](uint32_t a) {
-        const ArchetypeTable& t = ctx.storage().tables[a];
-        return min_of(t.high_water[ctx.world()], t.capacity);
-    };
-    const uint32_t na = rows(archetype_id<Agent>), no = rows(archetype_id<Object>);
-    const uint32_t all = na + no + (cfg.walls_block_rays ? rows(archetype_id<Wall>) : 0u);
-    uint32_t n = 0;
-    for (uint32_t base = 0; base < all; base += 32u) {
-        const uint32_t g = base + l.lane;
-        bool in = false;
-        if (g < na)
-            in = live_row<Agent>(ctx, g) && ctx.at<Agent, Team>(g).value != kAbsent &&
-                 ctx.at<Agent, phys::Shape>(g).kind != phys::ShapeKind::kPlane;
-        else if (g < na + no)
-            in = live_row<Object>(ctx, g - na) && ctx.at<Object, Piece>(g - na).kind != kNoPiece &&
-                 ctx.at<Object, phys::Shape>(g - na).kind != phys::ShapeKind::kPlane;
-        else if (g < all)
-            in = live_row<Wall>(ctx, g - na - no) &&
-                 ctx.at<Wall, phys::Shape>(g - na - no).kind != phys::ShapeKind::kPlane;
-        const uint32_t vote = __ballot_sync(l.mask, in);
-        const uint32_t at = n + uint32_t(__popc(vote & ((1u << l.lane) - 1u)));
-        if (in && at < scene.capacity())
-            scene[at] = g < na        ? scene_body<Agent>(ctx, g, hulls)
-                        : g < na + no ? scene_body<Object>(ctx, g - na, hulls)
-                                      : scene_body<Wall>(ctx, g - na - no, hulls);
-        n += uint32_t(__popc(vote));
-    }
-    if (l.lane == 0) scene.resize(n);
-}
-#endif
-
 /// After the physics, one node on the world's team: the ray scene
 /// (gather_scene on the lanes), then the rewards it sees (reward_teams).
 /// One kernel where there were two, and the sight rays of the reward on
 /// lanes of their own where one thread cast them in turn (docs/perf-notes.md row 119).
 ORRERY_SYSTEM void gather_and_reward(Ctx& ctx, const Lanes& l) {
-#if defined(__CUDA_ARCH__)
-    if (l.count == 32)
-        gather_scene_warp(ctx, l);
-    else
-#endif
-        gather_scene(ctx, l.lane, l.count);
+    gather_scene(ctx, l.lane, l.count);
     l.sync();
     reward_teams(ctx, l);
 }
