@@ -395,10 +395,21 @@ ORRERY_SYSTEM void spawn(Ctx& ctx) {
     ctx.single<Arena, Round>() = {d.hiders, d.seekers, d.boxes, cfg.quadrant ? 2u : d.walls_n - 3, d.outer};
 }
 
+/// The rows of archetype A this world has used (the rows a per-entity system walks).
+template <class A> ORRERY_HD inline uint32_t rows_used(const Ctx& ctx) {
+    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
+    return min_of(t.high_water[ctx.world()], t.capacity);
+}
+
+/// Whether used row `row` of archetype A (below rows_used) holds a live entity.
+template <class A> ORRERY_HD inline bool alive_row(const Ctx& ctx, uint32_t row) {
+    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
+    return t.alive[ctx.slot(t, row)];
+}
+
 /// Whether row `row` of archetype A holds a live entity (the rows a per-entity system visits).
 template <class A> ORRERY_HD inline bool live_row(const Ctx& ctx, uint32_t row) {
-    const ArchetypeTable& t = ctx.storage().tables[archetype_id<A>];
-    return row < min_of(t.high_water[ctx.world()], t.capacity) && t.alive[ctx.slot(t, row)];
+    return row < rows_used<A>(ctx) && alive_row<A>(ctx, row);
 }
 
 /// Agent row `row`'s entity (rows are created in order at reset and never freed).
@@ -410,50 +421,58 @@ template <class A> ORRERY_HD inline Entity row_entity(const Ctx& ctx, uint32_t r
 
 // ---------------------------------------------------------------- rays and vision
 
-#if defined(__CUDA_ARCH__)
-/// Row `row` of archetype A as the ray scene lists it (gather_scene's entry).
+/// The rows gather_scene walks, as one list: the agents', then the
+/// objects', then (when they block rays) the walls'.
+struct SceneRows {
+    uint32_t agents, objects, all;
+};
+ORRERY_HD inline SceneRows scene_rows(const Ctx& ctx) {
+    const uint32_t na = rows_used<Agent>(ctx), no = rows_used<Object>(ctx);
+    return {na, na + no, na + no + (ctx.config<Config>().walls_block_rays ? rows_used<Wall>(ctx) : 0u)};
+}
+/// Whether row g of that list goes into the ray scene: a live agent of this
+/// episode, a present box or ramp, a wall; never the floor (a plane).
+ORRERY_HD inline bool in_scene(const Ctx& ctx, SceneRows r, uint32_t g) {
+    if (g < r.agents)
+        return alive_row<Agent>(ctx, g) && ctx.at<Agent, Team>(g).value != kAbsent &&
+               ctx.at<Agent, phys::Shape>(g).kind != phys::ShapeKind::kPlane;
+    if (g < r.objects)
+        return alive_row<Object>(ctx, g - r.agents) && ctx.at<Object, Piece>(g - r.agents).kind != kNoPiece &&
+               ctx.at<Object, phys::Shape>(g - r.agents).kind != phys::ShapeKind::kPlane;
+    return g < r.all && alive_row<Wall>(ctx, g - r.objects) &&
+           ctx.at<Wall, phys::Shape>(g - r.objects).kind != phys::ShapeKind::kPlane;
+}
+/// Row `row` of archetype A as the ray scene lists it.
 template <class A> ORRERY_HD inline RayBody scene_body(const Ctx& ctx, uint32_t row, const phys::HullSet& hulls) {
     const phys::Pose& p = ctx.at<A, phys::Pose>(row);
     return ray_body_of(ctx.at<A, phys::Shape>(row), p.p, p.q, row_entity<A>(ctx, row).index, hulls);
 }
+/// Row g of the list as the ray scene lists it.
+ORRERY_HD inline RayBody scene_entry(const Ctx& ctx, SceneRows r, uint32_t g, const phys::HullSet& hulls) {
+    return g < r.agents    ? scene_body<Agent>(ctx, g, hulls)
+           : g < r.objects ? scene_body<Object>(ctx, g - r.agents, hulls)
+                           : scene_body<Wall>(ctx, g - r.objects, hulls);
+}
 
+#if defined(__CUDA_ARCH__)
 /// gather_scene on whole warps (a world's lanes a multiple of 32): the same
 /// entries in the same order, and the same count. Each warp takes the rows
-/// of the agents, the objects and (when they block rays) the walls 32 at a
-/// time, a row a lane; a ballot of the rows that go in numbers them, and
-/// the warp whose turn the round is writes its entries. Where the lanes of
-/// the walk below each read every row in turn (a chain of dependent reads
-/// per row), a warp reads a round of rows at once.
+/// 32 at a time, a row a lane; a ballot of the rows that go in numbers
+/// them, and the warp whose turn the round is writes its entries. Where the
+/// lanes of the walk below each read every row in turn (a chain of
+/// dependent reads per row), a warp reads a round of rows at once.
 ORRERY_HD inline void gather_scene_warps(Ctx& ctx, uint32_t lane, uint32_t lanes) {
-    const Config& cfg = ctx.config<Config>();
     Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
     const phys::HullSet hulls = phys::hull_set(ctx);
-    auto rows = [&](uint32_t a) {
-        const ArchetypeTable& t = ctx.storage().tables[a];
-        return min_of(t.high_water[ctx.world()], t.capacity);
-    };
-    const uint32_t na = rows(archetype_id<Agent>), no = rows(archetype_id<Object>);
-    const uint32_t all = na + no + (cfg.walls_block_rays ? rows(archetype_id<Wall>) : 0u);
+    const SceneRows r = scene_rows(ctx);
     const uint32_t warps = lanes / 32u, warp = lane / 32u, wl = lane % 32u;
     uint32_t n = 0;
-    for (uint32_t base = 0, round = 0; base < all; base += 32u, ++round) {
+    for (uint32_t base = 0, round = 0; base < r.all; base += 32u, ++round) {
         const uint32_t g = base + wl;
-        bool in = false;
-        if (g < na)
-            in = live_row<Agent>(ctx, g) && ctx.at<Agent, Team>(g).value != kAbsent &&
-                 ctx.at<Agent, phys::Shape>(g).kind != phys::ShapeKind::kPlane;
-        else if (g < na + no)
-            in = live_row<Object>(ctx, g - na) && ctx.at<Object, Piece>(g - na).kind != kNoPiece &&
-                 ctx.at<Object, phys::Shape>(g - na).kind != phys::ShapeKind::kPlane;
-        else if (g < all)
-            in = live_row<Wall>(ctx, g - na - no) &&
-                 ctx.at<Wall, phys::Shape>(g - na - no).kind != phys::ShapeKind::kPlane;
+        const bool in = in_scene(ctx, r, g);
         const uint32_t vote = __ballot_sync(0xffffffffu, in);
         const uint32_t at = n + uint32_t(__popc(vote & ((1u << wl) - 1u)));
-        if (in && at < scene.capacity() && round % warps == warp)
-            scene[at] = g < na        ? scene_body<Agent>(ctx, g, hulls)
-                        : g < na + no ? scene_body<Object>(ctx, g - na, hulls)
-                                      : scene_body<Wall>(ctx, g - na - no, hulls);
+        if (in && at < scene.capacity() && round % warps == warp) scene[at] = scene_entry(ctx, r, g, hulls);
         n += uint32_t(__popc(vote));
     }
     if (lane == 0) scene.resize(n);
@@ -472,24 +491,15 @@ ORRERY_SYSTEM void gather_scene(Ctx& ctx, uint32_t lane, uint32_t lanes) {
 #if defined(__CUDA_ARCH__)
     if (lanes % 32u == 0) return gather_scene_warps(ctx, lane, lanes);
 #endif
-    const Config& cfg = ctx.config<Config>();
     Buffer<Scene> scene = ctx.single_buffer<Arena, Scene>();
     const phys::HullSet hulls = phys::hull_set(ctx);
+    const SceneRows r = scene_rows(ctx);
     uint32_t n = 0;
-    auto add = [&](Entity e) {
-        const phys::Shape& s = *ctx.get<phys::Shape>(e);
-        if (s.kind == phys::ShapeKind::kPlane) return;
-        if (n % lanes == lane && n < scene.capacity())
-            scene[n] = ray_body_of(s, ctx.get<phys::Pose>(e)->p, ctx.get<phys::Pose>(e)->q, e.index, hulls);
+    for (uint32_t g = 0; g < r.all; ++g) {
+        if (!in_scene(ctx, r, g)) continue;
+        if (n % lanes == lane && n < scene.capacity()) scene[n] = scene_entry(ctx, r, g, hulls);
         ++n;
-    };
-    ctx.each<Agent>([&](Entity e) {
-        if (ctx.get<Team>(e)->value != kAbsent) add(e);
-    });
-    ctx.each<Object>([&](Entity e) {
-        if (ctx.get<Piece>(e)->kind != kNoPiece) add(e);
-    });
-    if (cfg.walls_block_rays) ctx.each<Wall>(add);
+    }
     if (lane == 0) scene.resize(n);
 }
 
@@ -814,8 +824,8 @@ ORRERY_SYSTEM void lock_and_grab(Ctx& ctx, const Lanes& l) {
     if (l.count == 32 && objects <= 32 && agents * objects <= 96) {
         const uint32_t pairs = agents * objects;
         float r[3];
-        for (uint32_t round = 0; round < 3;
-             ++round) { // pair p = round * 32 + lane: agent p / objects, object p % objects
+        // Pair p = round * 32 + lane: agent p / objects, object p % objects.
+        for (uint32_t round = 0; round < 3; ++round) {
             const uint32_t p = round * 32u + l.lane;
             r[round] = p < pairs ? agent_reach(ctx, p / objects, p % objects) : kNoHit;
         }
