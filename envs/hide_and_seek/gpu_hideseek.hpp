@@ -270,20 +270,24 @@ ORRERY_HD inline int32_t forward_object(const Ctx& ctx, uint32_t row) {
     return h.index != ~0u && (h.index >> 24) == archetype_id<Object> ? int32_t(h.index & 0xFFFFFFu) : -1;
 }
 
+inline constexpr int32_t kNotCast = -3; ///< toggle_agents: the forward ray is cast when first needed
+
 /// Grab and lock as toggles, agents in row order, lock before grab (as
 /// gpu_hideseek's action system). Lock: the object on the forward ray turns
 /// static, owned by the agent's team, if dynamic and unowned; static and owned
 /// by the agent's team, dynamic again. Grab: a holding agent lets go;
 /// otherwise it welds the dynamic, unowned object on its forward ray.
-ORRERY_SYSTEM void toggle_gpu(Ctx& ctx) {
+/// `ahead[row]`: agent row's forward_object, or kNotCast (cast here when first
+/// needed). One forward ray serves lock and grab: the toggles move no body of
+/// the ray scene, and the ray reads nothing else they change.
+ORRERY_HD inline void toggle_agents(Ctx& ctx, const int32_t* ahead) {
     const Config& cfg = ctx.config<Config>();
-    for (uint32_t row = 0; row < cfg.agents; ++row) {
+    for (uint32_t row = 0; row < cfg.agents && row < kMaxAgents; ++row) {
         int32_t team = ctx.at<Agent, Team>(row).value;
         if (team == kAbsent) continue;
         const Action& a = ctx.at<Agent, Action>(row);
-        // One forward ray serves lock and grab (toggles move no body of the ray scene), cast when first needed.
-        int32_t ahead = -2;
-        auto forward = [&] { return ahead != -2 ? ahead : (ahead = forward_object(ctx, row)); };
+        int32_t seen = ahead[row];
+        auto forward = [&] { return seen != kNotCast ? seen : (seen = forward_object(ctx, row)); };
         int32_t k = a.lock != 0 ? forward() : -1;
         if (k >= 0) {
             Piece& piece = ctx.at<Object, Piece>(uint32_t(k));
@@ -306,6 +310,28 @@ ORRERY_SYSTEM void toggle_gpu(Ctx& ctx) {
             if (phys::weld(ctx, me, target)) g.held = target;
         }
     }
+}
+
+/// The toggles on the world's team. Where its lanes are a GPU warp, each
+/// agent pressing grab or lock casts its forward ray on a lane of its own
+/// (agent row on lane row), the warp hands the answers to lane 0, and lane 0
+/// toggles in row order; elsewhere lane 0 casts each ray when first needed,
+/// in turn. The same objects, so the same bytes (docs/perf-notes.md row 127).
+ORRERY_SYSTEM void toggle_gpu(Ctx& ctx, const Lanes& l) {
+    int32_t ahead[kMaxAgents];
+    for (uint32_t row = 0; row < kMaxAgents; ++row) ahead[row] = kNotCast;
+#if defined(__CUDA_ARCH__)
+    if (l.count == 32) {
+        const Config& cfg = ctx.config<Config>();
+        int32_t mine = kNotCast;
+        if (l.lane < cfg.agents && l.lane < kMaxAgents && ctx.at<Agent, Team>(l.lane).value != kAbsent) {
+            const Action& a = ctx.at<Agent, Action>(l.lane);
+            if (a.lock != 0 || a.grab != 0) mine = forward_object(ctx, l.lane);
+        }
+        for (uint32_t row = 0; row < kMaxAgents; ++row) ahead[row] = __shfl_sync(l.mask, mine, row);
+    }
+#endif
+    if (l.lane == 0) toggle_agents(ctx, ahead);
 }
 
 /// No momentum: after the physics every agent's velocity is cleared but for

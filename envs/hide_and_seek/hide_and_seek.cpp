@@ -224,7 +224,7 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
         spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn_gpu));
         spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_gpu));
         spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_LANES(gather_scene)); // the forward rays of grab and lock
-        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(toggle_gpu));
+        spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_TEAM(toggle_gpu)); // forward rays a lane each, then the toggles
     } else {
         spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(spawn));
         spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(move_agents));
