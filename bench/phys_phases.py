@@ -53,6 +53,7 @@ def main(path):
     for r in rows:
         prev.append(last.get(r[0]["world"]))
         last[r[0]["world"]] = r
+    slowest(rows)
     rows, prev = rows[len(rows) // 4 :], prev[len(rows) // 4 :]
     n = len(rows)
     mean = [sum(r[1][k] for r in rows) / n for k in range(len(PHASES))]
@@ -76,6 +77,45 @@ def main(path):
             "own cycles (oracle)": [sum(own_cycles(r)) for r, _ in lagged],
         }
         balance([r for r, _ in lagged], before, 16)
+
+
+def slowest(rows):
+    """With a line from every world (ORRERY_PHYS_CLOCKS_EVERY=1), the step's
+    slowest world: at a batch of one wave its chain is the kernel's, since a
+    block's aligned teams wait for it. A world's k-th line is its k-th step;
+    steps in the first quarter are dropped as warm-up, and so is any step
+    with lines from fewer than half the worlds."""
+    steps, seen = {}, {}
+    for r in rows:
+        w = r[0]["world"]
+        k = seen.get(w, 0)
+        seen[w] = k + 1
+        steps.setdefault(k, []).append(r)
+    worlds = len(seen)
+    if worlds < 64:
+        return
+    keep = [k for k in sorted(steps) if k >= len(steps) // 4 and len(steps[k]) * 2 >= worlds]
+    if not keep:
+        return
+    own = lambda r: sum(own_cycles(r))
+    align = PHASES.index("align")
+    tops, medians, p90s, split, sizes = [], [], [], [0.0] * len(PHASES), {}
+    for k in keep:
+        v = sorted(steps[k], key=own)
+        top = v[-1]
+        tops.append(own(top))
+        medians.append(own(v[len(v) // 2]))
+        p90s.append(own(v[(9 * len(v)) // 10]))
+        for j, c in enumerate(top[1]):
+            split[j] += 0 if j == align else c / len(keep)
+        for name, x in top[0].items():
+            if name != "world":
+                sizes[name] = sizes.get(name, 0) + x / len(keep)
+    mean = lambda a: sum(a) / len(a)
+    print(f"  the slowest world of each of {len(keep)} steps ({worlds} worlds): own cycles max {mean(tops):,.0f}, "
+          f"p90 {mean(p90s):,.0f}, median {mean(medians):,.0f} (means over the steps)")
+    print("  its phases: " + ", ".join(f"{name} {split[j]:,.0f}" for j, name in enumerate(PHASES) if j != align))
+    print("  its sizes: " + ", ".join(f"{name} {x:.1f}" for name, x in sizes.items()))
 
 
 def balance(rows, keys, team=16, seed=1):

@@ -16,6 +16,9 @@
 #if defined(ORRERY_PHYS_CLOCKS) && !defined(__CUDACC_RTC__)
 #include <cstdio>
 #endif
+#if defined(ORRERY_PHYS_CLOCKS) && !defined(ORRERY_PHYS_CLOCKS_EVERY)
+#define ORRERY_PHYS_CLOCKS_EVERY 128
+#endif
 
 // One CPU lane solves a colour's contact pairs, and moves its bodies, four
 // at a time (solve_batch.hpp: the same bits). ORRERY_PHYS_BATCH_SOLVE=0 (a
@@ -32,8 +35,10 @@ using orrery::Buffer;
 /// (ORRERY_NVRTC_OPTIONS=-DORRERY_PHYS_CLOCKS=1), simulate's lane 0 adds up
 /// the SM's clock cycles of each phase below (each ends at a sync, so the
 /// team's slowest lane sets it) and prints them with the step's counts for
-/// every 128th world; defined for a host build (CXXFLAGS), the same with the
-/// x86 time-stamp counter. Without it nothing is compiled: mark() is empty.
+/// every ORRERY_PHYS_CLOCKS_EVERY-th world (128 unless defined; 1 for every
+/// world, as bench/phys_phases.py's slowest-world table wants); defined for a
+/// host build (CXXFLAGS), the same with the x86 time-stamp counter. Without
+/// it nothing is compiled: mark() is empty.
 enum Phase : uint32_t {
     kPhaseGather,    ///< gather, resolve joints
     kPhaseBegin,     ///< begin_bodies, wake_bodies
@@ -1720,7 +1725,7 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
 #if defined(ORRERY_PHYS_CLOCKS)
     l.sync();
     clock.mark(kPhaseScatter);
-    if (l.lane == 0 && ctx.world() % 128 == 0) {
+    if (l.lane == 0 && ctx.world() % ORRERY_PHYS_CLOCKS_EVERY == 0) {
         // The step's sizes beside its cycles: colours used, rounds of a pass
         // (a colour of n constraints takes ceil(n / lanes)), the serial colour's length.
         const uint32_t* begin = s.colouring->begin;

@@ -39,6 +39,7 @@ void load_driver_symbols(void* lib, DriverApi& a, std::string& missing) {
     resolve(lib, a.cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain", missing);
     resolve(lib, a.cuDevicePrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", missing);
     resolve(lib, a.cuCtxSetCurrent, "cuCtxSetCurrent", missing);
+    resolve(lib, a.cuCtxSetLimit, "cuCtxSetLimit", missing);
     resolve(lib, a.cuMemAlloc, "cuMemAlloc_v2", missing);
     resolve(lib, a.cuMemFree, "cuMemFree_v2", missing);
     resolve(lib, a.cuMemGetInfo, "cuMemGetInfo_v2", missing);

@@ -29,6 +29,7 @@ inline constexpr CUresult kCudaErrorNoDevice = 100;
 inline constexpr CUresult kCudaErrorUnsupportedPtxVersion = 222;
 inline constexpr CUresult kCudaErrorNotReady = 600;
 inline constexpr int kAttrMultiprocessorCount = 16;
+inline constexpr int kLimitPrintfFifoSize = 1; ///< CU_LIMIT_PRINTF_FIFO_SIZE
 inline constexpr int kAttrComputeMajor = 75;
 inline constexpr int kAttrComputeMinor = 76;
 inline constexpr int kAttrMaxSharedPerBlockOptin = 97;
@@ -74,6 +75,7 @@ struct DriverApi {
     CUresult (*cuDevicePrimaryCtxRetain)(CUcontext*, CUdevice);
     CUresult (*cuDevicePrimaryCtxRelease)(CUdevice);
     CUresult (*cuCtxSetCurrent)(CUcontext);
+    CUresult (*cuCtxSetLimit)(int, size_t);
     CUresult (*cuMemAlloc)(CUdeviceptr*, size_t);
     CUresult (*cuMemFree)(CUdeviceptr);
     CUresult (*cuMemGetInfo)(size_t*, size_t*);
