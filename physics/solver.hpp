@@ -1793,6 +1793,21 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
                ctx.world(), s.bodies.size(), awake_bodies, s.pairs.size(), s.contacts.size(), joint_count(s), colours,
                rounds, begin[kColours + 1] - begin[kColours], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
                t[9], t[10], t[11], t[12]);
+#if defined(ORRERY_PHYS_GRAPH) && !defined(__CUDACC_RTC__)
+        // The step's constraints as its colouring saw them (a host build with
+        // ORRERY_PHYS_GRAPH too): each joint (j) and each pair with points (p)
+        // in colouring order, as dynamic body:dynamic body:points (-1 for a
+        // body that is not dynamic; a joint counts 0 points), for
+        // bench/phys_colouring.py.
+        printf("phys-graph world %u", ctx.world());
+        auto dynamic = [&](uint32_t i) { return i < s.bodies.size() && moves(s.bodies[i]) ? int(i) : -1; };
+        for (uint32_t k = 0; k < joint_count(s); ++k)
+            printf(" j:%d:%d:0", dynamic(s.joints[k].ia), dynamic(s.joints[k].ib));
+        for (uint32_t k = 0; k < s.pairs.size(); ++k)
+            if (s.pairs[k].count > 0)
+                printf(" p:%d:%d:%u", dynamic(s.pairs[k].a), dynamic(s.pairs[k].b), s.pairs[k].count);
+        printf("\n");
+#endif
     }
 #endif
 }
