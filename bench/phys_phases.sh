@@ -12,7 +12,11 @@
 # EVERY: a line from every EVERY-th world (default 128); EVERY=1 adds the
 # table of each step's slowest world, whose chain sets a one-wave batch's
 # kernel time. Device printf gets PRINTF_MB megabytes (default 256), so the
-# steps between synchronizations keep every line.
+# steps between synchronizations keep every line. With EVERY=1 on a GPU the
+# printing disturbs the clocks (worlds that finished print while others
+# still solve: 244 k env-steps/s against 1.7 M for OpenAI's game at 1,024
+# worlds): its sizes are exact, its cycles are not the undisturbed chain;
+# a host build's clocks are not disturbed that way (docs/benchmarks.md).
 set -uo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=${1:?usage: phys_phases.sh path/to/orrery}

@@ -952,52 +952,23 @@ ORRERY_HD inline float separation_now(const SolverBody& a, const SolverBody& b, 
 // (docs/benchmarks.md, "Colours in use, ..."). Only the compiler's freedom
 // changes, not the bits.
 
-// The point loops below take each point's fields, and the normal pass its
-// separation (which reads the bodies' positions alone, fixed through a
-// pass), one point ahead: point k + 1's loads and arithmetic then overlap
-// point k's impulse, the chain through the bodies' velocities that each
-// point waits on. A GPU lane runs a pair's points in turn, so at a batch of
-// one wave, where a step is its slowest world's chain of colour passes, the
-// loads were that chain's latency (docs/perf-notes.md row 128). The same
-// operations on the same values, so the same bits (ORRERY_PHYS_POINTS_AHEAD=0,
-// an NVRTC or compiler define: each point loaded in its turn).
-#ifndef ORRERY_PHYS_POINTS_AHEAD
-#define ORRERY_PHYS_POINTS_AHEAD 1
-#endif
-
-/// The impulse point c of a warm start applies: what it ended the last substep with.
-ORRERY_HD inline Vec3 warm_impulse(const Contact& c) {
-    return c.n * c.normal_impulse + c.t1 * c.t1_impulse + contact_t2(c) * c.t2_impulse;
-}
-
 /// Each substep starts from the impulses the last one ended with: the n points of run.
 ORRERY_HD inline void warm_start_points(SolverBody& __restrict__ a, SolverBody& __restrict__ b, PointRun run,
                                         uint32_t n) {
     Motion ma = motion_of(a), mb = motion_of(b);
-#if ORRERY_PHYS_POINTS_AHEAD
-    if (n > 0) {
-        Contact c = run.load(0);
-        Vec3 p = warm_impulse(c);
-        ORRERY_FOR_POINTS(k, n) {
-            const Vec3 ra = c.ra, rb = c.rb, pk = p;
-            if (k + 1 < n) c = run.load(k + 1), p = warm_impulse(c);
-            apply_impulse(a, ma, b, mb, pk, ra, rb);
-        }
-    }
-#else
     ORRERY_FOR_POINTS(k, n) {
         const Contact c = run.load(k);
-        apply_impulse(a, ma, b, mb, warm_impulse(c), c.ra, c.rb);
+        Vec3 p = c.n * c.normal_impulse + c.t1 * c.t1_impulse + contact_t2(c) * c.t2_impulse;
+        apply_impulse(a, ma, b, mb, p, c.ra, c.rb);
     }
-#endif
     keep_motion(a, ma), keep_motion(b, mb);
 }
 
 /// Normal impulse of one point. With `push`, overlap is removed softly (at
 /// most push_speed); without, only velocities are solved (the relax pass).
-/// `s`: the point's separation_now.
 ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c,
-                                   float s, float inv_h, Softness soft, bool push, float push_speed) {
+                                   Vec3 moved, float inv_h, Softness soft, bool push, float push_speed) {
+    float s = separation_now(a, b, c, moved);
     float bias = 0.0f, mass_scale = 1.0f, impulse_scale = 0.0f;
     if (s > 0.0f) {
         bias = s * inv_h; // speculative: close at most the gap this substep
@@ -1078,45 +1049,22 @@ ORRERY_HD inline void solve_points(SolverBody& __restrict__ a, SolverBody& __res
     Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
     const Vec3 moved = moved_apart(a, b);
     Motion ma = motion_of(a), mb = motion_of(b);
-#if ORRERY_PHYS_POINTS_AHEAD
-    if (n == 0) return; // nothing to solve, nothing to keep
-    Contact next = run.load(0);
-    float s_next = separation_now(a, b, next, moved);
-    ORRERY_FOR_POINTS(k, n) {
-        Contact c = next;
-        const float s = s_next;
-        if (k + 1 < n) next = run.load(k + 1), s_next = separation_now(a, b, next, moved);
-        solve_normal(a, ma, b, mb, c, s, inv_h, sf, push, push_speed);
-        run.store_normal(k, c);
-    }
-#else
     ORRERY_FOR_POINTS(k, n) {
         Contact c = run.load(k);
-        solve_normal(a, ma, b, mb, c, separation_now(a, b, c, moved), inv_h, sf, push, push_speed);
+        solve_normal(a, ma, b, mb, c, moved, inv_h, sf, push, push_speed);
         run.store_normal(k, c);
     }
-#endif
     float shared = -1.0f;
     if (n > 1 && (cannot_tip(a) || cannot_tip(b))) {
         float sum = 0.0f;
         ORRERY_FOR_POINTS(k, n) sum += run.at(k, kFieldNormalImpulse);
         shared = sum / float(n);
     }
-#if ORRERY_PHYS_POINTS_AHEAD
-    next = run.load(0);
-    ORRERY_FOR_POINTS(k, n) {
-        Contact c = next;
-        if (k + 1 < n) next = run.load(k + 1);
-        solve_friction(a, ma, b, mb, c, shared < 0.0f ? c.normal_impulse : shared, mu);
-        run.store_friction(k, c);
-    }
-#else
     ORRERY_FOR_POINTS(k, n) {
         Contact c = run.load(k);
         solve_friction(a, ma, b, mb, c, shared < 0.0f ? c.normal_impulse : shared, mu);
         run.store_friction(k, c);
     }
-#endif
     keep_motion(a, ma), keep_motion(b, mb);
 }
 
