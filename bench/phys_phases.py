@@ -107,7 +107,7 @@ def slowest(rows):
         medians.append(own(v[len(v) // 2]))
         p90s.append(own(v[(9 * len(v)) // 10]))
         for j, c in enumerate(top[1]):
-            split[j] += 0 if j == align else c / len(keep)
+            split[j] += c / len(keep)
         for name, x in top[0].items():
             if name != "world":
                 sizes[name] = sizes.get(name, 0) + x / len(keep)

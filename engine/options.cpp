@@ -70,6 +70,7 @@ SimOptions options_from_environment(SimOptions base) {
     g.pack_teams = env_unsigned("ORRERY_CUDA_PACK_TEAMS", g.pack_teams);
     g.wide_lanes = env_unsigned("ORRERY_CUDA_WIDE_LANES", g.wide_lanes);
     if (env_off("ORRERY_CUDA_FUSE_SERIAL")) g.fuse_serial = false;
+    g.printf_mb = env_unsigned("ORRERY_CUDA_PRINTF_MB", g.printf_mb);
     return base;
 }
 

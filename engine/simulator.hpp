@@ -172,6 +172,12 @@ struct GpuOptions {
     /// (hide-and-seek's 13 step kernels become 7). Results do not depend on
     /// it. ORRERY_CUDA_FUSE_SERIAL=0 turns it off.
     bool fuse_serial = true;
+    /// Device printf's buffer in megabytes, 1 to 4096 (0, the default: the
+    /// driver's 1 MB), for kernels built to print: phys::PhaseClock with
+    /// ORRERY_PHYS_CLOCKS_EVERY=1 prints a line a world a step, and what
+    /// overflows the buffer between synchronizations is lost. A debugging
+    /// setting. ORRERY_CUDA_PRINTF_MB=N.
+    uint32_t printf_mb = 0;
 };
 
 /// How a simulator is created.

@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
 #include <future>
 #include <map>
@@ -129,19 +128,13 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     ORRERY_CU(d.cuDevicePrimaryCtxRetain(&ctx_, dev_));
     try {
         bind_current();
-        // Device printf's buffer, for kernels built to print (phys::PhaseClock
-        // with ORRERY_PHYS_CLOCKS_EVERY=1 prints a line a world a step): the
-        // driver's 1 MB holds about 5 steps of 1,024 worlds' lines, and what
-        // overflows between synchronizations is lost.
-        if (const char* mb = std::getenv("ORRERY_CUDA_PRINTF_MB")) {
-            char* end = nullptr;
-            const unsigned long v = std::strtoul(mb, &end, 10);
-            if (end == mb || *end != '\0' || v == 0 || v > 4096)
-                throw Error(
-                    std::string("ORRERY_CUDA_PRINTF_MB: expected a whole number of megabytes from 1 to 4096, got '") +
-                    mb + "'");
-            ORRERY_CU(d.cuCtxSetLimit(kLimitPrintfFifoSize, size_t(v) << 20));
-        }
+        // Device printf's buffer (GpuOptions::printf_mb): the driver's 1 MB
+        // holds about 5 steps of 1,024 worlds' phase-clock lines.
+        if (gpu_.printf_mb > 4096)
+            throw Error("gpu.printf_mb (ORRERY_CUDA_PRINTF_MB): expected 0 (the driver's 1 MB) or 1 to 4096 megabytes, "
+                        "got " +
+                        std::to_string(gpu_.printf_mb));
+        if (gpu_.printf_mb) ORRERY_CU(d.cuCtxSetLimit(kLimitPrintfFifoSize, size_t(gpu_.printf_mb) << 20));
         ORRERY_CU(d.cuStreamCreate(&own_stream_, kStreamNonBlocking));
         stream_ = own_stream_;
         size_t bytes = std::max<size_t>(layout.total_bytes, 64);
