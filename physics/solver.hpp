@@ -775,13 +775,6 @@ ORRERY_HD inline void order_constraints(const StepBuffers& s) {
 #ifndef ORRERY_PHYS_ALIGN
 #define ORRERY_PHYS_ALIGN 1
 #endif
-// ORRERY_PHYS_ONE_SITE (an NVRTC define; the device only, where each
-// inlined call is a copy of the code): step_bodies runs a substep's passes
-// from one call site (docs/perf-notes.md row 129).
-#if !defined(ORRERY_PHYS_ONE_SITE) || !defined(__CUDA_ARCH__)
-#undef ORRERY_PHYS_ONE_SITE
-#define ORRERY_PHYS_ONE_SITE 0
-#endif
 /// Lanes::align, where the env aligns simulate's teams (ORRERY_PHYS_ALIGN).
 ORRERY_HD inline void align_teams(const Lanes& l) {
     if (ORRERY_PHYS_ALIGN) l.align();
@@ -1651,35 +1644,6 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         integrate_velocities(s.bodies, g, h, l);
         l.sync();
         mark(clock, kPhaseIntegrate);
-#if ORRERY_PHYS_ONE_SITE
-        // The warm-start, solve and relax passes from one call site, the
-        // positions integrated as the loop's third turn: one copy of the
-        // pass code in the substep (three inlined copies were 573, 1,590 and
-        // 1,575 of the loop's 4,891 SASS instructions). The same calls in the
-        // same order, so the same bits.
-#pragma unroll 1
-        for (uint32_t k = 0; k < 3u + prm.relax_iterations; ++k) {
-            if (k == 2u) {
-                integrate_positions(s.bodies, h, l);
-                pp.welds_moved = true;
-                l.sync();
-                mark(clock, kPhaseIntegrate);
-                if (ORRERY_PHYS_ALIGN_PASSES) {
-                    align_teams(l);
-                    mark(clock, kPhaseAlign);
-                }
-                continue;
-            }
-            if (k == 1u && ORRERY_PHYS_ALIGN_PASSES) {
-                align_teams(l);
-                mark(clock, kPhaseAlign);
-            }
-            pass_constraints(s, k == 0u ? Pass::kWarmStart : k == 1u ? Pass::kSolve : Pass::kRelax, pp, l);
-            pp.welds_moved = false;
-            mark(clock, k == 0u ? kPhaseWarm : k == 1u ? kPhaseSolve : kPhaseRelax);
-        }
-        continue;
-#endif
         pass_constraints(s, Pass::kWarmStart, pp, l);
         pp.welds_moved = false;
         mark(clock, kPhaseWarm);
