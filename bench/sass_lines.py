@@ -20,15 +20,29 @@ Needs pyelftools (pip install pyelftools).
 import argparse
 import collections
 import csv
+import gzip
 import os
-
-from elftools.elf.elffile import ELFFile
 
 HELPERS = ("math.hpp", "storage.hpp", "base.hpp", "body.hpp", "ctx.hpp")
 
 
+def profile_rows(path):
+    """(header, [row as a dict]) of the SASS rows of an Nsight Compute source export (.csv or .csv.gz)."""
+    rows, head = [], None
+    for r in csv.reader((gzip.open if path.endswith(".gz") else open)(path, "rt")):
+        if r and r[0] == "Address":
+            head = r
+        elif head and len(r) == len(head):
+            rows.append(dict(zip(head, r)))
+    if not rows:
+        raise SystemExit(f"{path}: no SASS rows")
+    return head, rows
+
+
 def address_lines(cubin):
     """{offset in the kernel's .text: (file, line)} from the cubin's .debug_line."""
+    from elftools.elf.elffile import ELFFile  # here, so that profile_rows needs no pyelftools
+
     f = ELFFile(open(cubin, "rb"))
     dw = f.get_dwarf_info(relocate_dwarf_sections=False)
     sec = f.get_section_by_name(".debug_line")
@@ -58,14 +72,7 @@ def main():
     p.add_argument("--source-root", default="", help="read source lines under this folder instead of the cubin's")
     a = p.parse_args()
     lines = address_lines(a.cubin)
-    rows, head = [], None
-    for r in csv.reader(open(a.profile)):
-        if r and r[0] == "Address":
-            head = r
-        elif head and len(r) == len(head):
-            rows.append(dict(zip(head, r)))
-    if not rows:
-        raise SystemExit(f"{a.profile}: no SASS rows")
+    _, rows = profile_rows(a.profile)
     num = lambda x, k: float((x.get(k) or "0").replace(",", "") or 0)
     base = int(rows[0]["Address"], 16)
     agg = collections.defaultdict(lambda: [0.0, 0.0, 0.0])

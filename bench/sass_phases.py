@@ -24,10 +24,10 @@ its bin/nvdisasm runs without a GPU).
 
 import argparse
 import collections
-import csv
-import gzip
 import pathlib
 import re
+
+from sass_lines import profile_rows
 
 
 def sass_rows(path):
@@ -65,16 +65,14 @@ def main():
     rfile, span = a.range.split(":")
     first, last = map(int, span.split("-"))
     others = [f for f in a.other.split(",") if f]
-    opener = gzip.open if a.profile.endswith(".gz") else open
-    table = list(csv.reader(opener(a.profile, "rt")))
-    head = next(r for r in table if r and r[0] == "Address")
-    data = [dict(zip(head, r)) for r in table[table.index(head) + 1 :] if len(r) == len(head)]
+    head, data = profile_rows(a.profile)
     stalls = [h for h in head if h.startswith("stall_") and "Not Issued" not in h]
     if not stalls:
         raise SystemExit("no stall columns: profile with KSC_SECTIONS=WarpStateStats")
     rows = sass_rows(a.sass)
     if len(rows) != len(data):
         raise SystemExit(f"{len(data)} profiled instructions against {len(rows)} disassembled: not the same program")
+
     def opcode(source):
         words = source.split()
         return words[1] if words and words[0].startswith("@") else (words[0] if words else "")

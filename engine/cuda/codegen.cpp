@@ -173,6 +173,12 @@ void check_launch_lanes(uint32_t pack_serial, uint32_t wide_lanes, uint32_t pack
                     "; expected 0 (chosen at launch) or a power of two from 1 to " + std::to_string(kMaxWorldLanes));
 }
 
+void check_printf_mb(uint32_t printf_mb) {
+    if (printf_mb > 4096)
+        throw Error("GpuOptions::printf_mb (ORRERY_CUDA_PRINTF_MB) is " + std::to_string(printf_mb) +
+                    "; expected 0 (the driver's 1 MB) or 1 to 4096 megabytes");
+}
+
 unsigned team_block_for(const EnvSpec& spec, unsigned gpu_team_block_threads) {
     const unsigned b = gpu_team_block_threads ? gpu_team_block_threads : spec.team_block_threads;
     if (b % 32u || b > 1024u)

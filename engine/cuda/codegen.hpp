@@ -120,6 +120,8 @@ void check_team_order(uint32_t order_teams);
 /// it is 0, 1 or 2, or GpuOptions::wide_lanes unless it is 0 or a power of
 /// two up to kMaxWorldLanes.
 void check_launch_lanes(uint32_t pack_serial, uint32_t wide_lanes, uint32_t pack_teams);
+/// Throws orrery::Error naming GpuOptions::printf_mb unless it is 0 to 4,096.
+void check_printf_mb(uint32_t printf_mb);
 
 /// Which kernels a module holds: only the form that will run is compiled, so
 /// a cold start pays NVRTC for one form.

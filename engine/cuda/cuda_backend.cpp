@@ -121,6 +121,7 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
     const unsigned team_block = team_block_for(spec, gpu_.team_block_threads);
     check_team_order(gpu_.order_teams);
     check_launch_lanes(gpu_.pack_serial, gpu_.wide_lanes, gpu_.pack_teams);
+    check_printf_mb(gpu_.printf_mb);
     if (per_node) { // its kernels need nothing of the device: NVRTC starts while the context is made
         source_ = generate_kernels(spec, plan, KernelForm::kPerNode, lanes, team_block, gpu_.fuse_serial);
         start_compiles(spec);
@@ -130,10 +131,6 @@ CudaBackend::CudaBackend(const EnvSpec& spec, const Plan& plan, const StorageLay
         bind_current();
         // Device printf's buffer (GpuOptions::printf_mb): the driver's 1 MB
         // holds about 5 steps of 1,024 worlds' phase-clock lines.
-        if (gpu_.printf_mb > 4096)
-            throw Error("gpu.printf_mb (ORRERY_CUDA_PRINTF_MB): expected 0 (the driver's 1 MB) or 1 to 4096 megabytes, "
-                        "got " +
-                        std::to_string(gpu_.printf_mb));
         if (gpu_.printf_mb) ORRERY_CU(d.cuCtxSetLimit(kLimitPrintfFifoSize, size_t(gpu_.printf_mb) << 20));
         ORRERY_CU(d.cuStreamCreate(&own_stream_, kStreamNonBlocking));
         stream_ = own_stream_;

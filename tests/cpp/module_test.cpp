@@ -829,6 +829,10 @@ TEST(Module, LanesChosenAtLaunchNameTheirKernels) {
                    "of two from 1 to 256");
     expect_refused([] { cuda::check_launch_lanes(1, 512, 1); },
                    "GpuOptions::wide_lanes (ORRERY_CUDA_WIDE_LANES) is 512");
+    for (uint32_t mb : {0u, 1u, 4096u}) EXPECT_NO_THROW(cuda::check_printf_mb(mb));
+    expect_refused([] { cuda::check_printf_mb(4097); },
+                   "GpuOptions::printf_mb (ORRERY_CUDA_PRINTF_MB) is 4097; expected 0 (the driver's 1 MB) or 1 to "
+                   "4096 megabytes");
 
     EnvSpec s = spec();
     Plan plan = make_plan(s, AutoReset::kSameStep);
