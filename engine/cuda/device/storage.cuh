@@ -10,6 +10,23 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
     return *reinterpret_cast<const orrery::Storage*>(orrery_storage_bytes);
 }
 
+// The kernels of lane nodes that take their threads a world at launch and
+// no team runs (the observation, the output clears; codegen's "wide"
+// kernels: the most lanes one wave holds, CudaBackend::note_launch_lanes)
+// keep at most ORRERY_CUDA_WIDE_REGS registers a thread, 64 by default: an
+// SM then holds 32 of their warps where 71 registers held 24, so a wave at
+// 1,024 worlds gives a world 128 lanes where it gave 64 (docs/perf-notes.md
+// row 131). -DORRERY_CUDA_WIDE_REGS=0 (an NVRTC define) leaves them the
+// compiler's choice and the block's bound, as every other kernel.
+#ifndef ORRERY_CUDA_WIDE_REGS
+#define ORRERY_CUDA_WIDE_REGS 64
+#endif
+#if ORRERY_CUDA_WIDE_REGS > 0
+#define ORRERY_WIDE_KERNEL_BOUND(...) __maxnreg__(ORRERY_CUDA_WIDE_REGS)
+#else
+#define ORRERY_WIDE_KERNEL_BOUND(...) __VA_ARGS__
+#endif
+
 // Programmatic dependent launch (sm_90+): CudaBackend launches the staged
 // passes and the per-node kernels with it, so a kernel may be launched while
 // the one before it still runs. It waits here, before it reads or writes any
