@@ -854,6 +854,11 @@ TEST(Module, LanesChosenAtLaunchNameTheirKernels) {
         for (const cuda::NodeProgram& p : k.programs) {
             if (p.kernel == l.kernel) {
                 EXPECT_NE(p.text.find(l.kernel + "(const unsigned orrery_lane_shift)"), std::string::npos) << p.text;
+                // A lane node no team runs has its registers bounded (device/storage.cuh,
+                // ORRERY_CUDA_WIDE_REGS); serial and team kernels keep the block's bound.
+                const bool wide = !l.serial && !l.team;
+                EXPECT_EQ(p.text.find("void ORRERY_WIDE_KERNEL_BOUND() " + l.kernel + "(") != std::string::npos, wide)
+                    << l.kernel;
             }
         }
     }
