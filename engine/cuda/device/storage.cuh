@@ -17,11 +17,13 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
 // SM then holds 32 of their warps where 71 registers held 24, so a wave at
 // 1,024 worlds gives a world 128 lanes where it gave 64 (docs/perf-notes.md
 // row 131). -DORRERY_CUDA_WIDE_REGS=0 (an NVRTC define) leaves them the
-// compiler's choice and the block's bound, as every other kernel.
+// compiler's choice and the block's bound, as every other kernel, and so
+// does an NVRTC older than 12.4, which has no __maxnreg__.
 #ifndef ORRERY_CUDA_WIDE_REGS
 #define ORRERY_CUDA_WIDE_REGS 64
 #endif
-#if ORRERY_CUDA_WIDE_REGS > 0
+#if ORRERY_CUDA_WIDE_REGS > 0 &&                                                                                       \
+    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
 #define ORRERY_WIDE_KERNEL_BOUND(...) __maxnreg__(ORRERY_CUDA_WIDE_REGS)
 #else
 #define ORRERY_WIDE_KERNEL_BOUND(...) __VA_ARGS__
