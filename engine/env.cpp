@@ -83,6 +83,14 @@ NodeId EnvSpec::add(Phase phase, SystemRef s, Deps deps) {
     return NodeId{uint32_t(nodes_.size() - 1)};
 }
 
+void EnvSpec::bound_registers(NodeId node, uint32_t registers) {
+    if (node.index >= nodes_.size()) throw Error("env '" + name_ + "': bound_registers() names no node of this env");
+    if (registers < 16 || registers > 255)
+        throw Error("env '" + name_ + "': bound_registers() for node '" + nodes_[node.index].system.name + "' is " +
+                    std::to_string(registers) + "; expected 16 to 255 registers a thread");
+    nodes_[node.index].registers = registers;
+}
+
 void EnvSpec::order_teams(NodeId node) {
     if (node.index >= nodes_.size()) throw Error("env '" + name_ + "': order_teams() names no node of this env");
     NodeSpec& n = nodes_[node.index];

@@ -211,6 +211,8 @@ struct NodeSpec {
     std::vector<uint32_t> scratch;        ///< component ids of its step scratch (EnvSpec::scratch)
     std::vector<uint32_t> scratch_shared; ///< those of `scratch` a GPU team keeps on chip (EnvSpec::scratch_shared)
     bool order_teams = false;             ///< the GPU orders its worlds by cost hint (EnvSpec::order_teams)
+    uint32_t registers =
+        0; ///< at most this many registers a thread in its own GPU kernel (EnvSpec::bound_registers); 0: no bound
 };
 
 /// The nodes a new node waits for. EnvSpec::add's default, Deps::previous(),
@@ -398,6 +400,18 @@ class EnvSpec {
     /// Which team runs a world changes no result. At most one node of an env
     /// (the hints are one per world). GpuOptions::order_teams turns it off.
     void order_teams(NodeId node);
+    /// Asks that `node`'s own GPU kernel (the per-node form; not a fused
+    /// run of serial nodes, not the megakernels) keep at most `registers`
+    /// registers a thread (`__maxnreg__`, NVRTC 12.4 and newer), 16 to 255,
+    /// so that an SM holds more of its warps. For a lane node whose lanes
+    /// are chosen at launch, one wave then gives a world more of them at a
+    /// small batch: hide-and-seek's observation at 1,024 worlds gets 128
+    /// lanes at 64 registers where its own 71 gave 64 (docs/perf-notes.md
+    /// row 131). Bound only a node you measured: under its need the kernel
+    /// spills to local memory, and over it the compiler may take more than
+    /// it would have (Overcooked's observation: 40 unbounded, 52 under 64).
+    /// No result depends on it.
+    void bound_registers(NodeId node, uint32_t registers);
     /// Adds the destruction barrier to a phase (one is appended to every phase
     /// that lacks one at its end). It waits for every earlier node.
     NodeId add_destroy_barrier(Phase phase);

@@ -408,14 +408,14 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     // (Lanes::align meets them).
     // `at_launch`: the kernel's threads a world come as its argument, the
     // shift of that power of two (KernelSource::launch_lanes).
-    // `wide`: a lane node no team runs, its lanes chosen at launch: its
-    // registers bounded (ORRERY_WIDE_KERNEL_BOUND, device/storage.cuh).
+    // `registers`: the node's register bound (EnvSpec::bound_registers; 0
+    // none), through ORRERY_NODE_REGS (device/storage.cuh).
     auto head = [&](const std::string& name, const Op* aligned = nullptr, bool ordered = false, bool at_launch = false,
-                    bool wide = false) {
+                    uint32_t registers = 0) {
         const std::string bound =
             block_bound > 256 ? "__launch_bounds__(" + std::to_string(block_bound) + ", 1)" : std::string();
         out << "\nextern \"C\" __global__ void "
-            << (wide            ? "ORRERY_WIDE_KERNEL_BOUND(" + bound + ") "
+            << (registers       ? "ORRERY_NODE_REGS(" + std::to_string(registers) + ", " + bound + ") "
                 : bound.empty() ? bound
                                 : bound + " ")
             << name << (at_launch ? "(const unsigned orrery_lane_shift) {\n" : "() {\n")
@@ -570,7 +570,7 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
         const bool aligned = lanes == 32 && team && !at_launch && op_lanes(spec, op, lanes, world_lanes) == 32;
         const bool ordered = aligned && op.node->order_teams;
         if (aligned) aligned_kernels.push_back(name);
-        head(name, aligned ? &op : nullptr, ordered, at_launch, at_launch && !ll.serial && !team);
+        head(name, aligned ? &op : nullptr, ordered, at_launch, op.node ? op.node->registers : 0u);
         // A team a warp: each may keep scratch in its block's shared memory,
         // where the launch gives the block a region per team (the backend
         // gives them to the kernels listed in team_shared_kernels).

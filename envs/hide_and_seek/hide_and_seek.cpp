@@ -235,11 +235,16 @@ orrery::EnvSpec make_spec(const orrery::EnvOptions& options) {
     if (gpu) after = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD(stop_agents), {nodes.simulate});
     spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_TEAM(gather_and_reward), {after});
     spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(regather_scene));
-    // Every agent's rays spread over the world's lanes (observe_lanes).
-    if (gpu)
-        spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_gpu));
-    else
-        spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe));
+    // Every agent's rays spread over the world's lanes (observe_lanes). On
+    // the GPU its kernel keeps at most 64 registers (both variants take 71
+    // unbounded, with no spill added under 64): an SM holds 4 blocks of 256
+    // where 3, so at 1,024 worlds a world's rays get 128 lanes where 64. On
+    // an H100 the kernel took 20 % less time and the step 1.5 % (OpenAI's
+    // game) and 2.6 % (gpu_hideseek) less; 262,144 worlds within 0.4 %
+    // (docs/benchmarks.md, "The wide lane kernels at 64 registers ...").
+    const orrery::NodeId observe_node = gpu ? spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe_gpu))
+                                            : spec.add(orrery::Phase::kObserve, ORRERY_PER_WORLD_LANES(observe));
+    spec.bound_registers(observe_node, 64);
 
     // Hiders and seekers are paid as teams, but each row is its own team's
     // sign, so rewards are per agent (as OpenAI returns them).

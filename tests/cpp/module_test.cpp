@@ -660,6 +660,37 @@ TEST(Module, WorldLanesSizeTheTeamAndAreChecked) {
     }
 }
 
+TEST(Module, RegisterBoundsReachTheirNodesKernels) {
+    // Needs NVRTC only. EnvSpec::bound_registers puts the node's bound on its
+    // own per-node kernels (every pass it runs in) and on no other kernel,
+    // beside the block's bound where there is one; the megakernels hold none.
+    EnvSpec bad = spec();
+    expect_refused([&] { bad.bound_registers(NodeId{99}, 64); }, "bound_registers() names no node of this env");
+    expect_refused([&] { bad.bound_registers(node_named(bad, "observe"), 8); },
+                   "bound_registers() for node 'observe' is 8; expected 16 to 255 registers a thread");
+    expect_refused([&] { bad.bound_registers(node_named(bad, "observe"), 256); },
+                   "bound_registers() for node 'observe' is 256; expected 16 to 255");
+    EnvSpec s = spec();
+    s.bound_registers(node_named(s, "observe"), 64);
+    Plan plan = make_plan(s, AutoReset::kSameStep);
+    for (unsigned block : {256u, 384u}) {
+        cuda::KernelSource k = cuda::generate_kernels(s, plan, cuda::KernelForm::kPerNode, 32, block);
+        const std::string bound =
+            "ORRERY_NODE_REGS(64, " + std::string(block > 256 ? "__launch_bounds__(384, 1)" : "") + ") ";
+        size_t bounded = 0;
+        for (const cuda::NodeProgram& p : k.programs) {
+            const bool has = p.text.find("__global__ void " + bound + p.kernel + "(") != std::string::npos;
+            EXPECT_EQ(has, p.node == "observe") << p.kernel << " (" << p.node << ")";
+            EXPECT_EQ(p.text.find("void ORRERY_NODE_REGS") != std::string::npos, p.node == "observe") << p.kernel;
+            bounded += has ? 1u : 0u;
+        }
+        EXPECT_GE(bounded, 2u) << "observe runs in the step pass and the reset pass";
+        expect_nvrtc_compiles(s, k);
+    }
+    for (cuda::KernelForm form : {cuda::KernelForm::kDirect, cuda::KernelForm::kStaged})
+        EXPECT_EQ(cuda::generate_kernels(s, plan, form, 32).text.find("void ORRERY_NODE_REGS"), std::string::npos);
+}
+
 TEST(Module, TeamBlocksBoundTheKernelsAndAreChecked) {
     // A team block above 256 threads (EnvSpec::team_block_threads, or
     // GpuOptions::team_block_threads over it) compiles every direct and
@@ -674,16 +705,10 @@ TEST(Module, TeamBlocksBoundTheKernelsAndAreChecked) {
     for (cuda::KernelForm form : {cuda::KernelForm::kDirect, cuda::KernelForm::kPerNode}) {
         cuda::KernelSource k = cuda::generate_kernels(s, plan, form, 32, cuda::team_block_for(s, 0));
         const std::string bound = "__launch_bounds__(384, 1) ";
-        // A wide lane kernel (lanes chosen at launch, no team) carries the
-        // same bound inside its register bound's macro (device/storage.cuh).
-        const std::string wide = "ORRERY_WIDE_KERNEL_BOUND(__launch_bounds__(384, 1)) ";
         size_t kernels = 0, bounded = 0;
         for (size_t at = k.text.find("__global__ void "); at != std::string::npos;
              at = k.text.find("__global__ void ", at + 1), ++kernels)
-            bounded +=
-                k.text.compare(at + 16, bound.size(), bound) == 0 || k.text.compare(at + 16, wide.size(), wide) == 0
-                    ? 1u
-                    : 0u;
+            bounded += k.text.compare(at + 16, bound.size(), bound) == 0 ? 1u : 0u;
         EXPECT_GT(kernels, 0u);
         EXPECT_EQ(bounded, kernels) << "every kernel of the form is bounded";
         if (form == cuda::KernelForm::kDirect) expect_nvrtc_compiles(s, k);
@@ -854,11 +879,6 @@ TEST(Module, LanesChosenAtLaunchNameTheirKernels) {
         for (const cuda::NodeProgram& p : k.programs) {
             if (p.kernel == l.kernel) {
                 EXPECT_NE(p.text.find(l.kernel + "(const unsigned orrery_lane_shift)"), std::string::npos) << p.text;
-                // A lane node no team runs has its registers bounded (device/storage.cuh,
-                // ORRERY_CUDA_WIDE_REGS); serial and team kernels keep the block's bound.
-                const bool wide = !l.serial && !l.team;
-                EXPECT_EQ(p.text.find("void ORRERY_WIDE_KERNEL_BOUND() " + l.kernel + "(") != std::string::npos, wide)
-                    << l.kernel;
             }
         }
     }

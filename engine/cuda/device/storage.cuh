@@ -10,23 +10,18 @@ __device__ __forceinline__ const orrery::Storage& orrery_storage() {
     return *reinterpret_cast<const orrery::Storage*>(orrery_storage_bytes);
 }
 
-// The kernels of lane nodes that take their threads a world at launch and
-// no team runs (the observation, the output clears; codegen's "wide"
-// kernels: the most lanes one wave holds, CudaBackend::note_launch_lanes)
-// keep at most ORRERY_CUDA_WIDE_REGS registers a thread, 64 by default: an
-// SM then holds 32 of their warps where 71 registers held 24, so a wave at
-// 1,024 worlds gives a world 128 lanes where it gave 64 (docs/perf-notes.md
-// row 131). -DORRERY_CUDA_WIDE_REGS=0 (an NVRTC define) leaves them the
-// compiler's choice and the block's bound, as every other kernel, and so
-// does an NVRTC older than 12.4, which has no __maxnreg__.
-#ifndef ORRERY_CUDA_WIDE_REGS
-#define ORRERY_CUDA_WIDE_REGS 64
+// A node's own kernel (the per-node form) under the env's register bound
+// (EnvSpec::bound_registers): at most `n` registers a thread, where NVRTC
+// has __maxnreg__ (12.4 and newer); otherwise, and with
+// -DORRERY_CUDA_NODE_REGS=0 (an NVRTC define, for measuring against), the
+// compiler's choice and the block's bound, as every other kernel.
+#ifndef ORRERY_CUDA_NODE_REGS
+#define ORRERY_CUDA_NODE_REGS 1
 #endif
-#if ORRERY_CUDA_WIDE_REGS > 0 &&                                                                                       \
-    (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
-#define ORRERY_WIDE_KERNEL_BOUND(...) __maxnreg__(ORRERY_CUDA_WIDE_REGS)
+#if ORRERY_CUDA_NODE_REGS && (__CUDACC_VER_MAJOR__ > 12 || (__CUDACC_VER_MAJOR__ == 12 && __CUDACC_VER_MINOR__ >= 4))
+#define ORRERY_NODE_REGS(n, ...) __maxnreg__(n)
 #else
-#define ORRERY_WIDE_KERNEL_BOUND(...) __VA_ARGS__
+#define ORRERY_NODE_REGS(n, ...) __VA_ARGS__
 #endif
 
 // Programmatic dependent launch (sm_90+): CudaBackend launches the staged
