@@ -211,8 +211,8 @@ struct NodeSpec {
     std::vector<uint32_t> scratch;        ///< component ids of its step scratch (EnvSpec::scratch)
     std::vector<uint32_t> scratch_shared; ///< those of `scratch` a GPU team keeps on chip (EnvSpec::scratch_shared)
     bool order_teams = false;             ///< the GPU orders its worlds by cost hint (EnvSpec::order_teams)
-    uint32_t registers =
-        0; ///< at most this many registers a thread in its own GPU kernel (EnvSpec::bound_registers); 0: no bound
+    /// At most this many registers a thread in its own GPU kernel (EnvSpec::bound_registers); 0: no bound.
+    uint32_t registers = 0;
 };
 
 /// The nodes a new node waits for. EnvSpec::add's default, Deps::previous(),

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -61,11 +62,51 @@ std::vector<std::pair<std::string, uint64_t>> code_sections(const std::string& e
     return out;
 }
 
+/// Registers a thread of each kernel in a cubin, by name: the
+/// EIATTR_REGCOUNT entries (attribute 0x2f: a symbol index and the count) of
+/// its `.nv.info` sections, the symbols named through `.symtab` and its
+/// string table. What the driver reports for the kernel on a GPU (Nsight
+/// Compute's "registers per thread"), read here without one.
+std::map<std::string, uint32_t> kernel_registers(const std::string& elf) {
+    auto u = [&](size_t at, size_t n) {
+        uint64_t v = 0;
+        if (at + n > elf.size()) throw orrery::Error("the cubin is not an ELF file NVRTC would make");
+        std::memcpy(&v, elf.data() + at, n);
+        return v;
+    };
+    const uint64_t shoff = u(0x28, 8), entsize = u(0x3A, 2), count = u(0x3C, 2), names = u(0x3E, 2);
+    const uint64_t strtab = u(shoff + names * entsize + 24, 8);
+    auto section = [&](uint64_t i) { return shoff + i * entsize; };
+    uint64_t symtab = 0, symstr = 0;
+    for (uint64_t i = 0; i < count; ++i)
+        if (u(section(i) + 4, 4) == 2) // SHT_SYMTAB; its sh_link names its string table
+            symtab = u(section(i) + 24, 8), symstr = u(section(u(section(i) + 40, 4)) + 24, 8);
+    std::map<std::string, uint32_t> out;
+    if (!symtab) return out;
+    for (uint64_t i = 0; i < count; ++i) {
+        const uint64_t h = section(i);
+        if (std::string(elf.c_str() + strtab + u(h, 4)).rfind(".nv.info", 0) != 0) continue;
+        const uint64_t begin = u(h + 24, 8), end = begin + u(h + 32, 8);
+        for (uint64_t at = begin; at + 2 <= end;) {
+            const uint64_t format = u(at, 1), attribute = u(at + 1, 1);
+            if (format == 4) { // a sized value
+                const uint64_t size = u(at + 2, 2);
+                if (attribute == 0x2f && size == 8)
+                    out[std::string(elf.c_str() + symstr + u(symtab + u(at + 4, 4) * 24, 4))] = uint32_t(u(at + 8, 4));
+                at += 4 + size;
+            } else {
+                at += format == 1 ? 2 : 4; // no value; a byte or a half-word beside the attribute
+            }
+        }
+    }
+    return out;
+}
+
 /// `orrery kernels ENV`: the env's per-node GPU programs compiled here by
 /// NVRTC as the CUDA backend compiles them (its team size and block, with
 /// ORRERY_NVRTC_OPTIONS; no GPU needed), and each one's machine code: bytes
 /// and instructions (16 bytes each from sm_70), kernels and out-of-line
-/// functions apart. The GPU's physics step is sensitive to code it never runs
+/// functions apart, and the kernel's registers a thread. The GPU's physics step is sensitive to code it never runs
 /// (docs/perf-notes.md), so a change's size can be read here before a GPU measures it.
 int kernels(const BenchArgs& a) {
     if (a.envs.size() != 1) throw orrery::Error("orrery kernels takes one env, got " + std::to_string(a.envs.size()));
@@ -101,9 +142,12 @@ int kernels(const BenchArgs& a) {
                             : l.team
                                 ? ", team: 1 or " + std::to_string(k.lanes) + " lanes at launch"
                                 : ", " + std::to_string(k.lanes) + " to " + std::to_string(l.most) + " lanes at launch";
-        std::printf("  %-28s %9llu bytes %7llu instructions  (%s, %zu code sections, %.1f s%s)\n", p.node.c_str(),
-                    (unsigned long long)bytes, (unsigned long long)(bytes / 16), p.kernel.c_str(), sections.size(),
-                    m.seconds, at_launch.c_str());
+        const auto registers = kernel_registers(m.cubin);
+        const auto found = registers.find(p.kernel);
+        const std::string regs = found == registers.end() ? "" : ", " + std::to_string(found->second) + " registers";
+        std::printf("  %-28s %9llu bytes %7llu instructions  (%s%s, %zu code sections, %.1f s%s)\n", p.node.c_str(),
+                    (unsigned long long)bytes, (unsigned long long)(bytes / 16), p.kernel.c_str(), regs.c_str(),
+                    sections.size(), m.seconds, at_launch.c_str());
         for (const auto& [name, n] : sections)
             if (sections.size() > 1) std::printf("      %9llu  %s\n", (unsigned long long)n, name.c_str());
         if (!a.out.empty()) {
@@ -240,7 +284,8 @@ int help(const std::string& cmd) {
             "usage: orrery kernels ENV [--arch N] [--node NAME] [--out DIR] [--layout L] [--opt key=value ...]\n\n"
             "Compiles ENV's per-node GPU programs with NVRTC on this machine (no GPU needed), as the CUDA\n"
             "backend would (ORRERY_NVRTC_OPTIONS, ORRERY_CUDA_LANES and ORRERY_CUDA_BLOCK_THREADS apply),\n"
-            "and prints each program's machine code in bytes and instructions.\n\n"
+            "and prints each program's machine code in bytes and instructions, and its kernel's registers\n"
+            "a thread.\n\n"
             "  --arch N          compute capability times 10 (default 90: H100, H200)\n"
             "  --node NAME       only the programs of nodes whose name holds NAME (e.g. phys::simulate)\n"
             "  --out DIR         also write each program's cubin and CUDA source to DIR/KERNEL.cubin, .cu\n"

@@ -105,9 +105,9 @@ def test_view_and_record_are_listed_only_when_shipped():
 
 def test_kernels_compiles_an_envs_gpu_programs_without_a_gpu(tmp_path):
     """`orrery kernels ENV` (the native tool): every per-node program of the
-    env compiled by NVRTC here, each line's bytes its cubin's machine code,
-    the total their sum, --out writing each cubin and its source; --node
-    keeps one node's programs."""
+    env compiled by NVRTC here, each line's bytes its cubin's machine code
+    and its kernel's registers a thread, the total their sum, --out writing
+    each cubin and its source; --node keeps one node's programs."""
     tool = cli.native_tool()
     out = subprocess.run([tool, "kernels", "tag", "--out", str(tmp_path)], capture_output=True, text=True, timeout=300)
     if out.returncode != 0 and "cannot load NVRTC" in out.stderr:
@@ -123,6 +123,8 @@ def test_kernels_compiles_an_envs_gpu_programs_without_a_gpu(tmp_path):
         kernel = r[r.index("instructions") + 1].strip("(,")
         n = int(r[r.index("bytes") - 1])
         assert n > 0 and int(r[r.index("instructions") - 1]) == n // 16
+        registers = int(r[r.index("registers,") - 1])  # the kernel's, from its cubin's .nv.info
+        assert 0 < registers <= 255
         bytes_of[kernel] = n
         cubin = (tmp_path / f"{kernel}.cubin").read_bytes()
         assert cubin[:4] == b"\x7fELF"  # what NVRTC made, written as is
@@ -134,5 +136,13 @@ def test_kernels_compiles_an_envs_gpu_programs_without_a_gpu(tmp_path):
     assert one.returncode == 0, one.stderr
     kept = [line for line in one.stdout.splitlines()[1:] if "instructions" in line and "all " not in line]
     assert kept and all(line.split()[0] == "observe" for line in kept)
+    # An env's register bound reaches the machine code: hide-and-seek's
+    # observation under EnvSpec::bound_registers(node, 64), 71 unbounded.
+    bounded = subprocess.run(
+        [tool, "kernels", "hide_and_seek", "--node", "observe"], capture_output=True, text=True, timeout=300
+    )
+    assert bounded.returncode == 0, bounded.stderr
+    observe = [line.split() for line in bounded.stdout.splitlines() if line.split()[:1] == ["observe"]]
+    assert observe and all(r[r.index("registers,") - 1] == "64" for r in observe), bounded.stdout
     bad = subprocess.run([tool, "kernels", "tag", "overcooked"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 1 and "orrery kernels takes one env, got 2" in bad.stderr
