@@ -40,25 +40,37 @@ struct BenchArgs {
     std::string out;              ///< kernels: the folder the cubins go to ("": none written)
 };
 
-/// The machine code in a cubin (an ELF file): each `.text.NAME` section's
-/// bytes, by NAME (a kernel, or a function kept out of line).
-std::vector<std::pair<std::string, uint64_t>> code_sections(const std::string& elf) {
-    auto u = [&](size_t at, size_t n) {
+/// A cubin (a 64-bit little-endian ELF file, as NVRTC makes it), read in
+/// place: its fields, and its section headers by index.
+struct Cubin {
+    const std::string& elf;
+    uint64_t shoff = 0, entsize = 0, count = 0, strtab = 0;
+    explicit Cubin(const std::string& e) : elf(e) {
+        if (elf.size() < 64 || elf[0] != '\x7f' || elf.compare(1, 3, "ELF") != 0 || elf[4] != 2)
+            throw orrery::Error("the cubin is not a 64-bit ELF file");
+        shoff = u(0x28, 8), entsize = u(0x3A, 2), count = u(0x3C, 2);
+        strtab = u(header(u(0x3E, 2)) + 24, 8); // the section names' string table
+    }
+    /// The n-byte field at `at`.
+    uint64_t u(uint64_t at, size_t n) const {
         uint64_t v = 0;
         if (at + n > elf.size()) throw orrery::Error("the cubin is not an ELF file NVRTC would make");
         std::memcpy(&v, elf.data() + at, n); // little-endian, as every CUDA host
         return v;
-    };
-    if (elf.size() < 64 || elf[0] != '\x7f' || elf.compare(1, 3, "ELF") != 0 || elf[4] != 2)
-        throw orrery::Error("the cubin is not a 64-bit ELF file");
-    const uint64_t shoff = u(0x28, 8), entsize = u(0x3A, 2), count = u(0x3C, 2), names = u(0x3E, 2);
-    const uint64_t strtab = u(shoff + names * entsize + 24, 8);
-    std::vector<std::pair<std::string, uint64_t>> out;
-    for (uint64_t i = 0; i < count; ++i) {
-        const uint64_t h = shoff + i * entsize;
-        const std::string name(elf.c_str() + strtab + u(h, 4));
-        if (name.rfind(".text.", 0) == 0) out.emplace_back(name.substr(6), u(h + 32, 8));
     }
+    uint64_t header(uint64_t i) const { return shoff + i * entsize; }
+    std::string name(uint64_t i) const { return elf.c_str() + strtab + u(header(i), 4); }
+    uint64_t offset(uint64_t i) const { return u(header(i) + 24, 8); }
+    uint64_t size(uint64_t i) const { return u(header(i) + 32, 8); }
+};
+
+/// The machine code in a cubin: each `.text.NAME` section's bytes, by NAME
+/// (a kernel, or a function kept out of line).
+std::vector<std::pair<std::string, uint64_t>> code_sections(const Cubin& c) {
+    std::vector<std::pair<std::string, uint64_t>> out;
+    for (uint64_t i = 0; i < c.count; ++i)
+        if (const std::string name = c.name(i); name.rfind(".text.", 0) == 0)
+            out.emplace_back(name.substr(6), c.size(i));
     return out;
 }
 
@@ -67,32 +79,22 @@ std::vector<std::pair<std::string, uint64_t>> code_sections(const std::string& e
 /// its `.nv.info` sections, the symbols named through `.symtab` and its
 /// string table. What the driver reports for the kernel on a GPU (Nsight
 /// Compute's "registers per thread"), read here without one.
-std::map<std::string, uint32_t> kernel_registers(const std::string& elf) {
-    auto u = [&](size_t at, size_t n) {
-        uint64_t v = 0;
-        if (at + n > elf.size()) throw orrery::Error("the cubin is not an ELF file NVRTC would make");
-        std::memcpy(&v, elf.data() + at, n);
-        return v;
-    };
-    const uint64_t shoff = u(0x28, 8), entsize = u(0x3A, 2), count = u(0x3C, 2), names = u(0x3E, 2);
-    const uint64_t strtab = u(shoff + names * entsize + 24, 8);
-    auto section = [&](uint64_t i) { return shoff + i * entsize; };
+std::map<std::string, uint32_t> kernel_registers(const Cubin& c) {
     uint64_t symtab = 0, symstr = 0;
-    for (uint64_t i = 0; i < count; ++i)
-        if (u(section(i) + 4, 4) == 2) // SHT_SYMTAB; its sh_link names its string table
-            symtab = u(section(i) + 24, 8), symstr = u(section(u(section(i) + 40, 4)) + 24, 8);
+    for (uint64_t i = 0; i < c.count; ++i)
+        if (c.u(c.header(i) + 4, 4) == 2) // SHT_SYMTAB; its sh_link names its string table
+            symtab = c.offset(i), symstr = c.offset(c.u(c.header(i) + 40, 4));
     std::map<std::string, uint32_t> out;
     if (!symtab) return out;
-    for (uint64_t i = 0; i < count; ++i) {
-        const uint64_t h = section(i);
-        if (std::string(elf.c_str() + strtab + u(h, 4)).rfind(".nv.info", 0) != 0) continue;
-        const uint64_t begin = u(h + 24, 8), end = begin + u(h + 32, 8);
-        for (uint64_t at = begin; at + 2 <= end;) {
-            const uint64_t format = u(at, 1), attribute = u(at + 1, 1);
+    for (uint64_t i = 0; i < c.count; ++i) {
+        if (c.name(i).rfind(".nv.info", 0) != 0) continue;
+        const uint64_t end = c.offset(i) + c.size(i);
+        for (uint64_t at = c.offset(i); at + 2 <= end;) {
+            const uint64_t format = c.u(at, 1), attribute = c.u(at + 1, 1);
             if (format == 4) { // a sized value
-                const uint64_t size = u(at + 2, 2);
+                const uint64_t size = c.u(at + 2, 2);
                 if (attribute == 0x2f && size == 8)
-                    out[std::string(elf.c_str() + symstr + u(symtab + u(at + 4, 4) * 24, 4))] = uint32_t(u(at + 8, 4));
+                    out[c.elf.c_str() + symstr + c.u(symtab + c.u(at + 4, 4) * 24, 4)] = uint32_t(c.u(at + 8, 4));
                 at += 4 + size;
             } else {
                 at += format == 1 ? 2 : 4; // no value; a byte or a half-word beside the attribute
@@ -106,8 +108,9 @@ std::map<std::string, uint32_t> kernel_registers(const std::string& elf) {
 /// NVRTC as the CUDA backend compiles them (its team size and block, with
 /// ORRERY_NVRTC_OPTIONS; no GPU needed), and each one's machine code: bytes
 /// and instructions (16 bytes each from sm_70), kernels and out-of-line
-/// functions apart, and the kernel's registers a thread. The GPU's physics step is sensitive to code it never runs
-/// (docs/perf-notes.md), so a change's size can be read here before a GPU measures it.
+/// functions apart, and the kernel's registers a thread. The GPU's physics
+/// step is sensitive to code it never runs (docs/perf-notes.md), so a
+/// change's size can be read here before a GPU measures it.
 int kernels(const BenchArgs& a) {
     if (a.envs.size() != 1) throw orrery::Error("orrery kernels takes one env, got " + std::to_string(a.envs.size()));
     const orrery::EnvSpec spec = orrery::make_env_spec(a.envs[0], a.options);
@@ -131,7 +134,8 @@ int kernels(const BenchArgs& a) {
         r.extra_options = gpu.nvrtc_options;
         const orrery::cuda::CompiledModule m = orrery::cuda::compile_module(r);
         uint64_t bytes = 0;
-        const auto sections = code_sections(m.cubin);
+        const Cubin cubin(m.cubin);
+        const auto sections = code_sections(cubin);
         for (const auto& [name, n] : sections) bytes += n;
         total += bytes;
         // Kernels whose threads a world are chosen at launch (GpuOptions::pack_serial, pack_teams, wide_lanes).
@@ -142,7 +146,7 @@ int kernels(const BenchArgs& a) {
                             : l.team
                                 ? ", team: 1 or " + std::to_string(k.lanes) + " lanes at launch"
                                 : ", " + std::to_string(k.lanes) + " to " + std::to_string(l.most) + " lanes at launch";
-        const auto registers = kernel_registers(m.cubin);
+        const auto registers = kernel_registers(cubin);
         const auto found = registers.find(p.kernel);
         const std::string regs = found == registers.end() ? "" : ", " + std::to_string(found->second) + " registers";
         std::printf("  %-28s %9llu bytes %7llu instructions  (%s%s, %zu code sections, %.1f s%s)\n", p.node.c_str(),

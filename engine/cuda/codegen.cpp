@@ -412,13 +412,11 @@ void emit_pass(std::ostringstream& out, const EnvSpec& spec, const std::vector<O
     // none), through ORRERY_NODE_REGS (device/storage.cuh).
     auto head = [&](const std::string& name, const Op* aligned = nullptr, bool ordered = false, bool at_launch = false,
                     uint32_t registers = 0) {
-        const std::string bound =
+        std::string bound =
             block_bound > 256 ? "__launch_bounds__(" + std::to_string(block_bound) + ", 1)" : std::string();
-        out << "\nextern \"C\" __global__ void "
-            << (registers       ? "ORRERY_NODE_REGS(" + std::to_string(registers) + ", " + bound + ") "
-                : bound.empty() ? bound
-                                : bound + " ")
-            << name << (at_launch ? "(const unsigned orrery_lane_shift) {\n" : "() {\n")
+        if (registers) bound = "ORRERY_NODE_REGS(" + std::to_string(registers) + ", " + bound + ")";
+        out << "\nextern \"C\" __global__ void " << (bound.empty() ? bound : bound + " ") << name
+            << (at_launch ? "(const unsigned orrery_lane_shift) {\n" : "() {\n")
             << "    orrery_wait_for_previous_pass(); // launched programmatically (sm_90+): the kernel before has "
                "finished\n"
             << "    orrery_let_next_pass_launch();\n";
