@@ -19,56 +19,16 @@
 #include "envs/registry.hpp"
 #include "batch_support.hpp"
 #include "gpu_support.hpp"
+#include "hide_and_seek_support.hpp"
 
 namespace {
 using namespace orrery;
 using namespace hide_and_seek;
 
-SimOptions options(uint32_t worlds, uint32_t threads = 1, uint32_t lanes = 1, bool random = false,
-                   const std::string& device = "cpu") {
-    SimOptions o;
-    o.num_worlds = worlds;
-    o.device = device;
-    o.threads = threads;
-    o.cpu_lanes = lanes;
-    o.random_inputs = random;
-    return o;
-}
-
+/// The gpu_hideseek variant's spec, with `extra` env options.
 EnvSpec gpu_spec(EnvOptions extra = {}) {
-    register_builtin_envs();
     extra["variant"] = "gpu_hideseek";
-    return make_env_spec("hide_and_seek", extra);
-}
-
-void act(Simulator& sim, const std::vector<Action>& per_agent) {
-    const TensorView& t = sim.tensor("action");
-    std::vector<Action> all(t.bytes() / sizeof(Action));
-    for (size_t i = 0; i < all.size(); ++i) all[i] = per_agent[i % per_agent.size()];
-    sim.backend().copy_from_host(t.data, all.data(), t.bytes());
-}
-
-const Action kStill{5, 5, 5, 0, 0};
-
-Config config_of(Simulator& sim) {
-    Config c{};
-    sim.read_world(0, [&](Ctx& ctx) { c = ctx.config<Config>(); });
-    return c;
-}
-
-/// The wall boxes of world w (the floor excluded): centre and half extents.
-struct WallBox {
-    Vec3 p, e;
-};
-std::vector<WallBox> walls_of(Simulator& sim, uint32_t w) {
-    std::vector<WallBox> out;
-    sim.read_world(w, [&](Ctx& ctx) {
-        ctx.each<Wall>([&](Entity e) {
-            const phys::Shape& s = *ctx.get<phys::Shape>(e);
-            if (s.kind == phys::ShapeKind::kBox) out.push_back({ctx.get<phys::Pose>(e)->p, s.dims});
-        });
-    });
-    return out;
+    return spec(extra);
 }
 
 /// Whether a wall piece runs along x: its half thickness (0.2) is its y extent
@@ -311,11 +271,6 @@ EnvSpec open_floor(EnvOptions extra = {}) {
     return gpu_spec(o);
 }
 const Vec3 kAt{250.0f, 250.0f, 1.0f}; // over 200 (the lidar's range) from the arena
-void put(Ctx& ctx, Entity e, Vec3 p, float yaw = 0.0f) {
-    *ctx.get<phys::Pose>(e) = {p, phys::axis_angle({0, 0, 1}, yaw)};
-    *ctx.get<phys::Velocity>(e) = {};
-    gather_scene(ctx, 0, 1);
-}
 /// The hider at kAt + hider facing hider_yaw, the seeker likewise, the cube (a 2 m cube) at kAt + box.
 void arrange(Simulator& sim, Vec3 hider, float hider_yaw, Vec3 seeker, float seeker_yaw, Vec3 box) {
     sim.edit_world(0, [&](Ctx& ctx) {
@@ -326,25 +281,6 @@ void arrange(Simulator& sim, Vec3 hider, float hider_yaw, Vec3 seeker, float see
         ctx.get<Piece>(b)->kind = kCube;
         put(ctx, b, kAt + box);
     });
-}
-struct Seen {
-    phys::Pose agent, box;
-    phys::Velocity vel;
-    Grip grip;
-    Piece piece;
-    phys::BodyKind box_kind;
-};
-Seen look(Simulator& sim, uint32_t row) {
-    Seen s{};
-    sim.read_world(0, [&](Ctx& ctx) {
-        s.agent = ctx.at<Agent, phys::Pose>(row);
-        s.vel = ctx.at<Agent, phys::Velocity>(row);
-        s.grip = ctx.at<Agent, Grip>(row);
-        s.box = ctx.at<Object, phys::Pose>(0);
-        s.piece = ctx.at<Object, Piece>(0);
-        s.box_kind = ctx.at<Object, phys::BodyType>(0).kind;
-    });
-    return s;
 }
 float yaw_of_pose(const phys::Pose& p) { return yaw_of(p.q); }
 

@@ -20,49 +20,11 @@
 #include "envs/registry.hpp"
 #include "batch_support.hpp"
 #include "gpu_support.hpp"
+#include "hide_and_seek_support.hpp"
 
 namespace {
 using namespace orrery;
 using namespace hide_and_seek;
-
-SimOptions options(uint32_t worlds, const std::string& device = "cpu", uint32_t threads = 1, uint32_t lanes = 1) {
-    SimOptions o;
-    o.num_worlds = worlds;
-    o.device = device;
-    o.threads = threads;
-    o.cpu_lanes = lanes;
-    return o;
-}
-
-EnvSpec spec(EnvOptions extra = {}) {
-    register_builtin_envs();
-    return make_env_spec("hide_and_seek", extra);
-}
-
-/// Sets every agent's action in every world.
-void act(Simulator& sim, const std::vector<Action>& per_agent) {
-    const TensorView& t = sim.tensor("action");
-    std::vector<Action> all(t.bytes() / sizeof(Action));
-    for (size_t i = 0; i < all.size(); ++i) all[i] = per_agent[i % per_agent.size()];
-    sim.backend().copy_from_host(t.data, all.data(), t.bytes());
-}
-
-const Action kStill{5, 5, 5, 0, 0};
-
-/// The walls of world w (static boxes of the Wall archetype, floor excluded).
-struct WallBox {
-    Vec3 p, e;
-};
-std::vector<WallBox> walls_of(Simulator& sim, uint32_t w) {
-    std::vector<WallBox> out;
-    sim.read_world(w, [&](Ctx& ctx) {
-        ctx.each<Wall>([&](Entity e) {
-            const phys::Shape& s = *ctx.get<phys::Shape>(e);
-            if (s.kind == phys::ShapeKind::kBox) out.push_back({ctx.get<phys::Pose>(e)->p, s.dims});
-        });
-    });
-    return out;
-}
 
 /// The world-frame corners of a box or hull body.
 std::vector<Vec3> corners_of(const Ctx& ctx, Entity e) {
@@ -365,16 +327,6 @@ EnvSpec open_floor(EnvOptions extra = {}) {
     for (auto& [k, v] : extra) o[k] = v;
     return spec(o);
 }
-/// Puts a body at p facing yaw (radians), at rest. A ramp's p is its own
-/// frame's origin (the middle of its bottom face: z = 0 stands it on the floor).
-void put(Ctx& ctx, Entity e, Vec3 p, float yaw = 0.0f) {
-    *ctx.get<phys::Pose>(e) = {p, phys::axis_angle({0, 0, 1}, yaw)};
-    if (ctx.get<phys::Shape>(e)->kind == phys::ShapeKind::kHull)
-        *ctx.get<phys::Pose>(e) =
-            phys::hull_pose(phys::hull_set(ctx).info[kRampHull], p, phys::axis_angle({0, 0, 1}, yaw));
-    *ctx.get<phys::Velocity>(e) = {};
-    gather_scene(ctx, 0, 1); // what rays see
-}
 struct Layout {
     Vec3 hider, seeker, box;
     float hider_yaw, seeker_yaw;
@@ -388,28 +340,6 @@ void arrange(Simulator& sim, const Layout& l) {
         *ctx.get<phys::Shape>(box) = {phys::ShapeKind::kBox, {0.25f, 0.25f, 0.25f}}; // a cube
         ctx.get<Piece>(box)->kind = kCube;
     });
-}
-
-/// Agent row `row`'s pose, velocity and grip, and object 0's pose and state, in world 0.
-struct Seen {
-    phys::Pose agent;
-    phys::Velocity vel;
-    Grip grip;
-    phys::Pose box;
-    Piece piece;
-    phys::BodyKind box_kind;
-};
-Seen look(Simulator& sim, uint32_t row) {
-    Seen s{};
-    sim.read_world(0, [&](Ctx& ctx) {
-        s.agent = ctx.at<Agent, phys::Pose>(row);
-        s.vel = ctx.at<Agent, phys::Velocity>(row);
-        s.grip = ctx.at<Agent, Grip>(row);
-        s.box = ctx.at<Object, phys::Pose>(0);
-        s.piece = ctx.at<Object, Piece>(0);
-        s.box_kind = ctx.at<Object, phys::BodyType>(0).kind;
-    });
-    return s;
 }
 
 // --- 2. Actions ---------------------------------------------------------------------
@@ -642,8 +572,7 @@ TEST(HideAndSeekObservations, LidarIsThirtyWorldFixedRaysOfSixMetresReadingSixWi
         act(sim, {kStill, kStill});
         sim.step();
         std::vector<float> obs = fetch<float>(sim, "obs");
-        Config cfg{};
-        sim.read_world(0, [&](Ctx& ctx) { cfg = ctx.config<Config>(); });
+        Config cfg = config_of(sim);
         const float* lidar = &obs[cfg.off_lidar]; // agent row 0, the hider
         Seen s = look(sim, 0);
         float x = s.agent.p.x, y = s.agent.p.y;
@@ -681,8 +610,7 @@ void place_ramp(Simulator& sim, uint32_t seed) {
 TEST(HideAndSeekObservations, LidarVisionAndReachSeeTheRampAsAWedge) {
     Simulator sim(ramp_floor(), options(1));
     place_ramp(sim, 25);
-    Config cfg{};
-    sim.read_world(0, [&](Ctx& ctx) { cfg = ctx.config<Config>(); });
+    Config cfg = config_of(sim);
     // Lidar at the agent's centre (0.15 m up) meets the slope 0.15 m past the low edge (a cube's face: at it),
     // and the high end's vertical face from behind.
     for (float x : {2.0f, 4.0f}) {
@@ -734,8 +662,7 @@ TEST(HideAndSeekObservations, LidarVisionAndReachSeeTheRampAsAWedge) {
 TEST(HideAndSeekObservations, MasksAndEntityRowsFollowOpenAIsLayout) {
     Simulator sim(spec(), options(2));
     sim.reset(16);
-    Config cfg{};
-    sim.read_world(0, [&](Ctx& ctx) { cfg = ctx.config<Config>(); });
+    Config cfg = config_of(sim);
     EXPECT_EQ(cfg.obs_size, 10u + 3 * 10 + 9 * 15 + 2 * 15 + 30 + 3 + 9 + 2); // 2 v 2: 249
     EXPECT_EQ(sim.tensor("obs").shape, (std::vector<int64_t>{2, 4, 249}));
     act(sim, {kStill});
@@ -896,10 +823,9 @@ TEST(HideAndSeekQuadrant, TheRampCannotBeLocked) {
 
 // --- determinism, NVRTC, GPU ------------------------------------------------------------
 
+/// options() with random actions, the device named first.
 SimOptions random_actions(uint32_t worlds, const std::string& device, uint32_t threads, uint32_t lanes) {
-    SimOptions o = options(worlds, device, threads, lanes);
-    o.random_inputs = true;
-    return o;
+    return options(worlds, threads, lanes, true, device);
 }
 
 TEST(HideAndSeekDeterminism, SameBytesWhateverTheThreadsAndLanes) {
