@@ -264,10 +264,14 @@ ORRERY_SYSTEM void move_gpu(Ctx& ctx) {
 
 /// The object row the ray from agent `row` (its centre + 0.5 up, along its
 /// forward, up to 2.5) meets first, or -1 (nothing, or a wall or agent first).
+/// The object row a forward ray's hit is, or -1 (no hit, or not an object).
+ORRERY_HD inline int32_t object_hit(Hit h) {
+    return h.index != ~0u && (h.index >> 24) == archetype_id<Object> ? int32_t(h.index & 0xFFFFFFu) : -1;
+}
 ORRERY_HD inline int32_t forward_object(const Ctx& ctx, uint32_t row) {
     const phys::Pose& p = ctx.at<Agent, phys::Pose>(row);
-    Hit h = cast(ctx, p.p + Vec3{0.0f, 0.0f, 0.5f}, gpu_forward(p.q), kGpuReach, row_entity<Agent>(ctx, row).index);
-    return h.index != ~0u && (h.index >> 24) == archetype_id<Object> ? int32_t(h.index & 0xFFFFFFu) : -1;
+    return object_hit(
+        cast(ctx, p.p + Vec3{0.0f, 0.0f, 0.5f}, gpu_forward(p.q), kGpuReach, row_entity<Agent>(ctx, row).index));
 }
 
 inline constexpr int32_t kNotCast = -3; ///< toggle_agents: the forward ray is cast when first needed
@@ -323,11 +327,17 @@ ORRERY_SYSTEM void toggle_gpu(Ctx& ctx, const Lanes& l) {
 #if defined(__CUDA_ARCH__)
     if (l.count == 32) {
         const Config& cfg = ctx.config<Config>();
-        int32_t mine = kNotCast;
+        bool casts = false;
         if (l.lane < cfg.agents && l.lane < kMaxAgents && ctx.at<Agent, Team>(l.lane).value != kAbsent) {
             const Action& a = ctx.at<Agent, Action>(l.lane);
-            if (a.lock != 0 || a.grab != 0) mine = forward_object(ctx, l.lane);
+            casts = a.lock != 0 || a.grab != 0;
         }
+        // forward_object's ray, its bounds culled on the warp (cast_on_warp)
+        const phys::Pose p = casts ? ctx.at<Agent, phys::Pose>(l.lane) : phys::Pose{};
+        const uint32_t me = casts ? row_entity<Agent>(ctx, l.lane).index : ~0u;
+        const Hit h = cast_on_warp(scene_view(ctx), phys::hull_set(ctx), casts, p.p + Vec3{0.0f, 0.0f, 0.5f},
+                                   gpu_forward(p.q), kGpuReach, me, ~0u, l.lane, l.mask);
+        const int32_t mine = casts ? object_hit(h) : kNotCast;
         for (uint32_t row = 0; row < kMaxAgents; ++row) ahead[row] = __shfl_sync(l.mask, mine, row);
     }
 #endif

@@ -563,30 +563,80 @@ ORRERY_HD inline SceneView scene_view(const Ctx& ctx) {
 #define ORRERY_RAY_CULL 0
 #endif
 #endif
+/// Body i's turn in a ray's walk: tested against `best`, which it may
+/// replace; false once the target is known not to be the first hit.
+ORRERY_HD inline bool ray_turn(const RayBody* __restrict__ bodies, const phys::HullSet& hulls, Vec3 o, Vec3 dir,
+                               uint32_t target, uint32_t i, Hit& best) {
+    const uint32_t index = bodies[i].index;
+    float t = ray_body(bodies[i], o, dir, best.t, hulls);
+    if (t < best.t) best = {t, index};
+    return !(index == target && best.index != target);
+}
+/// Whether body i of the scene is in a ray's culled walk: not the caster,
+/// and its bounding sphere met within `range`.
+ORRERY_HD inline bool in_walk(const RayBody& b, Vec3 o, Vec3 dir, float range, uint32_t skip) {
+    return b.index != skip && !misses_bound(b, o, dir, range);
+}
+/// The culled walk: the bodies of `live` (bit i: scene body i), in order.
+ORRERY_HD inline Hit walk_live(const RayBody* __restrict__ bodies, const phys::HullSet& hulls, Vec3 o, Vec3 dir,
+                               float range, uint32_t target, uint64_t live) {
+    Hit best{range, ~0u};
+    for (; live; live &= live - 1)
+        if (!ray_turn(bodies, hulls, o, dir, target, phys::lowest_bit(live), best)) break;
+    return best;
+}
 ORRERY_HD inline ORRERY_RAY_LOOP Hit cast_in(SceneView scene, const phys::HullSet& hulls, Vec3 o, Vec3 dir, float range,
                                              uint32_t skip, uint32_t target = ~0u) {
     const RayBody* __restrict__ bodies = scene.bodies;
-    Hit best{range, ~0u};
-    auto test = [&](uint32_t i) { // body i's turn; false once the target is known not to be the first hit
-        const uint32_t index = bodies[i].index;
-        float t = ray_body(bodies[i], o, dir, best.t, hulls);
-        if (t < best.t) best = {t, index};
-        return !(index == target && best.index != target);
-    };
 #if ORRERY_RAY_CULL
     if (scene.n <= 64) {
         uint64_t live = 0;
-        for (uint32_t i = 0; i < scene.n; ++i)
-            live |= uint64_t(bodies[i].index != skip && !misses_bound(bodies[i], o, dir, range)) << i;
-        for (; live; live &= live - 1)
-            if (!test(phys::lowest_bit(live))) break;
-        return best;
+        for (uint32_t i = 0; i < scene.n; ++i) live |= uint64_t(in_walk(bodies[i], o, dir, range, skip)) << i;
+        return walk_live(bodies, hulls, o, dir, range, target, live);
     }
 #endif
+    Hit best{range, ~0u};
     for (uint32_t i = 0; i < scene.n; ++i)
-        if (bodies[i].index != skip && !test(i)) break;
+        if (bodies[i].index != skip && !ray_turn(bodies, hulls, o, dir, target, i, best)) break;
     return best;
 }
+
+// Where only some lanes of a warp cast a ray (gpu_hideseek's forward rays,
+// the reward's sight rays: 2 to 9 of 32), cast_in's culling loop kept the
+// other lanes idle while each caster tested every body of the scene in
+// turn. cast_on_warp tests each caster's bounds on the whole warp instead, a
+// body a lane, and gathers the live set by ballots; the caster then walks it
+// as cast_in does. The same live set, so the same hit.
+// ORRERY_RAY_WARP_CULL=0 (an NVRTC define) keeps cast_in (docs/perf-notes.md row 132).
+#ifndef ORRERY_RAY_WARP_CULL
+#define ORRERY_RAY_WARP_CULL 1
+#endif
+#if defined(__CUDA_ARCH__)
+/// cast_in(scene, hulls, o, dir, range, skip, target) on the lanes whose
+/// `casts` is set; {range, ~0u} on the others. Every lane of the whole warp
+/// `mask` calls it (the warp's lanes are a world's team of 32).
+ORRERY_HD inline Hit cast_on_warp(SceneView scene, const phys::HullSet& hulls, bool casts, Vec3 o, Vec3 dir,
+                                  float range, uint32_t skip, uint32_t target, uint32_t lane, uint32_t mask) {
+    if (!ORRERY_RAY_WARP_CULL || !ORRERY_RAY_CULL || scene.n > 64)
+        return casts ? cast_in(scene, hulls, o, dir, range, skip, target) : Hit{range, ~0u};
+    const RayBody* __restrict__ bodies = scene.bodies;
+    uint64_t mine = 0;
+    for (uint32_t casters = __ballot_sync(mask, casts); casters; casters &= casters - 1) {
+        const int from = __ffs(int(casters)) - 1; // this round's caster: its ray to every lane
+        const Vec3 ro{__shfl_sync(mask, o.x, from), __shfl_sync(mask, o.y, from), __shfl_sync(mask, o.z, from)};
+        const Vec3 rd{__shfl_sync(mask, dir.x, from), __shfl_sync(mask, dir.y, from), __shfl_sync(mask, dir.z, from)};
+        const float rr = __shfl_sync(mask, range, from);
+        const uint32_t rs = __shfl_sync(mask, skip, from);
+        uint64_t live = 0;
+        for (uint32_t base = 0; base < scene.n; base += 32) {
+            const uint32_t i = base + lane;
+            live |= uint64_t(__ballot_sync(mask, i < scene.n && in_walk(bodies[i], ro, rd, rr, rs))) << base;
+        }
+        if (int(lane) == from) mine = live;
+    }
+    return casts ? walk_live(bodies, hulls, o, dir, range, target, mine) : Hit{range, ~0u};
+}
+#endif
 #if !defined(ORRERY_DEVICE_CODE)
 /// Whether the shape test reads a ray in b's own frame (ray_shape's local
 /// origin and direction): every kind but spheres and planes.
@@ -883,7 +933,18 @@ ORRERY_HD inline bool hider_seen(const Ctx& ctx, const Lanes& l) {
                sees(ctx, row_entity<Agent>(ctx, s), row_entity<Agent>(ctx, h));
     };
 #if defined(__CUDA_ARCH__)
-    if (l.count == 32 && pairs <= 32) return __any_sync(l.mask, l.lane < pairs && pair_sees(l.lane));
+    if (l.count == 32 && pairs <= 32) { // sees() for the lane's pair, its ray culled on the warp
+        const SceneView scene = scene_view(ctx);
+        const uint32_t s = cfg.max_hiders + l.lane / cfg.max_hiders, h = l.lane % cfg.max_hiders;
+        const bool asks =
+            l.lane < pairs && ctx.at<Agent, Team>(s).value == kSeeker && ctx.at<Agent, Team>(h).value == kHider;
+        const uint32_t a = asks ? row_entity<Agent>(ctx, s).index : ~0u,
+                       b = asks ? row_entity<Agent>(ctx, h).index : ~0u;
+        const SightRay r = asks ? sight_ray(ctx, scene, a, b) : SightRay{0, {}, {}, 0.0f};
+        const Hit hit =
+            cast_on_warp(scene, phys::hull_set(ctx), asks && r.answer < 0, r.o, r.dir, r.range, a, b, l.lane, l.mask);
+        return __any_sync(l.mask, asks && (r.answer >= 0 ? r.answer == 1 : hit.index == b));
+    }
 #endif
     bool seen = false;
     for (uint32_t k = 0; k < pairs && !seen && l.lane == 0; ++k) seen = pair_sees(k);
