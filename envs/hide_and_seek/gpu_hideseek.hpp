@@ -262,16 +262,24 @@ ORRERY_SYSTEM void move_gpu(Ctx& ctx) {
     }
 }
 
-/// The object row the ray from agent `row` (its centre + 0.5 up, along its
-/// forward, up to 2.5) meets first, or -1 (nothing, or a wall or agent first).
-/// The object row a forward ray's hit is, or -1 (no hit, or not an object).
+/// Agent `row`'s forward ray: from its centre + 0.5 up, along its forward,
+/// up to kGpuReach, skipping the agent itself.
+struct ForwardRay {
+    Vec3 o, dir;
+    uint32_t skip;
+};
+ORRERY_HD inline ForwardRay forward_ray(const Ctx& ctx, uint32_t row) {
+    const phys::Pose& p = ctx.at<Agent, phys::Pose>(row);
+    return {p.p + Vec3{0.0f, 0.0f, 0.5f}, gpu_forward(p.q), row_entity<Agent>(ctx, row).index};
+}
+/// The object row a forward ray's hit is, or -1 (no hit, or a wall or agent first).
 ORRERY_HD inline int32_t object_hit(Hit h) {
     return h.index != ~0u && (h.index >> 24) == archetype_id<Object> ? int32_t(h.index & 0xFFFFFFu) : -1;
 }
+/// The object row agent `row`'s forward ray meets first, or -1.
 ORRERY_HD inline int32_t forward_object(const Ctx& ctx, uint32_t row) {
-    const phys::Pose& p = ctx.at<Agent, phys::Pose>(row);
-    return object_hit(
-        cast(ctx, p.p + Vec3{0.0f, 0.0f, 0.5f}, gpu_forward(p.q), kGpuReach, row_entity<Agent>(ctx, row).index));
+    const ForwardRay r = forward_ray(ctx, row);
+    return object_hit(cast(ctx, r.o, r.dir, kGpuReach, r.skip));
 }
 
 inline constexpr int32_t kNotCast = -3; ///< toggle_agents: the forward ray is cast when first needed
@@ -332,11 +340,10 @@ ORRERY_SYSTEM void toggle_gpu(Ctx& ctx, const Lanes& l) {
             const Action& a = ctx.at<Agent, Action>(l.lane);
             casts = a.lock != 0 || a.grab != 0;
         }
-        // forward_object's ray, its bounds culled on the warp (cast_on_warp)
-        const phys::Pose p = casts ? ctx.at<Agent, phys::Pose>(l.lane) : phys::Pose{};
-        const uint32_t me = casts ? row_entity<Agent>(ctx, l.lane).index : ~0u;
-        const Hit h = cast_on_warp(scene_view(ctx), phys::hull_set(ctx), casts, p.p + Vec3{0.0f, 0.0f, 0.5f},
-                                   gpu_forward(p.q), kGpuReach, me, ~0u, l.lane, l.mask);
+        // forward_object, its ray's bounds culled on the warp (cast_on_warp)
+        const ForwardRay r = casts ? forward_ray(ctx, l.lane) : ForwardRay{};
+        const Hit h = cast_on_warp(scene_view(ctx), phys::hull_set(ctx), casts, r.o, r.dir, kGpuReach, r.skip, ~0u,
+                                   l.lane, l.mask);
         const int32_t mine = casts ? object_hit(h) : kNotCast;
         for (uint32_t row = 0; row < kMaxAgents; ++row) ahead[row] = __shfl_sync(l.mask, mine, row);
     }

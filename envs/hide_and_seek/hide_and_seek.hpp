@@ -745,6 +745,18 @@ ORRERY_HD inline bool sees(const Ctx& ctx, Entity a, Entity b) {
     if (r.answer >= 0) return r.answer == 1;
     return cast_in(scene, phys::hull_set(ctx), r.o, r.dir, r.range, a.index, b.index).index == b.index;
 }
+/// Seeker-hider pair k of the reward (k below (agents - max_hiders) x
+/// max_hiders): the seeker's and the hider's agent rows.
+struct SightPair {
+    uint32_t seeker, hider;
+};
+ORRERY_HD inline SightPair sight_pair(const Config& cfg, uint32_t k) {
+    return {cfg.max_hiders + k / cfg.max_hiders, k % cfg.max_hiders};
+}
+/// Whether pair p is asked this episode: its seeker row plays a seeker and its hider row a hider.
+ORRERY_HD inline bool pair_asked(const Ctx& ctx, SightPair p) {
+    return ctx.at<Agent, Team>(p.seeker).value == kSeeker && ctx.at<Agent, Team>(p.hider).value == kHider;
+}
 
 // ---------------------------------------------------------------- step
 
@@ -928,18 +940,16 @@ ORRERY_HD inline bool hider_seen(const Ctx& ctx, const Lanes& l) {
     const Config& cfg = ctx.config<Config>();
     const uint32_t pairs = (cfg.agents - cfg.max_hiders) * cfg.max_hiders;
     auto pair_sees = [&](uint32_t k) {
-        const uint32_t s = cfg.max_hiders + k / cfg.max_hiders, h = k % cfg.max_hiders;
-        return ctx.at<Agent, Team>(s).value == kSeeker && ctx.at<Agent, Team>(h).value == kHider &&
-               sees(ctx, row_entity<Agent>(ctx, s), row_entity<Agent>(ctx, h));
+        const SightPair p = sight_pair(cfg, k);
+        return pair_asked(ctx, p) && sees(ctx, row_entity<Agent>(ctx, p.seeker), row_entity<Agent>(ctx, p.hider));
     };
 #if defined(__CUDA_ARCH__)
     if (l.count == 32 && pairs <= 32) { // sees() for the lane's pair, its ray culled on the warp
         const SceneView scene = scene_view(ctx);
-        const uint32_t s = cfg.max_hiders + l.lane / cfg.max_hiders, h = l.lane % cfg.max_hiders;
-        const bool asks =
-            l.lane < pairs && ctx.at<Agent, Team>(s).value == kSeeker && ctx.at<Agent, Team>(h).value == kHider;
-        const uint32_t a = asks ? row_entity<Agent>(ctx, s).index : ~0u,
-                       b = asks ? row_entity<Agent>(ctx, h).index : ~0u;
+        const SightPair p = sight_pair(cfg, l.lane);
+        const bool asks = l.lane < pairs && pair_asked(ctx, p);
+        const uint32_t a = asks ? row_entity<Agent>(ctx, p.seeker).index : ~0u,
+                       b = asks ? row_entity<Agent>(ctx, p.hider).index : ~0u;
         const SightRay r = asks ? sight_ray(ctx, scene, a, b) : SightRay{0, {}, {}, 0.0f};
         const Hit hit =
             cast_on_warp(scene, phys::hull_set(ctx), asks && r.answer < 0, r.o, r.dir, r.range, a, b, l.lane, l.mask);
