@@ -432,15 +432,25 @@ ORRERY_HD inline SceneRows scene_rows(const Ctx& ctx) {
 }
 /// Whether row g of that list goes into the ray scene: a live agent of this
 /// episode, a present box or ramp, a wall; never the floor (a plane).
+/// A row's tests are read at once and joined by `&`, not `&&`: every row
+/// below rows_used has its columns, and the reads do not wait on each other
+/// (the same answer; docs/perf-notes.md row 133).
 ORRERY_HD inline bool in_scene(const Ctx& ctx, SceneRows r, uint32_t g) {
-    if (g < r.agents)
-        return alive_row<Agent>(ctx, g) && ctx.at<Agent, Team>(g).value != kAbsent &&
-               ctx.at<Agent, phys::Shape>(g).kind != phys::ShapeKind::kPlane;
-    if (g < r.objects)
-        return alive_row<Object>(ctx, g - r.agents) && ctx.at<Object, Piece>(g - r.agents).kind != kNoPiece &&
-               ctx.at<Object, phys::Shape>(g - r.agents).kind != phys::ShapeKind::kPlane;
-    return g < r.all && alive_row<Wall>(ctx, g - r.objects) &&
-           ctx.at<Wall, phys::Shape>(g - r.objects).kind != phys::ShapeKind::kPlane;
+    if (g < r.agents) {
+        const bool alive = alive_row<Agent>(ctx, g), playing = ctx.at<Agent, Team>(g).value != kAbsent,
+                   solid = ctx.at<Agent, phys::Shape>(g).kind != phys::ShapeKind::kPlane;
+        return alive & playing & solid;
+    }
+    if (g < r.objects) {
+        const uint32_t row = g - r.agents;
+        const bool alive = alive_row<Object>(ctx, row), present = ctx.at<Object, Piece>(row).kind != kNoPiece,
+                   solid = ctx.at<Object, phys::Shape>(row).kind != phys::ShapeKind::kPlane;
+        return alive & present & solid;
+    }
+    if (g >= r.all) return false;
+    const bool alive = alive_row<Wall>(ctx, g - r.objects),
+               solid = ctx.at<Wall, phys::Shape>(g - r.objects).kind != phys::ShapeKind::kPlane;
+    return alive & solid;
 }
 /// Row `row` of archetype A as the ray scene lists it.
 template <class A> ORRERY_HD inline RayBody scene_body(const Ctx& ctx, uint32_t row, const phys::HullSet& hulls) {
@@ -466,10 +476,16 @@ ORRERY_HD inline void gather_scene_warps(Ctx& ctx, uint32_t lane, uint32_t lanes
     const phys::HullSet hulls = phys::hull_set(ctx);
     const SceneRows r = scene_rows(ctx);
     const uint32_t warps = lanes / 32u, warp = lane / 32u, wl = lane % 32u;
+    // Every round's membership first (up to kAhead rounds), so that their
+    // reads overlap where each round's waited for the entries written before.
+    constexpr uint32_t kAhead = 4;
+    uint32_t ahead = 0; // bit k: round k's row of this lane
+#pragma unroll
+    for (uint32_t k = 0; k < kAhead; ++k) ahead |= uint32_t(in_scene(ctx, r, k * 32u + wl)) << k;
     uint32_t n = 0;
     for (uint32_t base = 0, round = 0; base < r.all; base += 32u, ++round) {
         const uint32_t g = base + wl;
-        const bool in = in_scene(ctx, r, g);
+        const bool in = round < kAhead ? ((ahead >> round) & 1u) != 0u : in_scene(ctx, r, g);
         const uint32_t vote = __ballot_sync(0xffffffffu, in);
         const uint32_t at = n + uint32_t(__popc(vote & ((1u << wl) - 1u)));
         if (in && at < scene.capacity() && round % warps == warp) scene[at] = scene_entry(ctx, r, g, hulls);
