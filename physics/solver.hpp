@@ -1727,19 +1727,35 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
     clock.mark(kPhaseScatter);
     if (l.lane == 0 && ctx.world() % ORRERY_PHYS_CLOCKS_EVERY == 0) {
         // The step's sizes beside its cycles: colours used, rounds of a pass
-        // (a colour of n constraints takes ceil(n / lanes)), the serial colour's length.
+        // (a colour of n constraints takes ceil(n / lanes)), the serial colour's
+        // length, and a pass's cost in points: over the rounds, the round's
+        // largest constraint (a pair's points, a joint as 8, as
+        // bench/phys_colouring.py counts), the serial colour's all in turn.
         const uint32_t* begin = s.colouring->begin;
-        uint32_t colours = 0, rounds = 0, awake_bodies = 0;
-        for (uint32_t c = 0; c < kColours; ++c) {
-            const uint32_t n = begin[c + 1] - begin[c];
-            colours += n > 0, rounds += (n + l.count - 1) / l.count;
+        uint32_t colours = 0, rounds = 0, awake_bodies = 0, cost = 0;
+        auto weight = [&](uint32_t entry) { return entry & kPairEntry ? s.pairs[entry & ~kPairEntry].count : 8u; };
+        for (uint32_t c = 0; c <= kColours; ++c) {
+            const uint32_t b = begin[c], e = min_of(begin[c + 1], s.order.size());
+            if (c == kColours) {
+                for (uint32_t i = b; i < e; ++i) cost += weight(s.order[i]);
+                break;
+            }
+            colours += e > b, rounds += (e - b + l.count - 1) / l.count;
+            for (uint32_t r = b; r < e; r += l.count) {
+                uint32_t most = 0;
+                for (uint32_t i = r; i < e && i < r + l.count; ++i) {
+                    const uint32_t w = weight(s.order[i]);
+                    most = w > most ? w : most;
+                }
+                cost += most;
+            }
         }
         for (uint32_t i = 0; i < s.bodies.size(); ++i) awake_bodies += awake(s.bodies[i]);
         const long long* t = clock.cycles;
         printf("phys-phases world %u bodies %u awake %u pairs %u points %u joints %u colours %u rounds %u serial %u "
-               "cycles %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
+               "cost %u cycles %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
                ctx.world(), s.bodies.size(), awake_bodies, s.pairs.size(), s.contacts.size(), joint_count(s), colours,
-               rounds, begin[kColours + 1] - begin[kColours], t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
+               rounds, begin[kColours + 1] - begin[kColours], cost, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
                t[9], t[10], t[11], t[12]);
 #if defined(ORRERY_PHYS_GRAPH) && !defined(__CUDACC_RTC__)
         // The step's constraints as its colouring saw them (a host build with
