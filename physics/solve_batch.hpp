@@ -147,32 +147,10 @@ inline void apply_impulse4(Side4& a, Side4& b, V4i on, V3x4 p, V3x4 ra, V3x4 rb)
 inline V3x4 relative_velocity4(const Side4& a, const Side4& b, V3x4 ra, V3x4 rb) {
     return (b.v + cross(b.w, rb)) - (a.v + cross(a.w, ra));
 }
-/// apply_along on the lanes in `on`.
-inline void apply_along4(Side4& a, Side4& b, V4i on, V3x4 n, V3x4 ca, V3x4 cb, V4f p) {
-    if (a.f->any_moves) {
-        const V4i m = on & a.f->moves;
-        const V3x4 v = a.v - mul(a.f->inv_mass, n) * p, w = a.w - inertia_times(a, ca) * p;
-        if (all(m)) {
-            a.v = v, a.w = w;
-        } else {
-            a.v = pick(m, v, a.v), a.w = pick(m, w, a.w);
-        }
-    }
-    if (b.f->any_moves) {
-        const V4i m = on & b.f->moves;
-        const V3x4 v = b.v + mul(b.f->inv_mass, n) * p, w = b.w + inertia_times(b, cb) * p;
-        if (all(m)) {
-            b.v = v, b.w = w;
-        } else {
-            b.v = pick(m, v, b.v), b.w = pick(m, w, b.w);
-        }
-    }
-}
 
 /// One point of each lane's pair as it stays through a step.
 struct PointFixed {
     V3x4 n, t1, t2, ra, rb; ///< t2: contact_t2, cross(n, t1)
-    V3x4 ca, cb;            ///< the normal's arms: cross(ra, n), cross(rb, n) (solver.hpp, ORRERY_PHYS_ARMS)
     V4f separation, normal_mass, t1_mass, t2_mass;
 };
 /// One point of each lane's pair in a pass: its impulses, and what stays (f).
@@ -187,7 +165,6 @@ inline void fix_point(PointFixed& c, const Contact* const k[4]) {
     c.n = {f[0], f[1], f[2]}, c.t1 = {f[3], f[4], f[5]}, c.ra = {f[6], f[7], f[8]}, c.rb = {f[9], f[10], f[11]};
     c.separation = f[12], c.normal_mass = f[13], c.t1_mass = f[14], c.t2_mass = f[15];
     c.t2 = cross(c.n, c.t1);
-    c.ca = cross(c.ra, c.n), c.cb = cross(c.rb, c.n);
 }
 inline void gather_point(Point4& c, const PointFixed& fixed, const Contact* const k[4]) {
     c.f = &fixed;
@@ -244,21 +221,13 @@ inline void solve_normal4(Side4& a, Side4& b, Point4& c, const Batch4& B, const 
     }
     bias = pick(ahead, s * q.inv_h, bias);
     mass_scale = pick(ahead, one, mass_scale), impulse_scale = unless(ahead, impulse_scale);
-#if ORRERY_PHYS_ARMS
-    const V4f vn = (dot(b.v, f.n) + dot(b.w, f.cb)) - (dot(a.v, f.n) + dot(a.w, f.ca));
-#else
     const V4f vn = dot(relative_velocity4(a, b, f.ra, f.rb), f.n);
-#endif
     V4f impulse = -f.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
     const V4f total = max4(c.normal_impulse + impulse, zero);
     impulse = total - c.normal_impulse;
     c.normal_impulse = total; // a lane that is not on keeps what it computes to itself (never written back)
     c.max_normal_impulse = max4(c.max_normal_impulse, impulse);
-#if ORRERY_PHYS_ARMS
-    apply_along4(a, b, on, f.n, f.ca, f.cb, impulse);
-#else
     apply_impulse4(a, b, on, f.n * impulse, f.ra, f.rb);
-#endif
 }
 
 /// solve_friction on the lanes in `on`, each against its load.

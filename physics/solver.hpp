@@ -964,38 +964,6 @@ ORRERY_HD inline void warm_start_points(SolverBody& __restrict__ a, SolverBody& 
     keep_motion(a, ma), keep_motion(b, mb);
 }
 
-// The normal impulse goes through the point's arms (ORRERY_PHYS_ARMS, on by
-// default; =0, an NVRTC or compiler define, the earlier form and bits): the
-// approach speed is n.(vb - va) + (rb x n).wb - (ra x n).wa and the impulse
-// moves each body along M^-1 n and I^-1 (r x n), where it was
-// (vb + wb x rb - va - wa x ra).n and I^-1 (r x (n p)). The arms hang on the
-// point alone, so a GPU lane makes them beside the chain from one point's
-// impulse through the bodies' velocities to the next point's (8 of its 21
-// dependent operations), and the CPU's batches once a step (solve_batch.hpp,
-// fix_point). Measured: no change on either backend (docs/perf-notes.md row
-// 134). The same operations on every backend, so the same bits; other bits
-// than the earlier form's.
-#ifndef ORRERY_PHYS_ARMS
-#define ORRERY_PHYS_ARMS 1
-#endif
-
-/// Moves ma and mb by impulse p along unit n at a point whose arms are
-/// ca = ra x n and cb = rb x n (a gets -p n, b gets +p n).
-template <class M>
-ORRERY_HD inline void apply_along(const SolverBody& a, M& ma, const SolverBody& b, M& mb, Vec3 n, Vec3 ca, Vec3 cb,
-                                  float p) {
-    const auto& ka = masses_of(a, ma);
-    const auto& kb = masses_of(b, mb);
-    if (moves(ka)) {
-        ma.v -= mul(ka.inv_mass_damped, n) * p;
-        ma.w -= inv_inertia_times(ka, ca) * p;
-    }
-    if (moves(kb)) {
-        mb.v += mul(kb.inv_mass_damped, n) * p;
-        mb.w += inv_inertia_times(kb, cb) * p;
-    }
-}
-
 /// Normal impulse of one point. With `push`, overlap is removed softly (at
 /// most push_speed); without, only velocities are solved (the relax pass).
 ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c,
@@ -1009,22 +977,13 @@ ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const Solver
         mass_scale = soft.mass_scale;
         impulse_scale = soft.impulse_scale;
     }
-#if ORRERY_PHYS_ARMS
-    const Vec3 ca = cross(c.ra, c.n), cb = cross(c.rb, c.n);
-    float vn = (dot(mb.v, c.n) + dot(mb.w, cb)) - (dot(ma.v, c.n) + dot(ma.w, ca));
-#else
     float vn = dot(relative_velocity(ma, mb, c.ra, c.rb), c.n);
-#endif
     float impulse = -c.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
     float total = max_f(c.normal_impulse + impulse, 0.0f);
     impulse = total - c.normal_impulse;
     c.normal_impulse = total;
     c.max_normal_impulse = max_f(c.max_normal_impulse, impulse);
-#if ORRERY_PHYS_ARMS
-    apply_along(a, ma, b, mb, c.n, ca, cb, impulse);
-#else
     apply_impulse(a, ma, b, mb, c.n * impulse, c.ra, c.rb);
-#endif
 }
 
 /// A pair's static (s) and dynamic (d) friction, combined from its bodies'
