@@ -63,6 +63,15 @@ def main(path):
         print(f"  {name:<10} {mean[k]:>12,.0f} {100 * mean[k] / total:6.1f} %")
     keys = [k for k in rows[0][0] if k != "world"]
     print("  sizes: " + ", ".join(f"{k} {sum(r[0][k] for r in rows) / n:.1f}" for k in keys))
+    if "cost" in rows[0][0]:
+        # A pass's cost in points (the clocked simulate's `cost`: over the
+        # rounds of its colours, the round's largest constraint): the pass
+        # phases' cycles over it, a step's substeps together (divide by the
+        # substeps for one pass's cycles a point).
+        cost = sum(r[0]["cost"] for r in rows)
+        if cost:
+            print("  cycles a point of pass cost, the step's substeps together: " + ", ".join(
+                f"{name} {sum(r[1][PHASES.index(name)] for r in rows) / cost:,.0f}" for name in ("warm", "solve", "relax")))
     same_step = {name: [key(r[0]) for r in rows] for name, key in SIZE_KEYS.items()}
     same_step["own cycles (oracle)"] = [sum(own_cycles(r)) for r in rows]
     for team in (12, 16):
