@@ -1736,11 +1736,12 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
         auto weight = [&](uint32_t entry) { return entry & kPairEntry ? s.pairs[entry & ~kPairEntry].count : 8u; };
         for (uint32_t c = 0; c <= kColours; ++c) {
             const uint32_t b = begin[c], e = min_of(begin[c + 1], s.order.size());
+            if (b >= e) continue; // as pass_constraints skips it
             if (c == kColours) {
                 for (uint32_t i = b; i < e; ++i) cost += weight(s.order[i]);
                 break;
             }
-            colours += e > b, rounds += (e - b + l.count - 1) / l.count;
+            colours += 1, rounds += (e - b + l.count - 1) / l.count;
             for (uint32_t r = b; r < e; r += l.count) {
                 uint32_t most = 0;
                 for (uint32_t i = r; i < e && i < r + l.count; ++i) {
@@ -1755,8 +1756,8 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
         printf("phys-phases world %u bodies %u awake %u pairs %u points %u joints %u colours %u rounds %u serial %u "
                "cost %u cycles %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n",
                ctx.world(), s.bodies.size(), awake_bodies, s.pairs.size(), s.contacts.size(), joint_count(s), colours,
-               rounds, begin[kColours + 1] - begin[kColours], cost, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7], t[8],
-               t[9], t[10], t[11], t[12]);
+               rounds, begin[kColours + 1] - begin[kColours], cost, t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7],
+               t[8], t[9], t[10], t[11], t[12]);
 #if defined(ORRERY_PHYS_GRAPH) && !defined(__CUDACC_RTC__)
         // The step's constraints as its colouring saw them (a host build with
         // ORRERY_PHYS_GRAPH too): each joint (j) and each pair with points (p)
