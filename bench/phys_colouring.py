@@ -117,10 +117,11 @@ def main(path):
         }
         row = {"Delta": max(degree.values(), default=0)}
         for name, order in orders.items():
-            cost, used = pass_cost(cons, greedy(cons, order))
+            colour = greedy(cons, order)
+            cost, used = pass_cost(cons, colour)
             row[f"{name}: colours"], row[f"{name}: pass cost"] = used, cost
             if name == "solver's order":
-                row["solver's order: dataflow chain"] = dataflow_cost(cons, greedy(cons, order))
+                row["solver's order: dataflow chain"] = dataflow_cost(cons, colour)
         if g < len(colours) and row["solver's order: colours"] != colours[g]:
             mismatches += 1
         steps[k].append(row)

@@ -1736,15 +1736,12 @@ ORRERY_SYSTEM void simulate(Ctx& ctx, const Lanes& l) {
         auto weight = [&](uint32_t entry) { return entry & kPairEntry ? s.pairs[entry & ~kPairEntry].count : 8u; };
         for (uint32_t c = 0; c <= kColours; ++c) {
             const uint32_t b = begin[c], e = min_of(begin[c + 1], s.order.size());
-            if (b >= e) continue; // as pass_constraints skips it
-            if (c == kColours) {
-                for (uint32_t i = b; i < e; ++i) cost += weight(s.order[i]);
-                break;
-            }
-            colours += 1, rounds += (e - b + l.count - 1) / l.count;
-            for (uint32_t r = b; r < e; r += l.count) {
+            if (b >= e) continue;                                // as pass_constraints skips it
+            const uint32_t width = c == kColours ? 1u : l.count; // the serial colour runs on lane 0
+            if (c < kColours) colours += 1, rounds += (e - b + width - 1) / width;
+            for (uint32_t r = b; r < e; r += width) {
                 uint32_t most = 0;
-                for (uint32_t i = r; i < e && i < r + l.count; ++i) {
+                for (uint32_t i = r; i < e && i < r + width; ++i) {
                     const uint32_t w = weight(s.order[i]);
                     most = w > most ? w : most;
                 }
