@@ -388,6 +388,9 @@ struct Manifolds : BufferOf<Manifold> {};
 struct SolveOrder : BufferOf<uint32_t> {};
 /// Joint k's WeldStep at k (a weld's; capacity PhysicsOptions::max_joints).
 struct WeldSteps : BufferOf<WeldStep> {};
+/// Contact point k's separation at k, kept between passes while the bodies
+/// do not move (capacity PhysicsOptions::max_contacts).
+struct Separations : BufferOf<float> {};
 /// Last step's contact points as warm starting reads them (written at the
 /// end of each step, in Contacts' order), matched to this step's points.
 struct ContactCache : BufferOf<CachedContact> {};
@@ -432,12 +435,12 @@ inline constexpr uint32_t kErrorUndeclaredJoint = 0x70680002u;
 
 ORRERY_COMPONENTS(Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, Gravity, Bodies,
                   Contacts, ContactCache, Settings, AxisDamping, Joints, Hulls, HullPoints, HullFaces, HullIndices,
-                  Pairs, SolveOrder, Colouring, Manifolds, Sleep, WeldSteps);
+                  Pairs, SolveOrder, Colouring, Manifolds, Sleep, WeldSteps, Separations);
 /// Everything a rigid body carries; an env puts it in its archetypes.
 ORRERY_BUNDLE(RigidBody, Pose, Velocity, MassProps, BodyType, Locks, Damping, Shape, Material, Force, AxisDamping);
 /// Per-world physics state (a singleton the module registers): what carries
 /// from one step to the next. The step's scratch (Bodies, Contacts, Pairs,
-/// Manifolds, SolveOrder, Colouring, WeldSteps) is simulate's, in no world.
+/// Manifolds, SolveOrder, Colouring, WeldSteps, Separations) is simulate's, in no world.
 ORRERY_ARCHETYPE(PhysicsWorld, Gravity, ContactCache, Joints);
 ORRERY_ARCHETYPES(PhysicsWorld);
 

@@ -88,6 +88,7 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     spec.capacity<ContactCache>(o.max_contacts);
     spec.capacity<Joints>(o.max_joints);
     spec.capacity<WeldSteps>(o.max_joints);
+    spec.capacity<Separations>(o.max_contacts);
     // A kept pair mostly holds a point or more; twice the points leaves room for near misses.
     const uint32_t pairs = o.max_pairs ? o.max_pairs : 2 * o.max_contacts;
     spec.capacity<Pairs>(pairs);
@@ -99,7 +100,7 @@ PhysicsNodes add_to(orrery::EnvSpec& spec, const PhysicsOptions& o) {
     nodes.init = spec.add(orrery::Phase::kInit, ORRERY_PER_WORLD(phys::init_world));
     nodes.simulate = spec.add(orrery::Phase::kStep, ORRERY_PER_WORLD_TEAM(phys::simulate));
     // Rebuilt by simulate before it reads them: a slot per running team, not a copy per world.
-    spec.scratch<Bodies, Contacts, Pairs, Manifolds, SolveOrder, Colouring, WeldSteps>(nodes.simulate);
+    spec.scratch<Bodies, Contacts, Pairs, Manifolds, SolveOrder, Colouring, WeldSteps, Separations>(nodes.simulate);
     // The constraint passes read and write these for every substep: on chip,
     // a team's copy waits on no cache (the manifolds are read once).
     if (o.on_chip >= 1) spec.scratch_shared<Bodies>(nodes.simulate);

@@ -546,6 +546,10 @@ struct StepBuffers {
     /// a buffer of no capacity (a caller's own buffers) makes it each pass,
     /// the same bits.
     Buffer<WeldSteps> welds = {};
+    /// Point k's separation at k, kept from the pass after the bodies move to
+    /// the passes before the next move (solve_points); no capacity: each pass
+    /// makes it, the same bits.
+    Buffer<Separations> separations = {};
 };
 
 /// Whether bodies a and b may meet this step: their bounding spheres (planes:
@@ -966,9 +970,8 @@ ORRERY_HD inline void warm_start_points(SolverBody& __restrict__ a, SolverBody& 
 
 /// Normal impulse of one point. With `push`, overlap is removed softly (at
 /// most push_speed); without, only velocities are solved (the relax pass).
-ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c,
-                                   Vec3 moved, float inv_h, Softness soft, bool push, float push_speed) {
-    float s = separation_now(a, b, c, moved);
+ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c, float s,
+                                   float inv_h, Softness soft, bool push, float push_speed) {
     float bias = 0.0f, mass_scale = 1.0f, impulse_scale = 0.0f;
     if (s > 0.0f) {
         bias = s * inv_h; // speculative: close at most the gap this substep
@@ -1045,13 +1048,21 @@ ORRERY_HD inline bool cannot_tip(const SolverBody& b) {
 /// normal impulse, the symmetric share (MuJoCo's regularised solver finds it too).
 ORRERY_HD inline void solve_points(SolverBody& __restrict__ a, SolverBody& __restrict__ b, PointRun run, uint32_t n,
                                    float inv_h, Softness soft, Softness static_soft, bool push, float push_speed,
-                                   PairFriction mu) {
+                                   PairFriction mu, float* __restrict__ kept = nullptr, bool moved_since = true) {
     Softness sf = a.kind != BodyKind::kDynamic || b.kind != BodyKind::kDynamic ? static_soft : soft;
-    const Vec3 moved = moved_apart(a, b);
+    const bool read = kept != nullptr && !moved_since;
+    const Vec3 moved = read ? Vec3{} : moved_apart(a, b);
     Motion ma = motion_of(a), mb = motion_of(b);
     ORRERY_FOR_POINTS(k, n) {
         Contact c = run.load(k);
-        solve_normal(a, ma, b, mb, c, moved, inv_h, sf, push, push_speed);
+        float s;
+        if (read) {
+            s = kept[k];
+        } else {
+            s = separation_now(a, b, c, moved);
+            if (kept != nullptr) kept[k] = s;
+        }
+        solve_normal(a, ma, b, mb, c, s, inv_h, sf, push, push_speed);
         run.store_normal(k, c);
     }
     float shared = -1.0f;
@@ -1157,6 +1168,18 @@ ORRERY_HD inline void restitute_points(SolverBody& __restrict__ a, SolverBody& _
 // row 103) making it in each pass stepped 0.3-0.7 % faster, the crowd with
 // no joints too, so the kept form's cost there is the kernel's code, not
 // the welds' passes.
+// A point's separation (separation_now: its anchors turned by the bodies'
+// turns, along its normal) hangs on the bodies' positions alone, which move
+// once a substep, between its solve and relax passes: the relax pass makes
+// and keeps each point's in the step's Separations scratch, and the next
+// substep's solve pass reads it (ORRERY_PHYS_KEEP_SEPARATIONS, on by
+// default; =0, an NVRTC or compiler define, makes it in every pass). The same
+// value either way, so the same bits. The CPU's batches (solve_batch.hpp)
+// make their own. docs/perf-notes.md row 135.
+#ifndef ORRERY_PHYS_KEEP_SEPARATIONS
+#define ORRERY_PHYS_KEEP_SEPARATIONS 1
+#endif
+
 #ifndef ORRERY_PHYS_KEEP_WELDS
 #if defined(ORRERY_DEVICE_CODE)
 #define ORRERY_PHYS_KEEP_WELDS 0
@@ -1188,6 +1211,9 @@ struct PassParams {
     FrictionCone friction_cone;
     uint32_t colours; ///< bit c set when colour c (0..kColours) has constraints: colours_in_use
     bool welds_moved; ///< the welds' bodies moved since their geometry was made: the next pass makes it
+    /// The bodies moved since the points' separations were kept (Separations):
+    /// the next solve or relax pass makes and keeps them, the passes after it read them.
+    bool points_moved;
 #if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
     const BatchPlan* plan; ///< one CPU lane's batches of the step (solve_batch.hpp), or null
 #endif
@@ -1268,7 +1294,9 @@ ORRERY_HD inline void pass_constraint(const StepBuffers& s, uint32_t entry, Pass
         case Pass::kSolve:
         case Pass::kRelax: // one call for both: the relax pass is the solve without the push
             return solve_points(a, b, c, p.count, pp.inv_h, pp.soft, pp.static_soft, pass == Pass::kSolve,
-                                pp.push_speed, pair_friction(a, b, pass_friction_rule(pp), pass_friction_cone(pp)));
+                                pp.push_speed, pair_friction(a, b, pass_friction_rule(pp), pass_friction_cone(pp)),
+                                p.first + p.count <= s.separations.capacity() ? &s.separations[p.first] : nullptr,
+                                pp.points_moved);
         case Pass::kRestitution:
             return restitute_points(a, b, c, p.count, pp.bounce_speed,
                                     combine(pass_restitution_rule(pp), a.material.restitution, b.material.restitution));
@@ -1638,6 +1666,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
     if (l.count == 1) pp.plan = plan_colours(s, pp); // the warm-start, solve and relax passes' batches, once a step
 #endif
     pp.welds_moved = true; // the first pass makes the welds' geometry, then each after integrate_positions
+    pp.points_moved = true; // and the first solve or relax pass after a move the points' separations
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
         align_teams(l); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
@@ -1652,9 +1681,10 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
             mark(clock, kPhaseAlign);
         }
         pass_constraints(s, Pass::kSolve, pp, l);
+        pp.points_moved = false;
         mark(clock, kPhaseSolve);
         integrate_positions(s.bodies, h, l);
-        pp.welds_moved = true;
+        pp.welds_moved = true, pp.points_moved = true;
         l.sync();
         mark(clock, kPhaseIntegrate);
         if (ORRERY_PHYS_ALIGN_PASSES) {
@@ -1663,7 +1693,7 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         }
         for (uint32_t r = 0; r < prm.relax_iterations; ++r) {
             pass_constraints(s, Pass::kRelax, pp, l);
-            pp.welds_moved = false;
+            pp.welds_moved = false, pp.points_moved = false;
         }
         mark(clock, kPhaseRelax);
     }
@@ -1691,7 +1721,13 @@ ORRERY_HD inline StepBuffers step_buffers(Ctx& ctx) {
             ctx.scratch_buffer<Manifolds>(),
             ctx.scratch_buffer<SolveOrder>(),
             ctx.scratch<Colouring>(),
-            ctx.scratch_buffer<WeldSteps>()};
+            ctx.scratch_buffer<WeldSteps>(),
+#if ORRERY_PHYS_KEEP_SEPARATIONS
+            ctx.scratch_buffer<Separations>()
+#else
+            {}
+#endif
+    };
 }
 
 /// A step's cost, the hint simulate leaves for the GPU's order of its worlds
