@@ -1173,11 +1173,11 @@ ORRERY_HD inline void restitute_points(SolverBody& __restrict__ a, SolverBody& _
 // once a substep, between its solve and relax passes: the relax pass makes
 // and keeps each point's in the step's Separations scratch, and the next
 // substep's solve pass reads it (ORRERY_PHYS_KEEP_SEPARATIONS=1, the
-// default; =0, an NVRTC or compiler define, makes it in every pass; =2 makes
-// every point's on the team's lanes, a pair a lane, after each move and
-// before the first substep, and both passes read it). The same value every
-// way, so the same bits. The CPU's batches (solve_batch.hpp) make their own.
-// docs/perf-notes.md row 135.
+// default; =0, an NVRTC or compiler define, makes it in every pass). The
+// same value either way, so the same bits. The CPU's batches
+// (solve_batch.hpp) make their own. docs/perf-notes.md row 135: OpenAI's
+// game +2.5 % at 1,024 worlds on an H200; a phase of its own after each
+// move, both passes reading, lost 1-5 % and was taken out.
 #ifndef ORRERY_PHYS_KEEP_SEPARATIONS
 #define ORRERY_PHYS_KEEP_SEPARATIONS 1
 #endif
@@ -1623,20 +1623,6 @@ ORRERY_HD inline void settle_bodies_warp(const StepBuffers& s, const Params& prm
 /// Sets each world's gravity from the settings (an env's init nodes after it may change it).
 ORRERY_SYSTEM void init_world(Ctx& ctx) { ctx.single<PhysicsWorld, Gravity>().g = ctx.asset<Settings>()[0].gravity; }
 
-/// Each point's separation now, kept in s.separations for the passes until
-/// the bodies move again (ORRERY_PHYS_KEEP_SEPARATIONS=2): a pair a lane.
-ORRERY_HD inline void keep_separations(const StepBuffers& s, const Lanes& l) {
-    for (uint32_t i = l.lane; i < s.pairs.size(); i += l.count) {
-        const Pair& p = s.pairs[i];
-        if (p.count == 0 || p.first + p.count > s.separations.capacity()) continue;
-        const SolverBody& a = s.bodies[p.a];
-        const SolverBody& b = s.bodies[p.b];
-        const Vec3 moved = moved_apart(a, b);
-        const PointRun run = points_at(s.contacts, p.first);
-        for (uint32_t k = 0; k < p.count; ++k) s.separations[p.first + k] = separation_now(a, b, run.load(k), moved);
-    }
-}
-
 /// One env step for gathered bodies: remember where each starts, wake the
 /// sleeping bodies a moving one reaches, find contacts, run the substeps
 /// (each pass over the constraints colour by colour), apply restitution,
@@ -1683,15 +1669,6 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
 #endif
     pp.welds_moved = true;  // the first pass makes the welds' geometry, then each after integrate_positions
     pp.points_moved = true; // and the first solve or relax pass after a move the points' separations
-    bool phase = ORRERY_PHYS_KEEP_SEPARATIONS == 2 && s.separations.capacity() > 0; // or a phase of their own
-#if !defined(ORRERY_DEVICE_CODE) && ORRERY_PHYS_BATCH_SOLVE
-    phase = phase && pp.plan == nullptr; // one CPU lane's batches make their own
-#endif
-    if (phase) {
-        keep_separations(s, l);
-        l.sync();
-        pp.points_moved = false;
-    }
     for (uint32_t sub = 0; sub < prm.substeps; ++sub) {
         align_teams(l); // and start each substep together: one instruction fetch serves them all
         mark(clock, kPhaseAlign);
@@ -1711,11 +1688,6 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
         integrate_positions(s.bodies, h, l);
         pp.welds_moved = true, pp.points_moved = true;
         l.sync();
-        if (phase) {
-            keep_separations(s, l);
-            l.sync();
-            pp.points_moved = false;
-        }
         mark(clock, kPhaseIntegrate);
         if (ORRERY_PHYS_ALIGN_PASSES) {
             align_teams(l);
@@ -1743,17 +1715,19 @@ ORRERY_HD inline void step_bodies(const StepBuffers& s, const Params& prm, Vec3 
 /// A world's step buffers: the cache and joints in its PhysicsWorld
 /// singleton, the rest simulate's step scratch (a slot shared by its lanes).
 ORRERY_HD inline StepBuffers step_buffers(Ctx& ctx) {
-    return {
-        ctx.scratch_buffer<Bodies>(), ctx.scratch_buffer<Contacts>(), ctx.single_buffer<PhysicsWorld, ContactCache>(),
-            ctx.single_buffer<PhysicsWorld, Joints>(), ctx.scratch_buffer<Pairs>(), ctx.scratch_buffer<Manifolds>(),
-            ctx.scratch_buffer<SolveOrder>(), ctx.scratch<Colouring>(), ctx.scratch_buffer<WeldSteps>(),
+    StepBuffers s = {ctx.scratch_buffer<Bodies>(),
+                     ctx.scratch_buffer<Contacts>(),
+                     ctx.single_buffer<PhysicsWorld, ContactCache>(),
+                     ctx.single_buffer<PhysicsWorld, Joints>(),
+                     ctx.scratch_buffer<Pairs>(),
+                     ctx.scratch_buffer<Manifolds>(),
+                     ctx.scratch_buffer<SolveOrder>(),
+                     ctx.scratch<Colouring>(),
+                     ctx.scratch_buffer<WeldSteps>()};
 #if ORRERY_PHYS_KEEP_SEPARATIONS
-            ctx.scratch_buffer<Separations>()
-#else
-        {
-        }
+    s.separations = ctx.scratch_buffer<Separations>();
 #endif
-    };
+    return s;
 }
 
 /// A step's cost, the hint simulate leaves for the GPU's order of its worlds
