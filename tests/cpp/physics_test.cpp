@@ -790,11 +790,15 @@ struct LaneRig {
     phys::Colouring colouring{};
     phys::Params prm = Rig().prm;
     OwnBuffer<phys::WeldSteps> welds{40};
-    bool keep_welds = true; // false: no WeldSteps scratch, each pass makes a weld's geometry
+    OwnBuffer<phys::Separations> separations{128};
+    bool keep_welds = true;       // false: no WeldSteps scratch, each pass makes a weld's geometry
+    bool keep_separations = true; // false: no Separations scratch, each pass makes a point's separation
     phys::StepBuffers buffers() {
-        return {bodies.b, contacts.b, cache.b,
-                joints.b, pairs.b,    manifolds.b,
-                order.b,  &colouring, keep_welds ? welds.b : orrery::Buffer<phys::WeldSteps>{}};
+        phys::StepBuffers s = {bodies.b, contacts.b, cache.b,
+                               joints.b, pairs.b,    manifolds.b,
+                               order.b,  &colouring, keep_welds ? welds.b : orrery::Buffer<phys::WeldSteps>{}};
+        if (keep_separations) s.separations = separations.b;
+        return s;
     }
     uint32_t add(phys::Shape shape, phys::BodyKind kind, Vec3 p, Vec3 v = {0, 0, 0}) {
         phys::SolverBody b{};
@@ -856,6 +860,34 @@ TEST(PhysicsLanes, AWeldsKeptGeometryGivesTheBytesOfOneMadeInEachPass) {
     const phys::WeldStep now = phys::weld_step(rig.bodies.b[j.ia], phys::world_body(), j), kept = rig.welds.b[0];
     EXPECT_EQ(std::memcmp(&now, &kept, sizeof now), 0);
     EXPECT_NE(kept.point.on & 7u, 0u);
+}
+
+TEST(PhysicsLanes, APointsKeptSeparationGivesTheBytesOfOneMadeInEachPass) {
+    // Each point's separation kept in Separations from the pass after the
+    // bodies move (the relax pass, or the next solve where there is none) to
+    // the passes before the next move, against made anew in every pass; one
+    // CPU lane's batches make their own, so the teams are what reads it.
+    const std::pair<uint32_t, uint32_t> cases[] = {{3, 2}, {3, 0}, {32, 1}}; // lanes, relax passes
+    for (auto [lanes, relax] : cases) {
+        LaneRig kept, made;
+        kept.prm.relax_iterations = made.prm.relax_iterations = relax;
+        made.keep_separations = false;
+        EXPECT_TRUE(kept.run(lanes, 40) == made.run(lanes, 40)) << lanes << " lanes, " << relax << " relax passes";
+    }
+    LaneRig rig; // and each kept value is the point's separation at the bodies' last poses
+    rig.run(8, 3);
+    const phys::StepBuffers s = rig.buffers();
+    uint32_t points = 0;
+    for (uint32_t i = 0; i < s.pairs.size(); ++i) {
+        const phys::Pair& p = s.pairs[i];
+        const phys::SolverBody &a = s.bodies[p.a], &b = s.bodies[p.b];
+        for (uint32_t k = 0; k < p.count; ++k, ++points) {
+            const float now =
+                phys::separation_now(a, b, phys::points_at(s.contacts, p.first).load(k), phys::moved_apart(a, b));
+            EXPECT_EQ(std::memcmp(&now, &s.separations[p.first + k], sizeof now), 0) << "point " << p.first + k;
+        }
+    }
+    EXPECT_GT(points, 10u);
 }
 
 TEST(PhysicsLanes, AWeldsKeptGeometryFollowsItsBodiesWithNoRelaxPass) {
