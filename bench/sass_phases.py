@@ -11,6 +11,12 @@ that range goes to the first chain entry in one of --other FILES (a
 function called, not inlined, such as manifold_of), else to "outside".
 
     python bench/sass_phases.py PROFILE.csv KERNEL.sass --range solver.hpp:1604-1712 [--other collide.hpp,hull.hpp]
+    python bench/sass_phases.py --static KERNEL.sass --range solver.hpp:1604-1712
+
+With --static (no GPU, no profile) it counts each call's instructions
+instead, by kind (fused multiply-adds, products, sums, loads, stores, the
+rest): how two builds of a kernel differ call by call, e.g. NVRTC's
+-fmad=false as shipped against -fmad=true (docs/perf-notes.md row 136).
 
 PROFILE.csv: `ncu -i REP --page source --csv --print-source sass` of the
 kernel (bench/kernel_source_counts.sh writes it, with KSC_SECTIONS adding
@@ -56,8 +62,9 @@ def sass_rows(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("profile")
-    ap.add_argument("sass")
+    ap.add_argument("profile", help="the profile's CSV; with --static, the SASS")
+    ap.add_argument("sass", nargs="?")
+    ap.add_argument("--static", action="store_true", help="count instructions by call and kind; no profile")
     ap.add_argument("--range", required=True, help="FILE:FIRST-LAST, the calling function's lines")
     ap.add_argument("--other", default="", help="comma-separated files charged as themselves outside the range")
     ap.add_argument("--top", type=int, default=20)
@@ -65,6 +72,36 @@ def main():
     rfile, span = a.range.split(":")
     first, last = map(int, span.split("-"))
     others = [f for f in a.other.split(",") if f]
+
+    def charge(chain):
+        key = next((f"{f}:{n}" for f, n in chain if f == rfile and first <= n <= last), None)
+        return key if key is not None else next((f"{f} (called)" for f, _ in chain if f in others), "outside")
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    found = sorted(root.glob(f"*/**/{rfile}"))
+    text = found[0].read_text().split("\n") if found else []
+
+    def code_of(key):
+        return text[int(key.split(":")[1]) - 1].strip()[:48] if key.startswith(rfile + ":") and text else ""
+
+    if a.static:
+        kinds = ("FFMA", "FMUL", "FADD", "LD", "ST")
+
+        def kind(op):
+            base = op.split(".")[0]
+            return base if base in kinds[:3] else next((k for k in kinds[3:] if base.startswith(k)), "rest")
+
+        rows = sass_rows(a.profile)
+        groups = collections.defaultdict(collections.Counter)
+        for op, chain in rows:
+            groups[charge(chain)][kind(op)] += 1
+            groups["all"][kind(op)] += 1
+        print(f"{'call':22s} {'instr':>6s} " + " ".join(f"{k:>5s}" for k in kinds + ("rest",)) + "  source")
+        for key, c in sorted(groups.items(), key=lambda kv: -sum(kv[1].values()))[: a.top + 1]:
+            print(f"{key:22s} {sum(c.values()):6d} " + " ".join(f"{c[k]:5d}" for k in kinds + ("rest",)) + "  " + code_of(key))
+        return
+    if a.sass is None:
+        ap.error("the SASS is needed beside the profile (or --static)")
     head, data = profile_rows(a.profile)
     stalls = [h for h in head if h.startswith("stall_") and "Not Issued" not in h]
     if not stalls:
@@ -80,9 +117,7 @@ def main():
     differ = sum(1 for d, (op, _) in zip(data, rows) if opcode(d["Source"]) != op)
     groups, total = collections.defaultdict(collections.Counter), collections.Counter()
     for d, (_, chain) in zip(data, rows):
-        key = next((f"{f}:{n}" for f, n in chain if f == rfile and first <= n <= last), None)
-        if key is None:
-            key = next((f"{f} (called)" for f, _ in chain if f in others), "outside")
+        key = charge(chain)
         for h in stalls:
             v = int(d[h] or 0)
             groups[key][h] += v
@@ -90,12 +125,9 @@ def main():
     all_samples = sum(total.values())
     print(f"{len(data)} instructions ({differ} opcodes read differently), {all_samples} stall samples")
     print("all: " + ", ".join(f"{h[6:]} {100 * v / all_samples:.1f} %" for h, v in total.most_common(6)))
-    root = pathlib.Path(__file__).resolve().parents[1]
-    found = sorted(root.glob(f"*/**/{rfile}"))
-    text = found[0].read_text().split("\n") if found else []
     for key, c in sorted(groups.items(), key=lambda kv: -sum(kv[1].values()))[: a.top]:
         n = sum(c.values())
-        code = text[int(key.split(":")[1]) - 1].strip()[:48] if key.startswith(rfile + ":") and text else ""
+        code = code_of(key)
         reasons = ", ".join(f"{h[6:]} {100 * v / n:.0f}" for h, v in c.most_common(4))
         print(f"{100 * n / all_samples:5.1f} %  {key:22s} {code:48s} {reasons}")
 
