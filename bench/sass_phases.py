@@ -62,13 +62,14 @@ def sass_rows(path):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("profile", help="the profile's CSV; with --static, the SASS")
-    ap.add_argument("sass", nargs="?")
+    ap.add_argument("files", nargs="+", help="PROFILE.csv KERNEL.sass, or with --static KERNEL.sass alone")
     ap.add_argument("--static", action="store_true", help="count instructions by call and kind; no profile")
     ap.add_argument("--range", required=True, help="FILE:FIRST-LAST, the calling function's lines")
     ap.add_argument("--other", default="", help="comma-separated files charged as themselves outside the range")
     ap.add_argument("--top", type=int, default=20)
     a = ap.parse_args()
+    if len(a.files) != (1 if a.static else 2):
+        ap.error("expected KERNEL.sass with --static, else PROFILE.csv KERNEL.sass")
     rfile, span = a.range.split(":")
     first, last = map(int, span.split("-"))
     others = [f for f in a.other.split(",") if f]
@@ -91,7 +92,7 @@ def main():
             base = op.split(".")[0]
             return base if base in kinds[:3] else next((k for k in kinds[3:] if base.startswith(k)), "rest")
 
-        rows = sass_rows(a.profile)
+        rows = sass_rows(a.files[0])
         groups = collections.defaultdict(collections.Counter)
         for op, chain in rows:
             groups[charge(chain)][kind(op)] += 1
@@ -100,13 +101,11 @@ def main():
         for key, c in sorted(groups.items(), key=lambda kv: -sum(kv[1].values()))[: a.top + 1]:
             print(f"{key:22s} {sum(c.values()):6d} " + " ".join(f"{c[k]:5d}" for k in kinds + ("rest",)) + "  " + code_of(key))
         return
-    if a.sass is None:
-        ap.error("the SASS is needed beside the profile (or --static)")
-    head, data = profile_rows(a.profile)
+    head, data = profile_rows(a.files[0])
     stalls = [h for h in head if h.startswith("stall_") and "Not Issued" not in h]
     if not stalls:
         raise SystemExit("no stall columns: profile with KSC_SECTIONS=WarpStateStats")
-    rows = sass_rows(a.sass)
+    rows = sass_rows(a.files[1])
     if len(rows) != len(data):
         raise SystemExit(f"{len(data)} profiled instructions against {len(rows)} disassembled: not the same program")
 
