@@ -30,6 +30,24 @@ ORRERY_HD inline float sqrt_of(float x) {
     return __builtin_sqrtf(x);
 #endif
 }
+// ORRERY_PHYS_FMA=1 (a define of both compilers: NVRTC's through
+// ORRERY_NVRTC_OPTIONS, the host's through the build) rounds the module's
+// products and sums written as mul_add once, as one fused multiply-add (IEEE's
+// fma: the same bits on both backends); 0 rounds them twice, as written. With
+// 0 every mul_add below gives the bits of the plain expression it stands for.
+#ifndef ORRERY_PHYS_FMA
+#define ORRERY_PHYS_FMA 0
+#endif
+/// a * b + c.
+ORRERY_PHYS_INLINE ORRERY_HD inline float mul_add(float a, float b, float c) {
+#if ORRERY_PHYS_FMA && (defined(__CUDACC_RTC__) || defined(__CUDACC__))
+    return fmaf(a, b, c);
+#elif ORRERY_PHYS_FMA
+    return __builtin_fmaf(a, b, c);
+#else
+    return a * b + c;
+#endif
+}
 ORRERY_HD inline float abs_of(float x) { return x < 0.0f ? -x : x; }
 ORRERY_HD inline float min_f(float a, float b) { return a < b ? a : b; }
 ORRERY_HD inline float max_f(float a, float b) { return a < b ? b : a; }
@@ -72,9 +90,19 @@ ORRERY_HD inline Vec3& operator+=(Vec3& a, Vec3 b) { return a = a + b; }
 ORRERY_HD inline Vec3& operator-=(Vec3& a, Vec3 b) { return a = a - b; }
 /// Component-wise product (per-axis inverse masses, locks).
 ORRERY_HD inline Vec3 mul(Vec3 a, Vec3 b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
-ORRERY_HD inline float dot(Vec3 a, Vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-ORRERY_HD inline Vec3 cross(Vec3 a, Vec3 b) {
-    return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x};
+/// a * s + c.
+ORRERY_PHYS_INLINE ORRERY_HD inline Vec3 mul_add(Vec3 a, float s, Vec3 c) {
+    return {mul_add(a.x, s, c.x), mul_add(a.y, s, c.y), mul_add(a.z, s, c.z)};
+}
+/// mul(a, b) + c.
+ORRERY_PHYS_INLINE ORRERY_HD inline Vec3 mul_add(Vec3 a, Vec3 b, Vec3 c) {
+    return {mul_add(a.x, b.x, c.x), mul_add(a.y, b.y, c.y), mul_add(a.z, b.z, c.z)};
+}
+ORRERY_PHYS_INLINE ORRERY_HD inline float dot(Vec3 a, Vec3 b) {
+    return mul_add(a.z, b.z, mul_add(a.y, b.y, a.x * b.x));
+}
+ORRERY_PHYS_INLINE ORRERY_HD inline Vec3 cross(Vec3 a, Vec3 b) {
+    return {mul_add(a.y, b.z, -(a.z * b.y)), mul_add(a.z, b.x, -(a.x * b.z)), mul_add(a.x, b.y, -(a.y * b.x))};
 }
 ORRERY_HD inline float length(Vec3 a) { return sqrt_of(dot(a, a)); }
 /// Whether any coordinate of a is other than zero (exactly, no rounding).
@@ -93,12 +121,14 @@ struct Quat {
 };
 
 ORRERY_HD inline Quat operator*(Quat a, Quat b) {
-    return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-            a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+    return {mul_add(-a.z, b.z, mul_add(-a.y, b.y, mul_add(-a.x, b.x, a.w * b.w))),
+            mul_add(-a.z, b.y, mul_add(a.y, b.z, mul_add(a.x, b.w, a.w * b.x))),
+            mul_add(a.z, b.x, mul_add(a.y, b.w, mul_add(-a.x, b.z, a.w * b.y))),
+            mul_add(a.z, b.w, mul_add(-a.y, b.x, mul_add(a.x, b.y, a.w * b.z)))};
 }
 ORRERY_HD inline Quat conj(Quat q) { return {q.w, -q.x, -q.y, -q.z}; }
 ORRERY_HD inline Quat normalize(Quat q) {
-    float l = sqrt_of(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z);
+    float l = sqrt_of(mul_add(q.z, q.z, mul_add(q.y, q.y, mul_add(q.x, q.x, q.w * q.w))));
     if (l < 1e-12f) return {1.0f, 0.0f, 0.0f, 0.0f};
     float s = 1.0f / l;
     return {q.w * s, q.x * s, q.y * s, q.z * s};
@@ -107,7 +137,7 @@ ORRERY_HD inline Quat normalize(Quat q) {
 ORRERY_PHYS_INLINE ORRERY_HD inline Vec3 rotate(Quat q, Vec3 v) {
     Vec3 u{q.x, q.y, q.z};
     Vec3 t = cross(u, v) * 2.0f;
-    return v + t * q.w + cross(u, t);
+    return mul_add(t, q.w, v) + cross(u, t);
 }
 /// v rotated by the inverse of q (world to body frame).
 ORRERY_PHYS_INLINE ORRERY_HD inline Vec3 unrotate(Quat q, Vec3 v) { return rotate(conj(q), v); }
@@ -120,7 +150,7 @@ ORRERY_HD inline Quat axis_angle(Vec3 axis, float angle) {
 ORRERY_HD inline Quat integrate(Quat q, Vec3 w, float h) {
     Quat d = Quat{0.0f, w.x, w.y, w.z} * q;
     float s = 0.5f * h;
-    return normalize({q.w + d.w * s, q.x + d.x * s, q.y + d.y * s, q.z + d.z * s});
+    return normalize({mul_add(d.w, s, q.w), mul_add(d.x, s, q.x), mul_add(d.y, s, q.y), mul_add(d.z, s, q.z)});
 }
 
 } // namespace phys

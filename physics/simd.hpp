@@ -6,6 +6,10 @@
 // the scalar code's operations in the scalar code's order gives its bits.
 
 #include "ecs/base.hpp"
+#include "physics/math.hpp"
+#if ORRERY_PHYS_FMA && defined(__FMA__)
+#include <immintrin.h>
+#endif
 
 namespace phys::detail {
 using orrery::int32_t;
@@ -51,16 +55,37 @@ template <uint32_t N> inline void columns(const float* const p[4], V4f* out) {
     }
 }
 
+/// math.hpp's mul_add per lane: a * b + c, rounded once with ORRERY_PHYS_FMA.
+[[gnu::always_inline]] inline V4f mul_add(V4f a, V4f b, V4f c) {
+#if ORRERY_PHYS_FMA && defined(__FMA__)
+    return _mm_fmadd_ps(a, b, c);
+#elif ORRERY_PHYS_FMA
+    return V4f{__builtin_fmaf(a[0], b[0], c[0]), __builtin_fmaf(a[1], b[1], c[1]), __builtin_fmaf(a[2], b[2], c[2]),
+               __builtin_fmaf(a[3], b[3], c[3])};
+#else
+    return a * b + c;
+#endif
+}
+
 /// A Vec3 per lane, and the scalar Vec3's operations on it (math.hpp's, in their order).
 struct V3x4 {
     V4f x, y, z;
 };
 inline V3x4 operator+(V3x4 a, V3x4 b) { return {a.x + b.x, a.y + b.y, a.z + b.z}; }
 inline V3x4 operator-(V3x4 a, V3x4 b) { return {a.x - b.x, a.y - b.y, a.z - b.z}; }
+inline V3x4 operator-(V3x4 a) { return {-a.x, -a.y, -a.z}; }
 inline V3x4 operator*(V3x4 a, V4f s) { return {a.x * s, a.y * s, a.z * s}; }
 inline V3x4 mul(V3x4 a, V3x4 b) { return {a.x * b.x, a.y * b.y, a.z * b.z}; }
-inline V4f dot(V3x4 a, V3x4 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
-inline V3x4 cross(V3x4 a, V3x4 b) { return {a.y * b.z - a.z * b.y, a.z * b.x - a.x * b.z, a.x * b.y - a.y * b.x}; }
+[[gnu::always_inline]] inline V3x4 mul_add(V3x4 a, V4f s, V3x4 c) {
+    return {mul_add(a.x, s, c.x), mul_add(a.y, s, c.y), mul_add(a.z, s, c.z)};
+}
+[[gnu::always_inline]] inline V3x4 mul_add(V3x4 a, V3x4 b, V3x4 c) {
+    return {mul_add(a.x, b.x, c.x), mul_add(a.y, b.y, c.y), mul_add(a.z, b.z, c.z)};
+}
+[[gnu::always_inline]] inline V4f dot(V3x4 a, V3x4 b) { return mul_add(a.z, b.z, mul_add(a.y, b.y, a.x * b.x)); }
+[[gnu::always_inline]] inline V3x4 cross(V3x4 a, V3x4 b) {
+    return {mul_add(a.y, b.z, -(a.z * b.y)), mul_add(a.z, b.x, -(a.x * b.z)), mul_add(a.x, b.y, -(a.y * b.x))};
+}
 inline V3x4 pick(V4i m, V3x4 a, V3x4 b) { return {pick(m, a.x, b.x), pick(m, a.y, b.y), pick(m, a.z, b.z)}; }
 /// math.hpp's max_f and abs_of per lane (abs_of(-0) is -0, as there).
 inline V4f max4(V4f a, V4f b) { return pick(a < b, b, a); }

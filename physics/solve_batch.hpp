@@ -127,7 +127,7 @@ inline V3x4 inertia_times(const Side4& s, V3x4 v) {
 inline void apply_impulse4(Side4& a, Side4& b, V4i on, V3x4 p, V3x4 ra, V3x4 rb) {
     if (a.f->any_moves) {
         const V4i m = on & a.f->moves;
-        const V3x4 v = a.v - mul(a.f->inv_mass, p), w = a.w - inertia_times(a, cross(ra, p));
+        const V3x4 v = mul_add(-a.f->inv_mass, p, a.v), w = a.w - inertia_times(a, cross(ra, p));
         if (all(m)) {
             a.v = v, a.w = w;
         } else {
@@ -136,7 +136,7 @@ inline void apply_impulse4(Side4& a, Side4& b, V4i on, V3x4 p, V3x4 ra, V3x4 rb)
     }
     if (b.f->any_moves) {
         const V4i m = on & b.f->moves;
-        const V3x4 v = b.v + mul(b.f->inv_mass, p), w = b.w + inertia_times(b, cross(rb, p));
+        const V3x4 v = mul_add(b.f->inv_mass, p, b.v), w = b.w + inertia_times(b, cross(rb, p));
         if (all(m)) {
             b.v = v, b.w = w;
         } else {
@@ -222,7 +222,7 @@ inline void solve_normal4(Side4& a, Side4& b, Point4& c, const Batch4& B, const 
     bias = pick(ahead, s * q.inv_h, bias);
     mass_scale = pick(ahead, one, mass_scale), impulse_scale = unless(ahead, impulse_scale);
     const V4f vn = dot(relative_velocity4(a, b, f.ra, f.rb), f.n);
-    V4f impulse = -f.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
+    V4f impulse = mul_add(-impulse_scale, c.normal_impulse, -f.normal_mass * mass_scale * (vn + bias));
     const V4f total = max4(c.normal_impulse + impulse, zero);
     impulse = total - c.normal_impulse;
     c.normal_impulse = total; // a lane that is not on keeps what it computes to itself (never written back)
@@ -235,7 +235,7 @@ inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const Batch
     const V4f zero = splat(0.0f);
     const PointFixed& f = *c.f;
     const V3x4 dv = relative_velocity4(a, b, f.ra, f.rb), t2 = f.t2;
-    V4f f1 = c.t1_impulse - f.t1_mass * dot(dv, f.t1), f2 = c.t2_impulse - f.t2_mass * dot(dv, t2);
+    V4f f1 = mul_add(-f.t1_mass, dot(dv, f.t1), c.t1_impulse), f2 = mul_add(-f.t2_mass, dot(dv, t2), c.t2_impulse);
     if (cone == FrictionCone::kPyramid) {
         const V4i over = abs4(f1) + abs4(f2) > B.mu_s * load;
         if (over[0] | over[1] | over[2] | over[3]) { // onto_diamond where over
@@ -257,7 +257,7 @@ inline void solve_friction4(Side4& a, Side4& b, Point4& c, V4f load, const Batch
             }
         }
     }
-    const V3x4 p = f.t1 * (f1 - c.t1_impulse) + t2 * (f2 - c.t2_impulse);
+    const V3x4 p = mul_add(t2, f2 - c.t2_impulse, f.t1 * (f1 - c.t1_impulse));
     c.t1_impulse = f1, c.t2_impulse = f2;
     apply_impulse4(a, b, on, p, f.ra, f.rb);
 }
@@ -350,7 +350,7 @@ inline void warm_start4(const detail::Batch4& B) {
         Point4 c;
         gather_point(c, B.c[k], B.at[k]);
         const PointFixed& f = B.c[k];
-        const V3x4 p = f.n * c.normal_impulse + f.t1 * c.t1_impulse + f.t2 * c.t2_impulse;
+        const V3x4 p = mul_add(f.t2, c.t2_impulse, mul_add(f.t1, c.t1_impulse, f.n * c.normal_impulse));
         apply_impulse4(a, b, B.on[k], p, f.ra, f.rb);
     }
     scatter_side(a, B.ab);
@@ -457,8 +457,10 @@ struct Q4 {
     V4f w, x, y, z;
 };
 inline Q4 operator*(Q4 a, Q4 b) {
-    return {a.w * b.w - a.x * b.x - a.y * b.y - a.z * b.z, a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,
-            a.w * b.y - a.x * b.z + a.y * b.w + a.z * b.x, a.w * b.z + a.x * b.y - a.y * b.x + a.z * b.w};
+    return {mul_add(-a.z, b.z, mul_add(-a.y, b.y, mul_add(-a.x, b.x, a.w * b.w))),
+            mul_add(-a.z, b.y, mul_add(a.y, b.z, mul_add(a.x, b.w, a.w * b.x))),
+            mul_add(a.z, b.x, mul_add(a.y, b.w, mul_add(-a.x, b.z, a.w * b.y))),
+            mul_add(a.z, b.w, mul_add(-a.y, b.x, mul_add(a.x, b.y, a.w * b.z)))};
 }
 inline Q4 conj(Q4 q) { return {q.w, -q.x, -q.y, -q.z}; }
 inline V4f sqrt4(V4f x) {
@@ -467,7 +469,7 @@ inline V4f sqrt4(V4f x) {
     return r;
 }
 inline Q4 normalize(Q4 q) {
-    const V4f l = sqrt4(q.w * q.w + q.x * q.x + q.y * q.y + q.z * q.z), s = splat(1.0f) / l;
+    const V4f l = sqrt4(mul_add(q.z, q.z, mul_add(q.y, q.y, mul_add(q.x, q.x, q.w * q.w)))), s = splat(1.0f) / l;
     const V4i tiny = l < splat(1e-12f);
     const V4f zero = splat(0.0f);
     return {pick(tiny, splat(1.0f), q.w * s), pick(tiny, zero, q.x * s), pick(tiny, zero, q.y * s),
@@ -475,12 +477,12 @@ inline Q4 normalize(Q4 q) {
 }
 inline V3x4 rotate(Q4 q, V3x4 v) {
     const V3x4 u{q.x, q.y, q.z}, t = cross(u, v) * splat(2.0f);
-    return v + t * q.w + cross(u, t);
+    return mul_add(t, q.w, v) + cross(u, t);
 }
 inline Q4 integrate(Q4 q, V3x4 w, float h) {
     const Q4 d = Q4{splat(0.0f), w.x, w.y, w.z} * q;
     const V4f s = splat(0.5f * h);
-    return normalize({q.w + d.w * s, q.x + d.x * s, q.y + d.y * s, q.z + d.z * s});
+    return normalize({mul_add(d.w, s, q.w), mul_add(d.x, s, q.x), mul_add(d.y, s, q.y), mul_add(d.z, s, q.z)});
 }
 } // namespace detail
 
@@ -498,7 +500,7 @@ inline void integrate_positions4(SolverBody* const body[4], uint32_t count, floa
     columns<8>(vs, f);
     const V3x4 v{f[0], f[1], f[2]}, w{f[3], f[4], f[5]};
     columns<4>(xs, f);
-    const V3x4 x = V3x4{f[0], f[1], f[2]} + v * splat(h);
+    const V3x4 x = mul_add(v, splat(h), V3x4{f[0], f[1], f[2]});
     columns<8>(qs, f);
     const Q4 q = integrate(Q4{f[0], f[1], f[2], f[3]}, w, h), q0{f[4], f[5], f[6], f[7]};
     // set_turn: the rows of q conj(q0), from its columns

@@ -215,11 +215,11 @@ ORRERY_HD inline void apply_impulse(const SolverBody& a, M& ma, const SolverBody
     const auto& ka = masses_of(a, ma);
     const auto& kb = masses_of(b, mb);
     if (moves(ka)) {
-        ma.v -= mul(ka.inv_mass_damped, p);
+        ma.v = mul_add(-ka.inv_mass_damped, p, ma.v);
         ma.w -= inv_inertia_times(ka, cross(ra, p));
     }
     if (moves(kb)) {
-        mb.v += mul(kb.inv_mass_damped, p);
+        mb.v = mul_add(kb.inv_mass_damped, p, mb.v);
         mb.w += inv_inertia_times(kb, cross(rb, p));
     }
 }
@@ -962,7 +962,7 @@ ORRERY_HD inline void warm_start_points(SolverBody& __restrict__ a, SolverBody& 
     Motion ma = motion_of(a), mb = motion_of(b);
     ORRERY_FOR_POINTS(k, n) {
         const Contact c = run.load(k);
-        Vec3 p = c.n * c.normal_impulse + c.t1 * c.t1_impulse + contact_t2(c) * c.t2_impulse;
+        Vec3 p = mul_add(contact_t2(c), c.t2_impulse, mul_add(c.t1, c.t1_impulse, c.n * c.normal_impulse));
         apply_impulse(a, ma, b, mb, p, c.ra, c.rb);
     }
     keep_motion(a, ma), keep_motion(b, mb);
@@ -981,7 +981,7 @@ ORRERY_HD inline void solve_normal(const SolverBody& a, Motion& ma, const Solver
         impulse_scale = soft.impulse_scale;
     }
     float vn = dot(relative_velocity(ma, mb, c.ra, c.rb), c.n);
-    float impulse = -c.normal_mass * mass_scale * (vn + bias) - impulse_scale * c.normal_impulse;
+    float impulse = mul_add(-impulse_scale, c.normal_impulse, -c.normal_mass * mass_scale * (vn + bias));
     float total = max_f(c.normal_impulse + impulse, 0.0f);
     impulse = total - c.normal_impulse;
     c.normal_impulse = total;
@@ -1019,7 +1019,7 @@ ORRERY_HD inline void onto_diamond(float& f1, float& f2, float c) {
 ORRERY_HD inline void solve_friction(const SolverBody& a, Motion& ma, const SolverBody& b, Motion& mb, Contact& c,
                                      float load, PairFriction mu) {
     Vec3 dv = relative_velocity(ma, mb, c.ra, c.rb), t2 = contact_t2(c);
-    float f1 = c.t1_impulse - c.t1_mass * dot(dv, c.t1), f2 = c.t2_impulse - c.t2_mass * dot(dv, t2);
+    float f1 = mul_add(-c.t1_mass, dot(dv, c.t1), c.t1_impulse), f2 = mul_add(-c.t2_mass, dot(dv, t2), c.t2_impulse);
     if (mu.cone == FrictionCone::kPyramid) {
         if (abs_of(f1) + abs_of(f2) > mu.s * load) onto_diamond(f1, f2, mu.d * load);
     } else {
@@ -1029,7 +1029,7 @@ ORRERY_HD inline void solve_friction(const SolverBody& a, Motion& ma, const Solv
             f1 = f1 * scale, f2 = f2 * scale;
         }
     }
-    Vec3 p = c.t1 * (f1 - c.t1_impulse) + t2 * (f2 - c.t2_impulse);
+    Vec3 p = mul_add(t2, f2 - c.t2_impulse, c.t1 * (f1 - c.t1_impulse));
     c.t1_impulse = f1, c.t2_impulse = f2;
     apply_impulse(a, ma, b, mb, p, c.ra, c.rb);
 }
@@ -1131,7 +1131,7 @@ ORRERY_HD inline void integrate_positions(Buffer<Bodies> bodies, float h, const 
     for (uint32_t i = l.lane; i < bodies.size(); i += l.count) {
         SolverBody& b = bodies[i];
         if (b.kind == BodyKind::kStatic || (b.sleep & kAsleep)) continue;
-        b.x += b.v * h;
+        b.x = mul_add(b.v, h, b.x);
         b.q = integrate(b.q, b.w, h);
         set_turn(b);
     }
