@@ -7,9 +7,6 @@
 
 #include "ecs/base.hpp"
 #include "physics/math.hpp"
-#if ORRERY_PHYS_FMA && defined(__FMA__)
-#include <immintrin.h>
-#endif
 
 namespace phys::detail {
 using orrery::int32_t;
@@ -57,11 +54,9 @@ template <uint32_t N> inline void columns(const float* const p[4], V4f* out) {
 
 /// math.hpp's mul_add per lane: a * b + c, rounded once with ORRERY_PHYS_FMA.
 [[gnu::always_inline]] inline V4f mul_add(V4f a, V4f b, V4f c) {
-#if ORRERY_PHYS_FMA && defined(__FMA__)
-    return _mm_fmadd_ps(a, b, c);
-#elif ORRERY_PHYS_FMA
-    return V4f{__builtin_fmaf(a[0], b[0], c[0]), __builtin_fmaf(a[1], b[1], c[1]), __builtin_fmaf(a[2], b[2], c[2]),
-               __builtin_fmaf(a[3], b[3], c[3])};
+#if ORRERY_PHYS_FMA
+    return V4f{phys::mul_add(a[0], b[0], c[0]), phys::mul_add(a[1], b[1], c[1]), phys::mul_add(a[2], b[2], c[2]),
+               phys::mul_add(a[3], b[3], c[3])};
 #else
     return a * b + c;
 #endif
